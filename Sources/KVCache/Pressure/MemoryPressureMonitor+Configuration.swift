@@ -5,8 +5,8 @@ extension MemoryPressureMonitor {
     /// in which some (or all) tasks stalled waiting for memory.
     public struct Configuration: Sendable {
         /// The PSI file to read. `nil` (the default) picks the process's cgroup
-        /// `memory.pressure`, else `/proc/pressure/memory`. Ignored on Darwin,
-        /// which uses the system's memory-pressure events instead.
+        /// `memory.pressure`, else `/proc/pressure/memory`. On Darwin `start()`
+        /// listens to the system's memory-pressure events instead.
         public var pressureFile: String?
         /// `some avg10` at or above which pressure is `.warning`. Default 10.
         public var warningThreshold: Double

@@ -184,7 +184,8 @@ public final class MemoryPressureMonitor: @unchecked Sendable {
     }
 
     /// Stops watching; registered targets stay registered. Once it returns no
-    /// trim started by the monitor's own watching begins.
+    /// trim started by the monitor's own watching begins (unless called from
+    /// within such a trim, which it does not wait for).
     public func stop() {
         #if canImport(Darwin)
         lock.withLock {
