@@ -40,8 +40,9 @@ final class KVStorage {
     var needsOrphanSweep = false
     /// A background group commit that failed; the next `flush()` throws it.
     var deferredError: Error?
-    /// True until close releases the directory in `DirectoryRegistry`.
-    private var holdsDirectory = true
+    /// True from a successful registration in `DirectoryRegistry` until close.
+    /// (A failed init still runs deinit: it must not release another store's claim.)
+    private var holdsDirectory = false
 
     /// Opens the store in `directory`, creating it (mode 0700) if needed.
     /// Throws `directoryInUse` if this process already has it open.
@@ -62,11 +63,13 @@ final class KVStorage {
         guard DirectoryRegistry.shared.register(canonical) else {
             throw KVCacheError.directoryInUse(path: canonical)
         }
+        holdsDirectory = true
         do {
             try FileStore.createDirectory(dataPath)
             try FileStore.createDirectory(trashPath)
             database = try openManifest()
         } catch {
+            holdsDirectory = false
             DirectoryRegistry.shared.unregister(canonical)
             throw error
         }
