@@ -34,7 +34,12 @@ public final class DiskCache: Sendable {
     /// moved aside and rebuilt; other failures throw without touching the cache.
     public init(directory: URL, configuration: Configuration = .init()) throws {
         try configuration.validate()
-        let storage = try KVStorage(directory: directory.path, options: configuration.storageOptions)
+        let storage: KVStorage
+        do {
+            storage = try KVStorage(directory: directory.path, options: configuration.storageOptions)
+        } catch let error as SQLiteError {
+            throw error.kvCacheError(path: directory.path + "/manifest.sqlite")
+        }
         self.directory = directory
         self.configuration = configuration
         path = storage.directory
