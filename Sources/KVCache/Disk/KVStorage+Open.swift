@@ -94,8 +94,8 @@ extension KVStorage {
 
     /// Rebuilds after SQLite reported corruption during an operation.
     func rebuildAfterCorruption() throws {
-        if let batch { for name in batch.newFiles { files.remove(name) } }
-        batch = nil
+        // Pending writes stay: their files exist and the new manifest takes their rows.
+        transaction = nil
         accessTimes.removeAll()
         database?.close()
         database = nil
