@@ -149,10 +149,14 @@ final class KVStorage {
         }
         guard let row else { return miss() }
         if isExpired(key: key, expiration: row.expiration, lifetime: row.lifetime, now: now) {
-            if !isPending {
+            if isPending {
+                // The latest write has expired: the key is gone, whatever an older row holds.
+                if let replaced = pending.record(.remove, forKey: key) { files.remove(replaced) }
+                counters.evictions[.expired, default: 0] += 1
+            } else {
                 _ = pending.record(.removeIfExpired(now: now), forKey: key)
-                accessTimes.remove(key)
             }
+            accessTimes.remove(key)
             return miss()
         }
         let data: Data
