@@ -81,22 +81,21 @@ extension KVStorage {
     private func applyPendingWrites() throws {
         guard !pending.isEmpty else { return }
         let database = try requireDatabase()
+        let insert = try database.statement(Manifest.insertNew)
         let upsert = try database.statement(Manifest.upsert)
         for (key, write) in pending.writes {
+            if case .set(let value) = write {
+                // New keys (the common case) need no lookup of an old row.
+                try bind(insert, key: key, value: value)
+                if database.changes > 0 {
+                    transaction!.delta.add(size: value.size, isFile: value.filename != nil)
+                    continue
+                }
+            }
             let old = try storedMetadata(forKey: key)
             switch write {
             case .set(let value):
-                try upsert.run { statement in
-                    statement.bind(key, at: 1)
-                    statement.bind(value.filename, at: 2)
-                    statement.bind(value.size, at: 3)
-                    statement.bind(value.time, at: 4)
-                    statement.bind(value.deadline, at: 5)
-                    statement.bind(value.lifetime, at: 6)
-                    statement.bind(value.extendedData, at: 7)
-                    statement.bind(value.inline, at: 8)
-                    try statement.execute()
-                }
+                try bind(upsert, key: key, value: value)
                 if let old {
                     transaction!.delta.add(size: old.size, isFile: old.filename != nil, sign: -1)
                     if let oldFile = old.filename { transaction!.obsoleteFiles.append(oldFile) }
@@ -115,6 +114,21 @@ extension KVStorage {
                     _ = try deleteRow(key: key, filename: old.filename, size: old.size)
                 }
             }
+        }
+    }
+
+    /// Binds a pending value to an insert or upsert (same parameters) and runs it.
+    private func bind(_ statement: Statement, key: String, value: PendingWrites.Value) throws {
+        try statement.run { statement in
+            statement.bind(key, at: 1)
+            statement.bind(value.filename, at: 2)
+            statement.bind(value.size, at: 3)
+            statement.bind(value.time, at: 4)
+            statement.bind(value.deadline, at: 5)
+            statement.bind(value.lifetime, at: 6)
+            statement.bind(value.extendedData, at: 7)
+            statement.bind(value.inline, at: 8)
+            try statement.execute()
         }
     }
 

@@ -29,6 +29,7 @@ extension KVStorage {
             try database.execute("PRAGMA journal_mode = WAL")
             try database.execute("""
                 PRAGMA synchronous = NORMAL;
+                PRAGMA cache_size = -16384;
                 PRAGMA journal_size_limit = \(options.journalSizeLimit);
                 PRAGMA wal_autocheckpoint = \(options.walAutocheckpointPages);
                 """)

@@ -17,6 +17,7 @@ extension KVStorage {
         var syncsFiles = false
         var extendsExpirationOnAccess = false
         var accessBufferLimit = 1024
+        var accessTimeResolution = 60.0
         /// 4 KiB: SQLite's default; values large enough to profit from bigger
         /// pages go to files in mixed mode anyway (see DESIGN notes in DiskCache.swift).
         var pageSize = 4096

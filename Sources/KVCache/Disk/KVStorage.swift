@@ -132,11 +132,12 @@ final class KVStorage {
         try validate(key)
         let database = try requireDatabase()
         let now = options.clock()
-        var row: (filename: String?, size: Int64, expiration: Double?, lifetime: Double?, inline: Data?)?
+        var row: (filename: String?, size: Int64, expiration: Double?, lifetime: Double?, inline: Data?,
+                  accessed: Double)?
         var isPending = false
         if let write = pending[key] {
             guard let value = write.value else { return miss() }
-            row = (value.filename, value.size, value.deadline, value.lifetime, value.inline)
+            row = (value.filename, value.size, value.deadline, value.lifetime, value.inline, value.time)
             isPending = true
         } else {
             row = try database.statement(Manifest.selectValue).run { statement in
@@ -144,7 +145,8 @@ final class KVStorage {
                 guard try statement.step() else { return nil }
                 let filename = statement.string(at: 0)
                 return (filename, statement.int64(at: 1), statement.optionalDouble(at: 2),
-                        statement.optionalDouble(at: 3), filename == nil ? statement.data(at: 5) : nil)
+                        statement.optionalDouble(at: 3), filename == nil ? statement.data(at: 5) : nil,
+                        statement.double(at: 4))
             }
         }
         guard let row else { return miss() }
@@ -173,7 +175,12 @@ final class KVStorage {
         } else {
             data = row.inline ?? Data()
         }
-        accessTimes.record(key, at: now)
+        // Access times have a resolution: a read within it of the stored time writes
+        // nothing, so hot keys cost no UPDATE at all (LRU order is kept to that resolution).
+        if now - row.accessed >= options.accessTimeResolution
+            || (options.extendsExpirationOnAccess && row.lifetime != nil) {
+            accessTimes.record(key, at: now)
+        }
         counters.hits += 1
         return data
     }

@@ -37,6 +37,7 @@ extension DiskCache.Configuration {
         var configuration = DiskCache.Configuration()
         configuration.autoTrimInterval = nil
         configuration.orphanGracePeriod = 0
+        configuration.accessTimeResolution = 0
         configure(&configuration)
         return configuration
     }
