@@ -19,7 +19,7 @@ extension KVStorage {
         var accessBufferLimit = 1024
         var accessTimeResolution = 60.0
         /// 4 KiB: SQLite's default; values large enough to profit from bigger
-        /// pages go to files in mixed mode anyway (see DESIGN notes in DiskCache.swift).
+        /// pages go to files in mixed mode anyway (see docs/disk-level.md).
         var pageSize = 4096
         var journalSizeLimit: Int64 = 4 << 20
         var walAutocheckpointPages = 1000
