@@ -1,0 +1,293 @@
+import Foundation
+
+/// The disk store of one directory: a SQLite manifest plus a data folder.
+///
+/// ```
+/// <directory>/manifest.sqlite (-wal, -shm)   the manifest (see `Manifest`)
+/// <directory>/data/<hash>-<random>           one file per file value
+/// <directory>/trash/                         data folders being deleted by removeAll
+/// <directory>/corrupt/                       the last database moved aside as corrupt
+/// ```
+///
+/// Not thread-safe: `DiskCache` serializes every call. Writes are buffered as
+/// pending writes (group commit, see KVStorage+Commit.swift) that the owner
+/// commits after a short delay, when the buffer is full, or on `flush()`; reads
+/// consult the buffer first, so they see those writes at once.
+final class KVStorage {
+    let directory: String
+    let manifestPath: String
+    let dataPath: String
+    let trashPath: String
+    let corruptPath: String
+    let options: Options
+    let files: FileStore
+
+    /// Nil once closed.
+    var database: Database?
+    /// Writes not yet committed (group commit).
+    var pending = PendingWrites()
+    /// The open write transaction, if any (only inside `write(_:)`).
+    var transaction: Transaction?
+    var accessTimes = AccessTimeBuffer()
+    /// Totals as of the last commit or stats read (pending writes not included).
+    var committedTotals = Totals.zero
+    var counters = Counters()
+
+    // Owner's scheduling flags (guarded by the owner's lock like everything here).
+    var isCommitScheduled = false
+    var isAccessFlushScheduled = false
+    var isUrgentAccessFlushScheduled = false
+    var isLimitTrimScheduled = false
+    /// Set when a rebuild left unreferenced files behind.
+    var needsOrphanSweep = false
+    /// A background group commit that failed; the next `flush()` throws it.
+    var deferredError: Error?
+    /// True from a successful registration in `DirectoryRegistry` until close.
+    /// (A failed init still runs deinit: it must not release another store's claim.)
+    private var holdsDirectory = false
+
+    /// Opens the store in `directory`, creating it (mode 0700) if needed.
+    /// Throws `directoryInUse` if this process already has it open.
+    init(directory: String, options: Options) throws {
+        try FileStore.createDirectory(directory)
+        guard let resolved = realpath(directory, nil) else {
+            throw KVCacheError.directoryUnavailable(path: directory, errno: errno)
+        }
+        let canonical = String(cString: resolved)
+        free(resolved)
+        self.directory = canonical
+        manifestPath = canonical + "/manifest.sqlite"
+        dataPath = canonical + "/data"
+        trashPath = canonical + "/trash"
+        corruptPath = canonical + "/corrupt"
+        self.options = options
+        files = FileStore(directory: dataPath)
+        guard DirectoryRegistry.shared.register(canonical) else {
+            throw KVCacheError.directoryInUse(path: canonical)
+        }
+        holdsDirectory = true
+        do {
+            try FileStore.createDirectory(dataPath)
+            try FileStore.createDirectory(trashPath)
+            database = try openManifest()
+        } catch {
+            holdsDirectory = false
+            DirectoryRegistry.shared.unregister(canonical)
+            throw error
+        }
+    }
+
+    deinit { close() }
+
+    /// Commits pending writes and access times, closes SQLite, releases the directory.
+    func close() {
+        if let database {
+            try? commit()
+            dropPendingWrites()
+            database.close()
+            self.database = nil
+        }
+        if holdsDirectory {
+            holdsDirectory = false
+            DirectoryRegistry.shared.unregister(directory)
+        }
+    }
+
+    var isClosed: Bool { database == nil }
+
+    func requireDatabase() throws -> Database {
+        guard let database else { throw KVCacheError.closed }
+        return database
+    }
+
+    func validate(_ key: String) throws {
+        if key.isEmpty { throw KVCacheError.invalidKey(reason: "the key is empty") }
+        if key.utf8.count > options.maxKeyLength {
+            throw KVCacheError.invalidKey(reason: "the key is longer than \(options.maxKeyLength) UTF-8 bytes")
+        }
+    }
+
+    func storesInFile(size: Int) -> Bool {
+        switch options.mode {
+        case .inline: return false
+        case .file: return true
+        case .mixed: return size >= options.inlineThreshold
+        }
+    }
+
+    /// True if the entry's deadline, extended by a buffered access if configured, has passed.
+    func isExpired(key: String, expiration: Double?, lifetime: Double?, now: Double) -> Bool {
+        guard var deadline = expiration else { return false }
+        if options.extendsExpirationOnAccess, let lifetime, let accessed = accessTimes.time(for: key) {
+            deadline = max(deadline, accessed + lifetime)
+        }
+        return deadline <= now
+    }
+
+    // MARK: - Reads
+
+    /// The value for `key`, or nil if absent, expired, or its file is missing or
+    /// of the wrong size (such a row is removed). Records the access in the buffer.
+    func value(forKey key: String) throws -> Data? {
+        try validate(key)
+        let database = try requireDatabase()
+        let now = options.clock()
+        var row: (filename: String?, size: Int64, expiration: Double?, lifetime: Double?, inline: Data?,
+                  accessed: Double)?
+        var isPending = false
+        if let write = pending[key] {
+            guard let value = write.value else { return miss() }
+            row = (value.filename, value.size, value.deadline, value.lifetime, value.inline, value.time)
+            isPending = true
+        } else {
+            row = try database.statement(Manifest.selectValue).run { statement in
+                statement.bind(key, at: 1)
+                guard try statement.step() else { return nil }
+                let filename = statement.string(at: 0)
+                return (filename, statement.int64(at: 1), statement.optionalDouble(at: 2),
+                        statement.optionalDouble(at: 3), filename == nil ? statement.data(at: 5) : nil,
+                        statement.double(at: 4))
+            }
+        }
+        guard let row else { return miss() }
+        if isExpired(key: key, expiration: row.expiration, lifetime: row.lifetime, now: now) {
+            if isPending {
+                // The latest write has expired: the key is gone, whatever an older row holds.
+                if let replaced = pending.record(.remove, forKey: key) { files.remove(replaced) }
+                counters.evictions[.expired, default: 0] += 1
+            } else {
+                _ = pending.record(.removeIfExpired(now: now), forKey: key)
+            }
+            accessTimes.remove(key)
+            return miss()
+        }
+        let data: Data
+        if let filename = row.filename {
+            switch try files.read(filename, expectedSize: row.size) {
+            case .value(let bytes):
+                data = bytes
+            case .missing, .wrongSize:
+                counters.brokenRows += 1
+                if let replaced = pending.record(.removeIfFile(filename), forKey: key) { files.remove(replaced) }
+                accessTimes.remove(key)
+                return miss()
+            }
+        } else {
+            data = row.inline ?? Data()
+        }
+        // Access times have a resolution: a read within it of the stored time writes
+        // nothing, so hot keys cost no UPDATE at all (LRU order is kept to that resolution).
+        if now - row.accessed >= options.accessTimeResolution
+            || (options.extendsExpirationOnAccess && row.lifetime != nil) {
+            accessTimes.record(key, at: now)
+        }
+        counters.hits += 1
+        return data
+    }
+
+    private func miss() -> Data? {
+        counters.misses += 1
+        return nil
+    }
+
+    /// True if a value for `key` is stored and not expired (the file is not opened).
+    func contains(_ key: String) throws -> Bool {
+        try validate(key)
+        guard let metadata = try metadata(forKey: key) else { return false }
+        return !isExpired(key: key, expiration: metadata.expiration, lifetime: metadata.lifetime,
+                          now: options.clock())
+    }
+
+    /// The extended data stored with `key`'s value, or nil.
+    func extendedData(forKey key: String) throws -> Data? {
+        try validate(key)
+        let database = try requireDatabase()
+        let now = options.clock()
+        if let write = pending[key] {
+            guard let value = write.value,
+                  !isExpired(key: key, expiration: value.deadline, lifetime: value.lifetime, now: now) else { return nil }
+            return value.extendedData
+        }
+        return try database.statement(Manifest.selectExtendedData).run { statement in
+            statement.bind(key, at: 1)
+            guard try statement.step() else { return nil }
+            if isExpired(key: key, expiration: statement.optionalDouble(at: 1),
+                         lifetime: statement.optionalDouble(at: 2), now: now) { return nil }
+            return statement.data(at: 0)
+        }
+    }
+
+    struct Metadata {
+        var filename: String?
+        var size: Int64
+        var expiration: Double?
+        var lifetime: Double?
+    }
+
+    /// The entry's metadata as this process sees it (pending writes first).
+    func metadata(forKey key: String) throws -> Metadata? {
+        if let write = pending[key] {
+            guard let value = write.value else { return nil }
+            return Metadata(filename: value.filename, size: value.size, expiration: value.deadline, lifetime: value.lifetime)
+        }
+        return try storedMetadata(forKey: key)
+    }
+
+    /// The committed row's metadata (inside a transaction: the current row).
+    func storedMetadata(forKey key: String) throws -> Metadata? {
+        try requireDatabase().statement(Manifest.selectMetadata).run { statement in
+            statement.bind(key, at: 1)
+            guard try statement.step() else { return nil }
+            return Metadata(filename: statement.string(at: 0), size: statement.int64(at: 1),
+                            expiration: statement.optionalDouble(at: 2), lifetime: statement.optionalDouble(at: 3))
+        }
+    }
+
+    // MARK: - Writes
+
+    /// Stores `data` for `key` as a pending write, readable at once. A file value
+    /// is written in full under a fresh name now; its row comes with the commit.
+    func setValue(_ data: Data, forKey key: String, expiration: Expiration = .never,
+                  extendedData: Data? = nil) throws {
+        try validate(key)
+        _ = try requireDatabase()
+        try commitIfFull()
+        let now = options.clock()
+        var lifetime: Double?
+        if case .seconds(let seconds) = expiration { lifetime = max(0, seconds) }
+        let isFile = storesInFile(size: data.count)
+        let filename = isFile ? try files.write(data, forKey: key, sync: options.syncsFiles) : nil
+        let value = PendingWrites.Value(filename: filename, inline: isFile ? nil : data, size: Int64(data.count),
+                                        time: now, deadline: expiration.deadline(from: now), lifetime: lifetime,
+                                        extendedData: extendedData)
+        if let replaced = pending.record(.set(value), forKey: key) { files.remove(replaced) }
+        accessTimes.remove(key)
+        counters.sets += 1
+    }
+
+    /// Removes `key`; false if it was not stored.
+    @discardableResult
+    func removeValue(forKey key: String) throws -> Bool {
+        try validate(key)
+        _ = try requireDatabase()
+        guard try metadata(forKey: key) != nil else { return false }
+        try commitIfFull()
+        if let replaced = pending.record(.remove, forKey: key) { files.remove(replaced) }
+        accessTimes.remove(key)
+        counters.removals += 1
+        return true
+    }
+
+    /// Deletes the row of `key` inside the open transaction and schedules its file for deletion.
+    func deleteRow(key: String, filename: String?, size: Int64) throws -> Bool {
+        let database = try requireDatabase()
+        try database.statement(Manifest.deleteKey).run { statement in
+            statement.bind(key, at: 1)
+            try statement.execute()
+        }
+        guard database.changes > 0 else { return false }
+        transaction!.delta.add(size: size, isFile: filename != nil, sign: -1)
+        if let filename { transaction!.obsoleteFiles.append(filename) }
+        return true
+    }
+}
