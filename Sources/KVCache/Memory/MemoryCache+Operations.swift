@@ -25,8 +25,9 @@ extension MemoryCache {
         case .never:
             return (.infinity, 0)
         case .seconds(let seconds):
+            guard !seconds.isNaN else { return (.infinity, 0) }
             let deadline = expiration.deadline(from: clock.wallLowerBound()) ?? .infinity
-            return (deadline, seconds.isNaN ? 0 : max(seconds, 0))
+            return (deadline, max(seconds, 0))
         case .date:
             return (expiration.deadline(from: 0) ?? .infinity, 0)
         }

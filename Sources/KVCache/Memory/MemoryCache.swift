@@ -1,5 +1,8 @@
 import Dispatch
 
+/// Marks the queues that run background trims.
+private let trimQueueKey = DispatchSpecificKey<Bool>()
+
 /// A thread-safe, in-memory cache that evicts the least recently used entries
 /// to stay within a count, a total cost and an age limit.
 ///
@@ -13,9 +16,6 @@ import Dispatch
 /// images.setValue(image, forKey: url, cost: Int64(image.byteCount))
 /// let hit = images[url]
 /// ```
-/// Marks the queues that run background trims.
-private let trimQueueKey = DispatchSpecificKey<Bool>()
-
 public final class MemoryCache<Key: Hashable & Sendable, Value: Sendable>: @unchecked Sendable {
     // Everything declared with `var` is guarded by `mutex`; the rest is immutable.
     // The mutex already guarantees exclusive access, so the run-time exclusivity
@@ -174,9 +174,10 @@ public final class MemoryCache<Key: Hashable & Sendable, Value: Sendable>: @unch
     /// Removes every entry. The entries are released in the background (when
     /// so configured) and reported to `onEviction` as removed.
     public func removeAll() {
+        let fresh = LRUStorage<Key, Value>()
         mutex.lock()
         let removed = storage
-        storage = LRUStorage()
+        storage = fresh
         counters.removed &+= removed.count
         let batch = takePendingReleases()
         mutex.unlock()
