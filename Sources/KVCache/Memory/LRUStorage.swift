@@ -1,0 +1,268 @@
+/// The entries of a memory cache in least-recently-used order. Not thread-safe.
+///
+/// A hash table maps each key to its value and a slot index. Slots live in one
+/// contiguous slab and are threaded into a doubly-linked recency list by
+/// `Int32` indices; compared with one heap object per entry this saves an
+/// allocation per insertion. Freed slots form a free list and are reused, so
+/// the slab grows only with the peak count.
+///
+/// Layout follows what a read touches. A read finds the value in the table
+/// itself, as a plain dictionary would; the links live in their own compact
+/// array (8 bytes a slot) because moving an entry to the front touches both
+/// neighbours; the rest of a slot (key, cost, times) is read only when an
+/// entry can expire or is evicted.
+@usableFromInline
+final class LRUStorage<Key: Hashable, Value> {
+    /// What the table holds for a key.
+    @usableFromInline
+    struct Entry {
+        @usableFromInline var index: Int32
+        @usableFromInline var value: Value
+
+        @inlinable
+        init(index: Int32, value: Value) {
+            self.index = index
+            self.value = value
+        }
+    }
+
+    /// The bookkeeping of one entry, or a free slot when `key` is `nil`.
+    @usableFromInline
+    struct Slot {
+        @usableFromInline var key: Key?
+        @usableFromInline var cost: Int64
+        /// Monotonic seconds of the last set or read (kept only while ages are tracked).
+        @usableFromInline var accessTime: Double
+        /// Wall-clock seconds after which the entry is expired; `.infinity` if never.
+        @usableFromInline var deadline: Double
+        /// Seconds a read pushes the deadline forward, when reads extend it; 0 if they cannot.
+        @usableFromInline var lifetime: Double
+
+        @inlinable
+        init(key: Key, cost: Int64, accessTime: Double, deadline: Double, lifetime: Double) {
+            self.key = key
+            self.cost = cost
+            self.accessTime = accessTime
+            self.deadline = deadline
+            self.lifetime = lifetime
+        }
+    }
+
+    /// A slot's place in the recency list (or in the free list).
+    @usableFromInline
+    struct Link {
+        /// Toward the most recently used entry; `none` at the head.
+        @usableFromInline var previous: Int32
+        /// Toward the least recently used entry; `none` at the tail.
+        @usableFromInline var next: Int32
+
+        @inlinable
+        init(previous: Int32, next: Int32) {
+            self.previous = previous
+            self.next = next
+        }
+    }
+
+    /// An entry taken out of the storage.
+    @usableFromInline
+    struct RemovedEntry {
+        @usableFromInline let key: Key
+        @usableFromInline let value: Value
+        @usableFromInline let cost: Int64
+
+        @inlinable
+        init(key: Key, value: Value, cost: Int64) {
+            self.key = key
+            self.value = value
+            self.cost = cost
+        }
+    }
+
+    @usableFromInline static var none: Int32 { -1 }
+
+    // The owner's lock guarantees exclusive access, so run-time exclusivity
+    // checks on these class properties are turned off (they cost a
+    // thread-local lookup per access, across module boundaries).
+
+    @usableFromInline @exclusivity(unchecked) var table: [Key: Entry] = [:]
+    @usableFromInline @exclusivity(unchecked) var slots: UnsafeMutablePointer<Slot>?
+    @usableFromInline @exclusivity(unchecked) var links: UnsafeMutablePointer<Link>?
+    /// Slots `0..<initializedCount` are initialized; the rest of `capacity` is raw memory.
+    @usableFromInline @exclusivity(unchecked) var capacity: Int32 = 0
+    @usableFromInline @exclusivity(unchecked) var initializedCount: Int32 = 0
+    @usableFromInline @exclusivity(unchecked) var freeHead: Int32 = none
+    /// The most recently used entry.
+    @usableFromInline @exclusivity(unchecked) var head: Int32 = none
+    /// The least recently used entry, the next to evict.
+    @usableFromInline @exclusivity(unchecked) var tail: Int32 = none
+    @usableFromInline @exclusivity(unchecked) var totalCost = CostTotal()
+    /// Entries whose deadline is finite; sweeping for expired entries is pointless without them.
+    @usableFromInline @exclusivity(unchecked) var expiringCount = 0
+
+    @usableFromInline
+    init() {}
+
+    deinit {
+        if let slots, let links {
+            slots.deinitialize(count: Int(initializedCount))
+            slots.deallocate()
+            links.deallocate()
+        }
+    }
+
+    @inlinable
+    var count: Int { table.count }
+
+    /// Slots in the slab, used or free.
+    var slotCount: Int { Int(initializedCount) }
+
+    @inlinable
+    func entry(forKey key: Key) -> Entry? {
+        table[key]
+    }
+
+    /// Whether some entry has a deadline, so reads must look at its slot.
+    @inlinable
+    var hasExpiringEntries: Bool { expiringCount > 0 }
+
+    @inlinable
+    func slot(at index: Int32) -> UnsafeMutablePointer<Slot> {
+        slots.unsafelyUnwrapped + Int(index)
+    }
+
+    @inlinable
+    func link(at index: Int32) -> UnsafeMutablePointer<Link> {
+        links.unsafelyUnwrapped + Int(index)
+    }
+
+    /// Marks an entry as the most recently used.
+    @inlinable
+    func moveToFront(_ index: Int32) {
+        guard index != head else { return }
+        unlink(index)
+        linkAtHead(index)
+    }
+
+    /// Stores a value, replacing and returning the key's previous entry if any.
+    /// The entry becomes the most recently used.
+    @inlinable
+    func setValue(
+        _ value: Value, forKey key: Key, cost: Int64,
+        accessTime: Double, deadline: Double, lifetime: Double
+    ) -> RemovedEntry? {
+        // One hash lookup whether the key is new or not. A replaced entry
+        // moves to the new slot and its old slot is freed.
+        let index = peekFreeSlot()
+        let old = table.updateValue(Entry(index: index, value: value), forKey: key)
+        let slot = slot(at: index)
+        if index == freeHead {
+            freeHead = link(at: index).pointee.next
+            slot.pointee = Slot(key: key, cost: cost, accessTime: accessTime, deadline: deadline, lifetime: lifetime)
+        } else {
+            initializedCount += 1
+            slot.initialize(to: Slot(key: key, cost: cost, accessTime: accessTime, deadline: deadline, lifetime: lifetime))
+        }
+        totalCost.add(cost)
+        if deadline != .infinity { expiringCount += 1 }
+        linkAtHead(index)
+        guard let old else { return nil }
+        let oldCost = freeSlot(old.index)
+        return RemovedEntry(key: key, value: old.value, cost: oldCost)
+    }
+
+    /// Removes the entry in a slot and frees the slot.
+    @inlinable
+    func remove(at index: Int32) -> RemovedEntry {
+        let key = slot(at: index).pointee.key.take().unsafelyUnwrapped
+        let value = table.removeValue(forKey: key).unsafelyUnwrapped.value
+        let cost = freeSlot(index)
+        return RemovedEntry(key: key, value: value, cost: cost)
+    }
+
+    /// Unlinks a slot whose key is gone from the table and puts it on the free
+    /// list; returns the cost it held.
+    @inlinable
+    func freeSlot(_ index: Int32) -> Int64 {
+        unlink(index)
+        let slot = slot(at: index)
+        slot.pointee.key = nil
+        let cost = slot.pointee.cost
+        totalCost.subtract(cost)
+        if slot.pointee.deadline != .infinity { expiringCount -= 1 }
+        link(at: index).pointee.next = freeHead
+        freeHead = index
+        return cost
+    }
+
+    /// Removes the least recently used entry, if any.
+    @inlinable
+    func removeLeastRecentlyUsed() -> RemovedEntry? {
+        tail == Self.none ? nil : remove(at: tail)
+    }
+
+    /// Sets every entry's access time, when age tracking starts.
+    func stampAll(accessTime: Double) {
+        var index = head
+        while index != Self.none {
+            slot(at: index).pointee.accessTime = accessTime
+            index = link(at: index).pointee.next
+        }
+    }
+
+    /// Calls `body` with every entry, in no particular order.
+    func forEach(_ body: (Key, Value) -> Void) {
+        for (key, entry) in table { body(key, entry.value) }
+    }
+
+    /// The keys from most to least recently used (for tests).
+    var keysByRecency: [Key] {
+        var keys: [Key] = []
+        var index = head
+        while index != Self.none {
+            keys.append(slot(at: index).pointee.key.unsafelyUnwrapped)
+            index = link(at: index).pointee.next
+        }
+        return keys
+    }
+
+    // MARK: - List and free list
+
+    @inlinable
+    func unlink(_ index: Int32) {
+        let link = link(at: index).pointee
+        if link.previous != Self.none { self.link(at: link.previous).pointee.next = link.next } else { head = link.next }
+        if link.next != Self.none { self.link(at: link.next).pointee.previous = link.previous } else { tail = link.previous }
+    }
+
+    @inlinable
+    func linkAtHead(_ index: Int32) {
+        link(at: index).pointee = Link(previous: Self.none, next: head)
+        if head != Self.none { link(at: head).pointee.previous = index } else { tail = index }
+        head = index
+    }
+
+    /// The slot the next insertion will use, growing the slab if none is free.
+    @inlinable
+    func peekFreeSlot() -> Int32 {
+        if freeHead != Self.none { return freeHead }
+        if initializedCount == capacity { grow() }
+        return initializedCount
+    }
+
+    @usableFromInline
+    func grow() {
+        precondition(capacity < Int32.max, "MemoryCache cannot hold more than Int32.max entries")
+        let newCapacity = Int32(clamping: max(16, Int(capacity) * 2))
+        let newSlots = UnsafeMutablePointer<Slot>.allocate(capacity: Int(newCapacity))
+        let newLinks = UnsafeMutablePointer<Link>.allocate(capacity: Int(newCapacity))
+        if let slots, let links {
+            newSlots.moveInitialize(from: slots, count: Int(initializedCount))
+            newLinks.moveInitialize(from: links, count: Int(initializedCount))
+            slots.deallocate()
+            links.deallocate()
+        }
+        slots = newSlots
+        links = newLinks
+        capacity = newCapacity
+    }
+}
