@@ -10,7 +10,7 @@ import Testing
         let cache = try DiskCache(directory: dir.url, configuration: .testing { $0.clock = clock.function })
         try cache.setValue(bytes(10), forKey: "short", expiration: .seconds(10))
         try cache.setValue(bytes(30_000), forKey: "file", expiration: .seconds(10))
-        try cache.setValue(bytes(10), forKey: "dated", expiration: .date(Date(timeIntervalSince1970: clock.now + 100)))
+        try cache.setValue(bytes(10), forKey: "dated", expiration: .date(Date(timeIntervalSince1970: clock.wall + 100)))
         try cache.setValue(bytes(10), forKey: "forever")
         clock.advance(by: 9)
         #expect(try cache.value(forKey: "short") != nil)
@@ -38,7 +38,7 @@ import Testing
             $0.extendsExpirationOnAccess = true
         })
         try cache.setValue(bytes(10), forKey: "k", expiration: .seconds(10))
-        try cache.setValue(bytes(10), forKey: "dated", expiration: .date(Date(timeIntervalSince1970: clock.now + 10)))
+        try cache.setValue(bytes(10), forKey: "dated", expiration: .date(Date(timeIntervalSince1970: clock.wall + 10)))
         for _ in 0..<5 {
             clock.advance(by: 8)
             #expect(try cache.value(forKey: "k") != nil)

@@ -23,12 +23,9 @@ struct TemporaryDirectory {
     func remove() { try? FileManager.default.removeItem(at: url) }
 }
 
-/// A clock the test moves by hand.
-final class ManualClock: Sendable {
-    private let time = MutexBox<Double>(1_700_000_000)
-    var now: Double { time.withLock { $0 } }
-    func advance(by seconds: Double) { time.withLock { $0 += seconds } }
-    var function: @Sendable () -> Double { { self.now } }
+extension ManualClock {
+    /// The wall clock as the disk level's `Configuration.clock` takes it.
+    var function: @Sendable () -> Double { { self.wall } }
 }
 
 extension DiskCache.Configuration {
