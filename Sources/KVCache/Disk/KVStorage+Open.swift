@@ -76,7 +76,7 @@ extension KVStorage {
     /// Moves the manifest and its WAL to `corrupt/`, keeping only the latest
     /// damaged copy (for post-mortems) so repeated corruption cannot fill the disk.
     func moveManifestAside() {
-        try? FileStore.createDirectory(corruptPath)
+        try? FileStore.createSubfolder(corruptPath)
         for entry in (try? FileStore.entries(of: corruptPath)) ?? [] {
             FileStore.removeTree(corruptPath + "/" + entry.name)
         }

@@ -67,8 +67,8 @@ final class KVStorage {
         }
         holdsDirectory = true
         do {
-            try FileStore.createDirectory(dataPath)
-            try FileStore.createDirectory(trashPath)
+            try FileStore.createSubfolder(dataPath)
+            try FileStore.createSubfolder(trashPath)
             database = try openManifest()
         } catch {
             holdsDirectory = false

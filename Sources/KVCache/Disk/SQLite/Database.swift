@@ -14,7 +14,8 @@ final class Database {
     init(path: String, busyTimeout: Double) throws {
         self.path = path
         var connection: OpaquePointer?
-        let flags = SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE | SQLITE_OPEN_NOMUTEX
+        // NOFOLLOW: a manifest replaced by a symlink is refused (SQLITE_CANTOPEN), never followed.
+        let flags = SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE | SQLITE_OPEN_NOMUTEX | SQLITE_OPEN_NOFOLLOW
         let code = sqlite3_open_v2(path, &connection, flags, nil)
         handle = connection
         guard code == SQLITE_OK else {
