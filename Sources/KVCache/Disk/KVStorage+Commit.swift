@@ -43,7 +43,15 @@ extension KVStorage {
             if database.isInTransaction { try? database.execute("ROLLBACK") }
             if let totals = try? readTotals() { committedTotals = totals }
             counters.failedCommits += 1
-            if !Self.isTransient(error) { dropPendingWrites() }
+            if !Self.isTransient(error) {
+                // Writes already acknowledged to the caller are lost: say so on the
+                // next write and the next flush, whichever path ran this commit.
+                if !pending.isEmpty {
+                    droppedWritesError = error
+                    flushError = error
+                }
+                dropPendingWrites()
+            }
             throw error
         }
         let committed = transaction!
@@ -64,6 +72,14 @@ extension KVStorage {
     func commit() throws {
         guard !pending.isEmpty || !accessTimes.isEmpty else { return }
         try write {}
+    }
+
+    /// Throws (once) the error of a commit that dropped acknowledged writes.
+    func throwDroppedWritesError() throws {
+        if let error = droppedWritesError {
+            droppedWritesError = nil
+            throw error
+        }
     }
 
     func commitIfFull() throws {
@@ -169,10 +185,11 @@ extension KVStorage {
 
     /// Commits everything and makes it durable: the WAL is checkpointed and
     /// fsynced, and with `syncsFiles` the data folder is fsynced too.
-    /// Throws the error of a background commit that failed since the last flush.
+    /// Throws the error of a commit that dropped acknowledged writes since the last flush.
     func flush() throws {
-        if let error = deferredError {
-            deferredError = nil
+        if let error = flushError {
+            flushError = nil
+            droppedWritesError = nil
             throw error
         }
         try commit()

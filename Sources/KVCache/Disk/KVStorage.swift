@@ -40,8 +40,11 @@ final class KVStorage {
     var isLimitTrimScheduled = false
     /// Set when a rebuild left unreferenced files behind.
     var needsOrphanSweep = false
-    /// A background group commit that failed; the next `flush()` throws it.
-    var deferredError: Error?
+    /// Why acknowledged writes were dropped (a commit failed for good: disk full, I/O),
+    /// for the next `setValue`/`removeValue` to throw; nil once reported.
+    var droppedWritesError: Error?
+    /// The same, for the next `flush()`: it must not report success after a loss.
+    var flushError: Error?
     /// True from a successful registration in `DirectoryRegistry` until close.
     /// (A failed init still runs deinit: it must not release another store's claim.)
     private var holdsDirectory = false
@@ -251,6 +254,7 @@ final class KVStorage {
                   extendedData: Data? = nil) throws {
         try validate(key)
         _ = try requireDatabase()
+        try throwDroppedWritesError()
         try commitIfFull()
         let now = options.clock()
         var lifetime: Double?
@@ -270,6 +274,7 @@ final class KVStorage {
     func removeValue(forKey key: String) throws -> Bool {
         try validate(key)
         _ = try requireDatabase()
+        try throwDroppedWritesError()
         guard try metadata(forKey: key) != nil else { return false }
         try commitIfFull()
         if let replaced = pending.record(.remove, forKey: key) { files.remove(replaced) }
