@@ -99,7 +99,8 @@ extension KVStorage {
         let database = try requireDatabase()
         let insert = try database.statement(Manifest.insertNew)
         let upsert = try database.statement(Manifest.upsert)
-        for (key, write) in pending.writes {
+        for (byteWiseKey, write) in pending.writes {
+            let key = byteWiseKey.string
             if case .set(let value) = write {
                 // New keys (the common case) need no lookup of an old row.
                 try bind(insert, key: key, value: value)
