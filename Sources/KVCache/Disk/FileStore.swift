@@ -242,6 +242,16 @@ extension FileStore {
 }
 
 extension FileStore {
+    /// Creates `path` with mode 0600 if it does not exist, or sets that mode if it does
+    /// (best effort). For the manifest: SQLite would create it 0644 (less the umask),
+    /// and gives its -wal and -shm files the manifest's mode.
+    static func makeOwnerOnly(_ path: String) {
+        let fd = open(path, O_RDONLY | O_CREAT | O_NOFOLLOW | O_CLOEXEC, 0o600)
+        guard fd >= 0 else { return }
+        fchmod(fd, 0o600)
+        close(fd)
+    }
+
     /// fsyncs a file or directory if it exists (best effort).
     static func sync(path: String) {
         let fd = open(path, O_RDONLY | O_CLOEXEC)

@@ -21,6 +21,7 @@ extension KVStorage {
     /// scan, no integrity check; reading the schema and the stats row is what
     /// detects a file that is not a database.
     private func openManifestOnce() throws -> Database {
+        FileStore.makeOwnerOnly(manifestPath)
         let database = try Database(path: manifestPath, busyTimeout: options.busyTimeout)
         self.database = database
         do {
