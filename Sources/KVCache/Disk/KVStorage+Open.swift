@@ -36,6 +36,11 @@ extension KVStorage {
                 """)
             try migrate(database)
             committedTotals = try readTotals()
+            // Start the time line at the newest recorded access (an indexed lookup).
+            let newest = try database.statement(Manifest.selectNewestAccess).run { statement in
+                try statement.step() ? statement.optionalDouble(at: 0) : nil
+            }
+            if let newest, newest > latestStamp { latestStamp = newest }
             // Prepare the hot statements now: this also reads the schema pages.
             for sql in [Manifest.selectValue, Manifest.selectMetadata, Manifest.upsert, Manifest.deleteKey] {
                 _ = try database.statement(sql)
