@@ -22,25 +22,31 @@ enum Reliability {
 /// row equal to a recount, every row's file present with its recorded size, and
 /// every file in data/ referenced by a row. Returns the problems found.
 func storeProblems(_ dir: TemporaryDirectory) throws -> [String] {
+    try storeProblems(at: dir.path)
+}
+
+func storeProblems(at path: String) throws -> [String] {
+    let manifestPath = path + "/manifest.sqlite"
+    let dataPath = path + "/data"
     var problems: [String] = []
-    let integrity = try rawRows(dir.manifestPath, "PRAGMA integrity_check")
+    let integrity = try rawRows(manifestPath, "PRAGMA integrity_check")
     if integrity != [["ok"]] { problems.append("integrity_check: \(integrity)") }
-    let stats = try rawRows(dir.manifestPath, "SELECT count, size, file_count, file_size FROM stats")
-    let recount = try rawRows(dir.manifestPath, """
+    let stats = try rawRows(manifestPath, "SELECT count, size, file_count, file_size FROM stats")
+    let recount = try rawRows(manifestPath, """
         SELECT count(*), coalesce(sum(size), 0),
                (SELECT count(*) FROM manifest WHERE filename IS NOT NULL),
                (SELECT coalesce(sum(size), 0) FROM manifest WHERE filename IS NOT NULL) FROM manifest
         """)
     if stats != recount { problems.append("stats row \(stats) differs from the recount \(recount)") }
-    let rows = try rawRows(dir.manifestPath, "SELECT key, filename, size FROM manifest WHERE filename IS NOT NULL")
+    let rows = try rawRows(manifestPath, "SELECT key, filename, size FROM manifest WHERE filename IS NOT NULL")
     var referenced = Set<String>()
     for row in rows {
         let (key, name, size) = (row[0] ?? "?", row[1]!, Int64(row[2]!)!)
         referenced.insert(name)
-        let actual = fileSize(dir.dataPath + "/" + name)
+        let actual = fileSize(dataPath + "/" + name)
         if actual != size { problems.append("row \(key): file \(name) has \(actual.map(String.init) ?? "no") bytes, expected \(size)") }
     }
-    let stray = Set(dir.dataFiles()).subtracting(referenced)
+    let stray = Set((try? FileManager.default.contentsOfDirectory(atPath: dataPath)) ?? []).subtracting(referenced)
     if !stray.isEmpty { problems.append("\(stray.count) files in data/ without a row: \(stray.sorted().prefix(5))") }
     return problems
 }
