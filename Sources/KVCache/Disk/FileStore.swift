@@ -26,13 +26,22 @@ struct FileStore: Sendable {
     /// Writes `data` to a new file (mode 0600) and returns its name.
     /// On failure nothing is left behind.
     func write(_ data: Data, forKey key: String, sync: Bool) throws -> String {
+        var recreatedFolder = false
         while true {
             let name = FileNameHash.fileName(forKey: key)
             let path = path(name)
             let fd = open(path, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0o600)
             if fd < 0 {
-                if errno == EEXIST { continue }  // 2^-64 odds; draw again
-                throw FileStore.error("open", path: path, errno: errno)
+                let code = errno
+                if code == EEXIST { continue }  // 2^-64 odds; draw again
+                // Another process's removeAll is between moving data/ to trash/ and
+                // creating a new one: create it ourselves and try again (once).
+                if code == ENOENT, !recreatedFolder {
+                    recreatedFolder = true
+                    try FileStore.createSubfolder(directory)
+                    continue
+                }
+                throw FileStore.error("open", path: path, errno: code)
             }
             do {
                 try data.withUnsafeBytes { try FileStore.writeAll(fd, $0, path: path) }
