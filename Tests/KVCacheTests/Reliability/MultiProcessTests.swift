@@ -13,6 +13,8 @@ import Testing
         var keysChecked = 0
         var keysExcusedByChaos = 0
         var chaosOperations = 0
+        /// Rows whose file was gone (a write racing with another process's removeAll).
+        var brokenEntries = 0
     }
 
     /// Runs `processes` workers for `milliseconds`, then checks the directory.
@@ -79,7 +81,11 @@ import Testing
                 #expect(CheckedValue.seq(of: data, key: key) != nil, "\(key): damaged")
             }
         }
-        #expect(cache.statistics.brokenEntries == 0)
+        outcome.brokenEntries = cache.statistics.brokenEntries
+        // A file value written just before another process's removeAll moved data/ to
+        // trash/, and committed after it, leaves a row without its file: a miss, removed
+        // when read (docs/RELIABILITY.md). Without removeAll there must be none.
+        if !chaos { #expect(outcome.brokenEntries == 0) }
         cache.close()
         let problems = try storeProblems(dir)
         #expect(problems.isEmpty, "\(problems)")
@@ -87,6 +93,25 @@ import Testing
     }
 
     static let sharedKeys = 16
+
+    /// Reproduces what the 4-process run found: a file write while another process's
+    /// removeAll has moved data/ away and not yet created a new one threw ENOENT.
+    @Test func aFileWriteWhileAnotherProcessSwapsTheDataFolderSucceeds() throws {
+        let dir = TemporaryDirectory()
+        defer { dir.remove() }
+        let cache = try DiskCache(directory: dir.url, configuration: .testing())
+        try cache.setValue(bytes(30_000, seed: 1), forKey: "before")
+        try cache.flush()
+        // What the other process's removeAll does, up to the gap before mkdir.
+        #expect(rename(dir.dataPath, dir.path + "/trash/other-process") == 0)
+        try cache.setValue(bytes(30_000, seed: 2), forKey: "during")
+        #expect(try cache.value(forKey: "during") == bytes(30_000, seed: 2))
+        #expect(try cache.value(forKey: "before") == nil)
+        try cache.flush()
+        cache.close()
+        let reopened = try DiskCache(directory: dir.url, configuration: .testing())
+        #expect(try reopened.value(forKey: "during") == bytes(30_000, seed: 2))
+    }
 
     @Test func twoProcessesWritingAndReadingOneDirectoryLoseNothing() throws {
         let seed = Reliability.seed(default: 2)
@@ -105,6 +130,7 @@ import Testing
         #expect(outcome.chaosOperations > 0)
         Reliability.report("multi-process: 4 processes x 2 threads with trims/removeAll, \(outcome.operations) operations, "
             + "\(outcome.chaosOperations) trims/removeAll/sweeps, \(outcome.keysChecked) keys checked "
-            + "(\(outcome.keysExcusedByChaos) excused by a later trim), seed \(seed)")
+            + "(\(outcome.keysExcusedByChaos) excused by a later trim or removeAll), "
+            + "\(outcome.brokenEntries) rows lost their file to a concurrent removeAll, seed \(seed)")
     }
 }
