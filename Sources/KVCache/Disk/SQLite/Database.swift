@@ -44,7 +44,9 @@ final class Database {
         let resolved = (extended & 0xff) == (code & 0xff) ? extended : code
         let message = handle.flatMap { sqlite3_errmsg($0).map { String(cString: $0) } }
             ?? String(cString: sqlite3_errstr(code))
-        return SQLiteError(extendedCode: resolved, message: message, sql: sql)
+        var error = SQLiteError(extendedCode: resolved, message: message, sql: sql)
+        if let handle { error.systemErrno = sqlite3_system_errno(handle) }
+        return error
     }
 
     /// The cached prepared statement for `sql`, preparing it on first use.
