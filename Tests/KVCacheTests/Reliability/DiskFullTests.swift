@@ -28,7 +28,18 @@ import Testing
             try body(cache, url)
             cache.close()
         }
-        // After a reopen on the still-full disk, the flushed entries are intact.
+        // Reopening on the still-full disk works, or fails with diskFull (SQLite may need
+        // room for its shared-memory file); once space is freed, the flushed entries are intact.
+        do {
+            try Self.checkEarlierEntries(url, configuration)
+        } catch let error as KVCacheError {
+            guard case .diskFull = error else { throw error }
+        }
+        unlink(mount.path + "/ballast")
+        try Self.checkEarlierEntries(url, configuration)
+    }
+
+    static func checkEarlierEntries(_ url: URL, _ configuration: DiskCache.Configuration) throws {
         let cache = try DiskCache(directory: url, configuration: configuration)
         for key in Self.earlier {
             #expect(try cache.value(forKey: key).flatMap { CheckedValue.seq(of: $0, key: key) } == 1, "\(key)")
@@ -98,5 +109,34 @@ import Testing
             let files = try FileManager.default.contentsOfDirectory(atPath: url.path + "/data")
             #expect(rows == [[String(files.count)]])
         }
+    }
+
+    @Test func openingAStoreOnACompletelyFullDiskWorksOrThrowsDiskFull() throws {
+        let mount = try TmpfsMount(size: "1m")
+        defer { mount.unmount() }
+        let url = URL(fileURLWithPath: mount.path + "/cache")
+        do {
+            let cache = try DiskCache(directory: url, configuration: .testing())
+            for (index, key) in Self.earlier.enumerated() {
+                try cache.setValue(CheckedValue.make(key: key, seq: 1, size: index % 2 == 0 ? 500 : 25_000), forKey: key)
+            }
+            cache.close()  // the last connection: SQLite deletes -wal and -shm
+        }
+        // Take every last byte, so SQLite cannot create its shared-memory file.
+        let fd = open(mount.path + "/ballast", O_WRONLY | O_CREAT, 0o600)
+        let block = [UInt8](repeating: 1, count: 4096)
+        while write(fd, block, block.count) > 0 {}
+        while write(fd, block, 1) > 0 {}
+        close(fd)
+        do {
+            try Self.checkEarlierEntries(url, .testing())
+        } catch let error as KVCacheError {
+            guard case .diskFull = error else {
+                Issue.record("expected diskFull, got \(error)")
+                return
+            }
+        }
+        unlink(mount.path + "/ballast")
+        try Self.checkEarlierEntries(url, .testing())
     }
 }
