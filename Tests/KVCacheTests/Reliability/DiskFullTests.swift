@@ -63,7 +63,9 @@ import Testing
             }
             #expect(error as? KVCacheError == .diskFull(path: cache.directory.path + "/manifest.sqlite"),
                     "after \(index) writes: \(String(describing: error))")
-            #expect(index < 400, "the disk was full long before write \(index) was refused")
+            // Usually a few writes after the first failed commit; under heavy load the
+            // background commit may lag, but never by more than one batch (512 writes).
+            #expect(index < 800, "the disk was full long before write \(index) was refused")
             #expect(cache.statistics.failedCommits > 0)
             #expect(throws: KVCacheError.self) { try cache.flush() }
             // Reported once: once space is freed the cache is usable again.
