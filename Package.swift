@@ -18,6 +18,12 @@ let package = Package(
             name: "KVCache",
             dependencies: ["CSQLite"]
         ),
+        // The child process of the crash and multi-process tests: not a product,
+        // built by `swift test` and found beside the test bundle.
+        .executableTarget(
+            name: "KVCacheTestWorker",
+            dependencies: ["KVCache"]
+        ),
         .testTarget(
             name: "KVCacheTests",
             dependencies: ["KVCache"]

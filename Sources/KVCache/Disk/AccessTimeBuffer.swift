@@ -5,28 +5,29 @@
 /// the next group commit, on an interval, when the buffer is large, before a
 /// trim (so LRU order is right), and on close.
 struct AccessTimeBuffer {
-    private(set) var times: [String: Double] = [:]
+    /// Keyed byte-wise, like the manifest (see ByteWiseKey).
+    private(set) var times: [ByteWiseKey: Double] = [:]
 
     var count: Int { times.count }
     var isEmpty: Bool { times.isEmpty }
 
     mutating func record(_ key: String, at time: Double) {
-        times[key] = time
+        times[ByteWiseKey(key)] = time
     }
 
     /// Forgets `key` (it was rewritten or removed; the row carries its own time).
     mutating func remove(_ key: String) {
-        if !times.isEmpty { times.removeValue(forKey: key) }
+        if !times.isEmpty { times.removeValue(forKey: ByteWiseKey(key)) }
     }
 
     func time(for key: String) -> Double? {
-        times.isEmpty ? nil : times[key]
+        times.isEmpty ? nil : times[ByteWiseKey(key)]
     }
 
     /// Returns every buffered time and empties the buffer.
-    mutating func drain() -> [String: Double] {
+    mutating func drain() -> [(key: String, time: Double)] {
         defer { times = [:] }
-        return times
+        return times.map { ($0.key.string, $0.value) }
     }
 
     mutating func removeAll() {

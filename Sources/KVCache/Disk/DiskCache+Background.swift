@@ -39,14 +39,11 @@ extension DiskCache {
     }
 
     private func runScheduledCommit() {
+        // A failure that drops writes is recorded by the commit itself for the next
+        // write and flush to throw; a busy one keeps them for the next attempt.
         try? perform { storage in
             storage.isCommitScheduled = false
-            do {
-                try storage.commit()
-            } catch {
-                storage.deferredError = error
-                throw error
-            }
+            try storage.commit()
         }
     }
 

@@ -16,7 +16,9 @@ extension DiskCache {
     /// Removes entries not accessed in the last `seconds` seconds.
     @discardableResult
     public func trim(toAge seconds: Double) throws -> Int {
-        try runTrim(.age(max(0, seconds)), reason: .expired)
+        // max(0, .nan) is 0: without this check NaN would remove everything.
+        if seconds.isNaN { throw KVCacheError.invalidArgument("trim(toAge:) needs a number of seconds, not NaN") }
+        return try runTrim(.age(max(0, seconds)), reason: .expired)
     }
 
     /// Removes least recently used entries until the disk has `bytes` free, or the cache is empty.

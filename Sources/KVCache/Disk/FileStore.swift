@@ -26,13 +26,22 @@ struct FileStore: Sendable {
     /// Writes `data` to a new file (mode 0600) and returns its name.
     /// On failure nothing is left behind.
     func write(_ data: Data, forKey key: String, sync: Bool) throws -> String {
+        var recreatedFolder = false
         while true {
             let name = FileNameHash.fileName(forKey: key)
             let path = path(name)
             let fd = open(path, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0o600)
             if fd < 0 {
-                if errno == EEXIST { continue }  // 2^-64 odds; draw again
-                throw FileStore.error("open", path: path, errno: errno)
+                let code = errno
+                if code == EEXIST { continue }  // 2^-64 odds; draw again
+                // Another process's removeAll is between moving data/ to trash/ and
+                // creating a new one: create it ourselves and try again (once).
+                if code == ENOENT, !recreatedFolder {
+                    recreatedFolder = true
+                    try FileStore.createSubfolder(directory)
+                    continue
+                }
+                throw FileStore.error("open", path: path, errno: code)
             }
             do {
                 try data.withUnsafeBytes { try FileStore.writeAll(fd, $0, path: path) }
@@ -52,16 +61,21 @@ struct FileStore: Sendable {
     }
 
     /// Reads the file `name`, checking that it holds exactly `expectedSize` bytes.
+    /// A name that is not one of ours (a damaged or tampered row), a symlink, or
+    /// anything but a regular file is `.missing`: never followed out of data/.
     func read(_ name: String, expectedSize: Int64) throws -> ReadResult {
+        guard FileStore.isPlainName(name) else { return .missing }
         let path = path(name)
-        let fd = open(path, O_RDONLY | O_CLOEXEC)
+        let fd = open(path, O_RDONLY | O_CLOEXEC | O_NOFOLLOW | O_NONBLOCK)
         if fd < 0 {
-            if errno == ENOENT { return .missing }
+            // ELOOP: a symlink; ENXIO: a socket or FIFO without writer.
+            if errno == ENOENT || errno == ELOOP || errno == ENXIO { return .missing }
             throw FileStore.error("open", path: path, errno: errno)
         }
         defer { close(fd) }
         var info = stat()
         guard fstat(fd, &info) == 0 else { throw FileStore.error("fstat", path: path, errno: errno) }
+        guard (info.st_mode & S_IFMT) == S_IFREG else { return .missing }
         guard Int64(info.st_size) == expectedSize else { return .wrongSize(Int64(info.st_size)) }
         let count = Int(expectedSize)
         if count == 0 { return .value(Data()) }
@@ -85,9 +99,20 @@ struct FileStore: Sendable {
         return .value(Data(bytesNoCopy: buffer, count: count, deallocator: .free))
     }
 
-    /// Deletes the file `name`; a file that is already gone is fine.
+    /// Deletes the file `name`; a file that is already gone is fine. A directory put
+    /// in its place is deleted with its contents; a symlink itself, never its target.
     func remove(_ name: String) {
-        unlink(path(name))
+        guard FileStore.isPlainName(name) else { return }
+        if unlink(path(name)) != 0, errno == EISDIR || errno == EPERM {
+            FileStore.removeTree(path(name))
+        }
+    }
+
+    /// True for a name that stays inside data/: not empty, no slash, not "." or "..".
+    /// Names come from rows, and a damaged or tampered manifest must not reach outside.
+    static func isPlainName(_ name: String) -> Bool {
+        !name.isEmpty && name != "." && name != ".." && !name.utf8.contains(UInt8(ascii: "/"))
+            && !name.utf8.contains(0)
     }
 
     /// Names of the regular files in the data folder.
@@ -97,6 +122,7 @@ struct FileStore: Sendable {
 
     /// Last modification time of `name` in seconds since 1970, or nil if it is gone.
     func modificationTime(_ name: String) -> Double? {
+        guard FileStore.isPlainName(name) else { return nil }
         var info = stat()
         guard lstat(path(name), &info) == 0 else { return nil }
         return Double(info.st_mtim.tv_sec) + Double(info.st_mtim.tv_nsec) / 1e9
@@ -109,6 +135,23 @@ extension FileStore {
     struct Entry {
         var name: String
         var isDirectory: Bool
+    }
+
+    /// Creates a folder of the store (data/, trash/, corrupt/) with mode 0700. It must be a
+    /// real directory: a symlink there would send writes and deletions out of the cache
+    /// directory, so it is refused (ELOOP) rather than followed.
+    static func createSubfolder(_ path: String) throws {
+        if mkdir(path, 0o700) == 0 { return }
+        let code = errno
+        var info = stat()
+        if code == EEXIST, lstat(path, &info) == 0 {
+            switch info.st_mode & S_IFMT {
+            case S_IFDIR: return
+            case S_IFLNK: throw KVCacheError.directoryUnavailable(path: path, errno: ELOOP)
+            default: throw KVCacheError.directoryUnavailable(path: path, errno: ENOTDIR)
+            }
+        }
+        throw KVCacheError.directoryUnavailable(path: path, errno: code)
     }
 
     /// Creates `path` (and missing parents) with mode 0700; fine if it exists as a directory.
@@ -132,8 +175,15 @@ extension FileStore {
     }
 
     /// The entries of a directory, without "." and "..".
+    /// A symlink is not listed through (ELOOP).
     static func entries(of path: String) throws -> [Entry] {
-        guard let dir = opendir(path) else { throw error("opendir", path: path, errno: errno) }
+        let fd = open(path, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC)
+        guard fd >= 0 else { throw error("open", path: path, errno: errno) }
+        guard let dir = fdopendir(fd) else {
+            let code = errno
+            close(fd)
+            throw error("fdopendir", path: path, errno: code)
+        }
         defer { closedir(dir) }
         var result: [Entry] = []
         while let entry = readdir(dir) {
@@ -152,8 +202,12 @@ extension FileStore {
     }
 
     /// Deletes `path` and everything below it; best effort, returns files removed.
+    /// Symlinks are deleted, never followed (one in trash/ must not empty its target).
     @discardableResult
     static func removeTree(_ path: String) -> Int {
+        var info = stat()
+        guard lstat(path, &info) == 0 else { return 0 }
+        if (info.st_mode & S_IFMT) != S_IFDIR { return unlink(path) == 0 ? 1 : 0 }
         var removed = 0
         if let entries = try? entries(of: path) {
             for entry in entries {
@@ -197,6 +251,16 @@ extension FileStore {
 }
 
 extension FileStore {
+    /// Creates `path` with mode 0600 if it does not exist, or sets that mode if it does
+    /// (best effort). For the manifest: SQLite would create it 0644 (less the umask),
+    /// and gives its -wal and -shm files the manifest's mode.
+    static func makeOwnerOnly(_ path: String) {
+        let fd = open(path, O_RDONLY | O_CREAT | O_NOFOLLOW | O_CLOEXEC, 0o600)
+        guard fd >= 0 else { return }
+        fchmod(fd, 0o600)
+        close(fd)
+    }
+
     /// fsyncs a file or directory if it exists (best effort).
     static func sync(path: String) {
         let fd = open(path, O_RDONLY | O_CLOEXEC)

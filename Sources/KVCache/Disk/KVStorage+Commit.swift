@@ -43,7 +43,15 @@ extension KVStorage {
             if database.isInTransaction { try? database.execute("ROLLBACK") }
             if let totals = try? readTotals() { committedTotals = totals }
             counters.failedCommits += 1
-            if !Self.isTransient(error) { dropPendingWrites() }
+            if !Self.isTransient(error) {
+                // Writes already acknowledged to the caller are lost: say so on the
+                // next write and the next flush, whichever path ran this commit.
+                if !pending.isEmpty {
+                    droppedWritesError = error
+                    flushError = error
+                }
+                dropPendingWrites()
+            }
             throw error
         }
         let committed = transaction!
@@ -66,6 +74,14 @@ extension KVStorage {
         try write {}
     }
 
+    /// Throws (once) the error of a commit that dropped acknowledged writes.
+    func throwDroppedWritesError() throws {
+        if let error = droppedWritesError {
+            droppedWritesError = nil
+            throw error
+        }
+    }
+
     func commitIfFull() throws {
         if pending.count >= options.groupCommitMaxWrites || pending.bytes >= options.groupCommitMaxBytes {
             try commit()
@@ -83,7 +99,8 @@ extension KVStorage {
         let database = try requireDatabase()
         let insert = try database.statement(Manifest.insertNew)
         let upsert = try database.statement(Manifest.upsert)
-        for (key, write) in pending.writes {
+        for (byteWiseKey, write) in pending.writes {
+            let key = byteWiseKey.string
             if case .set(let value) = write {
                 // New keys (the common case) need no lookup of an old row.
                 try bind(insert, key: key, value: value)
@@ -169,10 +186,11 @@ extension KVStorage {
 
     /// Commits everything and makes it durable: the WAL is checkpointed and
     /// fsynced, and with `syncsFiles` the data folder is fsynced too.
-    /// Throws the error of a background commit that failed since the last flush.
+    /// Throws the error of a commit that dropped acknowledged writes since the last flush.
     func flush() throws {
-        if let error = deferredError {
-            deferredError = nil
+        if let error = flushError {
+            flushError = nil
+            droppedWritesError = nil
             throw error
         }
         try commit()

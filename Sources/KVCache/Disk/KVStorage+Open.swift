@@ -21,6 +21,7 @@ extension KVStorage {
     /// scan, no integrity check; reading the schema and the stats row is what
     /// detects a file that is not a database.
     private func openManifestOnce() throws -> Database {
+        FileStore.makeOwnerOnly(manifestPath)
         let database = try Database(path: manifestPath, busyTimeout: options.busyTimeout)
         self.database = database
         do {
@@ -35,6 +36,11 @@ extension KVStorage {
                 """)
             try migrate(database)
             committedTotals = try readTotals()
+            // Start the time line at the newest recorded access (an indexed lookup).
+            let newest = try database.statement(Manifest.selectNewestAccess).run { statement in
+                try statement.step() ? statement.optionalDouble(at: 0) : nil
+            }
+            if let newest, newest > latestStamp { latestStamp = newest }
             // Prepare the hot statements now: this also reads the schema pages.
             for sql in [Manifest.selectValue, Manifest.selectMetadata, Manifest.upsert, Manifest.deleteKey] {
                 _ = try database.statement(sql)
@@ -76,7 +82,7 @@ extension KVStorage {
     /// Moves the manifest and its WAL to `corrupt/`, keeping only the latest
     /// damaged copy (for post-mortems) so repeated corruption cannot fill the disk.
     func moveManifestAside() {
-        try? FileStore.createDirectory(corruptPath)
+        try? FileStore.createSubfolder(corruptPath)
         for entry in (try? FileStore.entries(of: corruptPath)) ?? [] {
             FileStore.removeTree(corruptPath + "/" + entry.name)
         }

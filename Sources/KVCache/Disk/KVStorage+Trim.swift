@@ -29,7 +29,8 @@ extension KVStorage {
                     victims.removeSubrange((cut + 1)...)
                 }
             case .age(let seconds):
-                victims = try selectVictims(Manifest.selectAccessedBefore, limit: limit, time: now - seconds)
+                // Ages count on the same time line as the recorded access times.
+                victims = try selectVictims(Manifest.selectAccessedBefore, limit: limit, time: stamp(now) - seconds)
             case .expired:
                 victims = try selectVictims(Manifest.selectExpired, limit: limit, time: now)
             }

@@ -29,6 +29,8 @@ final class KVStorage {
     /// The open write transaction, if any (only inside `write(_:)`).
     var transaction: Transaction?
     var accessTimes = AccessTimeBuffer()
+    /// The latest modification or access time recorded (see `stamp(_:)`).
+    var latestStamp = -Double.infinity
     /// Totals as of the last commit or stats read (pending writes not included).
     var committedTotals = Totals.zero
     var counters = Counters()
@@ -40,8 +42,11 @@ final class KVStorage {
     var isLimitTrimScheduled = false
     /// Set when a rebuild left unreferenced files behind.
     var needsOrphanSweep = false
-    /// A background group commit that failed; the next `flush()` throws it.
-    var deferredError: Error?
+    /// Why acknowledged writes were dropped (a commit failed for good: disk full, I/O),
+    /// for the next `setValue`/`removeValue` to throw; nil once reported.
+    var droppedWritesError: Error?
+    /// The same, for the next `flush()`: it must not report success after a loss.
+    var flushError: Error?
     /// True from a successful registration in `DirectoryRegistry` until close.
     /// (A failed init still runs deinit: it must not release another store's claim.)
     private var holdsDirectory = false
@@ -67,8 +72,8 @@ final class KVStorage {
         }
         holdsDirectory = true
         do {
-            try FileStore.createDirectory(dataPath)
-            try FileStore.createDirectory(trashPath)
+            try FileStore.createSubfolder(dataPath)
+            try FileStore.createSubfolder(trashPath)
             database = try openManifest()
         } catch {
             holdsDirectory = false
@@ -177,12 +182,22 @@ final class KVStorage {
         }
         // Access times have a resolution: a read within it of the stored time writes
         // nothing, so hot keys cost no UPDATE at all (LRU order is kept to that resolution).
-        if now - row.accessed >= options.accessTimeResolution
+        let stamp = stamp(now)
+        if stamp - row.accessed >= options.accessTimeResolution
             || (options.extendsExpirationOnAccess && row.lifetime != nil) {
-            accessTimes.record(key, at: now)
+            accessTimes.record(key, at: stamp)
         }
         counters.hits += 1
         return data
+    }
+
+    /// The time to record as a modification or access: the clock, but never earlier
+    /// than a time already recorded. If the wall clock jumps backwards, entries touched
+    /// after the jump still count as newer than those touched before it, so LRU trims
+    /// keep evicting the least recently used. (Expiration deadlines stay on the wall clock.)
+    func stamp(_ now: Double) -> Double {
+        if now > latestStamp { latestStamp = now }
+        return latestStamp
     }
 
     private func miss() -> Data? {
@@ -251,6 +266,7 @@ final class KVStorage {
                   extendedData: Data? = nil) throws {
         try validate(key)
         _ = try requireDatabase()
+        try throwDroppedWritesError()
         try commitIfFull()
         let now = options.clock()
         var lifetime: Double?
@@ -258,7 +274,7 @@ final class KVStorage {
         let isFile = storesInFile(size: data.count)
         let filename = isFile ? try files.write(data, forKey: key, sync: options.syncsFiles) : nil
         let value = PendingWrites.Value(filename: filename, inline: isFile ? nil : data, size: Int64(data.count),
-                                        time: now, deadline: expiration.deadline(from: now), lifetime: lifetime,
+                                        time: stamp(now), deadline: expiration.deadline(from: now), lifetime: lifetime,
                                         extendedData: extendedData)
         if let replaced = pending.record(.set(value), forKey: key) { files.remove(replaced) }
         accessTimes.remove(key)
@@ -270,6 +286,7 @@ final class KVStorage {
     func removeValue(forKey key: String) throws -> Bool {
         try validate(key)
         _ = try requireDatabase()
+        try throwDroppedWritesError()
         guard try metadata(forKey: key) != nil else { return false }
         try commitIfFull()
         if let replaced = pending.record(.remove, forKey: key) { files.remove(replaced) }

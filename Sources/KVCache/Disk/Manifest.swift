@@ -119,6 +119,7 @@ enum Manifest {
         SELECT key FROM manifest WHERE expiration_time IS NULL OR expiration_time > ?1
         ORDER BY key LIMIT ?2
         """
+    static let selectNewestAccess = "SELECT max(last_access_time) FROM manifest"
     static let fileIsReferenced = "SELECT 1 FROM manifest WHERE filename = ?1 LIMIT 1"
     static let deleteAll = "DELETE FROM manifest"
     static let resetStats = "UPDATE stats SET count = 0, size = 0, file_count = 0, file_size = 0 WHERE id = 1"

@@ -30,19 +30,20 @@ struct PendingWrites {
         }
     }
 
-    private(set) var writes: [String: Write] = [:]
+    /// Keyed byte-wise, like the manifest (see ByteWiseKey).
+    private(set) var writes: [ByteWiseKey: Write] = [:]
     /// Inline and extended bytes held in memory.
     private(set) var bytes = 0
 
     var isEmpty: Bool { writes.isEmpty }
     var count: Int { writes.count }
 
-    subscript(key: String) -> Write? { writes.isEmpty ? nil : writes[key] }
+    subscript(key: String) -> Write? { writes.isEmpty ? nil : writes[ByteWiseKey(key)] }
 
     /// Records `write` for `key`; returns the file of a pending set it replaced,
     /// which no row ever referenced and can be deleted at once.
     mutating func record(_ write: Write, forKey key: String) -> String? {
-        let previous = writes.updateValue(write, forKey: key)
+        let previous = writes.updateValue(write, forKey: ByteWiseKey(key))
         bytes += Self.bytes(of: write) - (previous.map(Self.bytes(of:)) ?? 0)
         return previous?.value?.filename
     }

@@ -14,7 +14,8 @@ final class Database {
     init(path: String, busyTimeout: Double) throws {
         self.path = path
         var connection: OpaquePointer?
-        let flags = SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE | SQLITE_OPEN_NOMUTEX
+        // NOFOLLOW: a manifest replaced by a symlink is refused (SQLITE_CANTOPEN), never followed.
+        let flags = SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE | SQLITE_OPEN_NOMUTEX | SQLITE_OPEN_NOFOLLOW
         let code = sqlite3_open_v2(path, &connection, flags, nil)
         handle = connection
         guard code == SQLITE_OK else {
@@ -43,7 +44,9 @@ final class Database {
         let resolved = (extended & 0xff) == (code & 0xff) ? extended : code
         let message = handle.flatMap { sqlite3_errmsg($0).map { String(cString: $0) } }
             ?? String(cString: sqlite3_errstr(code))
-        return SQLiteError(extendedCode: resolved, message: message, sql: sql)
+        var error = SQLiteError(extendedCode: resolved, message: message, sql: sql)
+        if let handle { error.systemErrno = sqlite3_system_errno(handle) }
+        return error
     }
 
     /// The cached prepared statement for `sql`, preparing it on first use.

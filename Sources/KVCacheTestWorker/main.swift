@@ -1,0 +1,24 @@
+import Foundation
+import KVCache
+
+// The child process of the crash and multi-process tests (Tests/KVCacheTests/Reliability).
+// It talks to its parent through stdout lines (see each command for its protocol).
+//
+//   KVCacheTestWorker crash-writer <directory> <seed> <first sequence number>
+//   KVCacheTestWorker multi-writer <directory> <worker id> <threads> <milliseconds> <seed> <chaos 0|1>
+
+let arguments = CommandLine.arguments
+guard arguments.count >= 2 else { Output.fail("usage: KVCacheTestWorker <command> <arguments...>") }
+
+switch arguments[1] {
+case "crash-writer" where arguments.count == 5:
+    guard let seed = UInt64(arguments[3]), let first = UInt64(arguments[4]) else { Output.fail("bad arguments") }
+    CrashWriter(directory: URL(fileURLWithPath: arguments[2]), seed: seed, firstSeq: first).run()
+case "multi-writer" where arguments.count == 8:
+    guard let id = Int(arguments[3]), let threads = Int(arguments[4]), let milliseconds = Int(arguments[5]),
+          let seed = UInt64(arguments[6]) else { Output.fail("bad arguments") }
+    MultiWriter(directory: URL(fileURLWithPath: arguments[2]), id: id, threads: threads,
+                milliseconds: milliseconds, seed: seed, chaos: arguments[7] == "1").run()
+default:
+    Output.fail("unknown command or wrong arguments: \(arguments.dropFirst().joined(separator: " "))")
+}

@@ -1,0 +1,144 @@
+import Foundation
+import Testing
+@testable import KVCache
+
+/// A 2 MB tmpfs, half of it taken by another file, filled up: inline writes (buffered, committed in the background),
+/// file writes, and a write that fills the disk halfway through a value file. The
+/// caller gets `KVCacheError.diskFull` — at the latest on the write after a failed
+/// background commit, and from `flush()` — and everything flushed before stays
+/// readable, also after a reopen and after space is freed.
+@Suite(.serialized, .enabled(if: TmpfsMount.isAvailable)) struct DiskFullTests {
+    static let earlier = (0..<10).map { "early\($0)" }
+
+    /// Opens a cache on a fresh tmpfs with 1 MB free and stores (and flushes) `earlier`.
+    func withFullDisk(_ configure: (inout DiskCache.Configuration) -> Void = { _ in },
+                      _ body: (DiskCache, URL) throws -> Void) throws {
+        let mount = try TmpfsMount(size: "2m")
+        defer { mount.unmount() }
+        let url = URL(fileURLWithPath: mount.path + "/cache")
+        // Space another program holds (half the disk); a test frees it by deleting the file.
+        try Data(repeating: 1, count: 1024 * 1024).write(to: URL(fileURLWithPath: mount.path + "/ballast"))
+        let configuration = DiskCache.Configuration.testing(configure)
+        do {
+            let cache = try DiskCache(directory: url, configuration: configuration)
+            for (index, key) in Self.earlier.enumerated() {
+                try cache.setValue(CheckedValue.make(key: key, seq: 1, size: index % 2 == 0 ? 500 : 25_000), forKey: key)
+            }
+            try cache.flush()
+            try body(cache, url)
+            cache.close()
+        }
+        // Reopening on the still-full disk works, or fails with diskFull (SQLite may need
+        // room for its shared-memory file); once space is freed, the flushed entries are intact.
+        do {
+            try Self.checkEarlierEntries(url, configuration)
+        } catch let error as KVCacheError {
+            guard case .diskFull = error else { throw error }
+        }
+        unlink(mount.path + "/ballast")
+        try Self.checkEarlierEntries(url, configuration)
+    }
+
+    static func checkEarlierEntries(_ url: URL, _ configuration: DiskCache.Configuration) throws {
+        let cache = try DiskCache(directory: url, configuration: configuration)
+        for key in Self.earlier {
+            #expect(try cache.value(forKey: key).flatMap { CheckedValue.seq(of: $0, key: key) } == 1, "\(key)")
+        }
+        cache.close()
+    }
+
+    /// Calls `write(index)` until it throws (at most `limit` times); returns the error and the index.
+    func writeUntilError(limit: Int, _ write: (Int) throws -> Void) -> (error: Error?, index: Int) {
+        for index in 0..<limit {
+            do { try write(index) } catch { return (error, index) }
+        }
+        return (nil, limit)
+    }
+
+    @Test func inlineWritesInALoopGetDiskFullSoonAndFlushedEntriesSurvive() throws {
+        try withFullDisk({ $0.groupCommitDelay = 0 }) { cache, _ in
+            // 1 MB holds about 250 such values; far fewer than one commit batch (512).
+            let (error, index) = writeUntilError(limit: 2_000) { index in
+                try cache.setValue(bytes(4_000, seed: UInt8(index % 256)), forKey: "fill\(index)")
+            }
+            #expect(error as? KVCacheError == .diskFull(path: cache.directory.path + "/manifest.sqlite"),
+                    "after \(index) writes: \(String(describing: error))")
+            // Usually a few writes after the first failed commit; under heavy load the
+            // background commit may lag, but never by more than one batch (512 writes).
+            #expect(index < 800, "the disk was full long before write \(index) was refused")
+            #expect(cache.statistics.failedCommits > 0)
+            #expect(throws: KVCacheError.self) { try cache.flush() }
+            // Reported once: once space is freed the cache is usable again.
+            unlink(cache.directory.deletingLastPathComponent().path + "/ballast")
+            try cache.flush()
+            try cache.setValue(bytes(100), forKey: "again")
+            try cache.flush()
+            #expect(try cache.value(forKey: "again") == bytes(100))
+        }
+    }
+
+    @Test func aFailedBackgroundCommitIsReportedByTheNextWriteAndByFlush() throws {
+        try withFullDisk({ $0.groupCommitDelay = 3600 }) { cache, _ in
+            // Buffered only (no commit yet), so every one of these is acknowledged...
+            for index in 0..<300 { try cache.setValue(bytes(4_000, seed: 9), forKey: "fill\(index)") }
+            // ...and the background commit (here: run by waitForBackgroundWork) fails.
+            cache.waitForBackgroundWork()
+            #expect(cache.statistics.failedCommits == 1)
+            #expect(throws: KVCacheError.self) { try cache.setValue(bytes(10), forKey: "next") }
+            #expect(throws: KVCacheError.self) { try cache.flush() }
+            try cache.flush()  // reported once
+            #expect(try cache.value(forKey: "fill0") == nil)
+        }
+    }
+
+    @Test func fileValuesFillingTheDiskThrowDiskFullAndLeaveNoPartialFile() throws {
+        try withFullDisk { cache, url in
+            // 300 KB each: the fourth cannot fit, and fails partway through its file.
+            let (error, index) = writeUntilError(limit: 20) { index in
+                try cache.setValue(CheckedValue.make(key: "big\(index)", seq: 2, size: 300_000), forKey: "big\(index)")
+            }
+            guard case .diskFull? = error as? KVCacheError else {
+                Issue.record("expected diskFull after \(index) writes, got \(String(describing: error))")
+                return
+            }
+            try cache.flush()
+            for written in 0..<index {
+                let key = "big\(written)"
+                #expect(try cache.value(forKey: key).flatMap { CheckedValue.seq(of: $0, key: key) } == 2)
+            }
+            // The failed write left no file behind.
+            let rows = try rawRows(url.path + "/manifest.sqlite", "SELECT count(*) FROM manifest WHERE filename IS NOT NULL")
+            let files = try FileManager.default.contentsOfDirectory(atPath: url.path + "/data")
+            #expect(rows == [[String(files.count)]])
+        }
+    }
+
+    @Test func openingAStoreOnACompletelyFullDiskWorksOrThrowsDiskFull() throws {
+        let mount = try TmpfsMount(size: "1m")
+        defer { mount.unmount() }
+        let url = URL(fileURLWithPath: mount.path + "/cache")
+        do {
+            let cache = try DiskCache(directory: url, configuration: .testing())
+            for (index, key) in Self.earlier.enumerated() {
+                try cache.setValue(CheckedValue.make(key: key, seq: 1, size: index % 2 == 0 ? 500 : 25_000), forKey: key)
+            }
+            cache.close()  // the last connection: SQLite deletes -wal and -shm
+        }
+        // Take every last byte, so SQLite cannot create its shared-memory file.
+        let fd = open(mount.path + "/ballast", O_WRONLY | O_CREAT, 0o600)
+        let block = [UInt8](repeating: 1, count: 4096)
+        while write(fd, block, block.count) > 0 {}
+        while write(fd, block, 1) > 0 {}
+        close(fd)
+        do {
+            try Self.checkEarlierEntries(url, .testing())
+        } catch let error as KVCacheError {
+            guard case .diskFull = error else {
+                Issue.record("expected diskFull, got \(error)")
+                return
+            }
+        }
+        unlink(mount.path + "/ballast")
+        try Self.checkEarlierEntries(url, .testing())
+    }
+}
