@@ -90,7 +90,7 @@ import Testing
 
         for (index, operation) in zip(operations.indices, operations) {
             clock.advance(by: 0.001)  // every operation at its own time: LRU order has no ties
-            let now = clock.now
+            let now = clock.wall
             func fail(_ message: String) -> (Int, String) { (index, "\(operation): \(message)") }
             switch operation {
             case .get(let number):
