@@ -23,11 +23,13 @@ struct MemoryBenchmark {
         for threads in threadCounts {
             let group = threads == 1 ? "1 thread" : "\(threads) threads"
             var samples: [MemoryWorkload: SampleSet] = [:]
+            var retention: [(String, Double)] = []
             for run in 0..<runs {
                 Progress.log("memory: \(group), run \(run + 1)/\(runs)")
                 for strategy in Self.strategies {
                     let count = strategy.keyLimit.map { min($0, keyCount) } ?? keyCount
-                    measure(strategy, data: dataByCount[count]!, threads: threads, into: &samples)
+                    let kept = measure(strategy, data: dataByCount[count]!, threads: threads, into: &samples)
+                    if run == runs - 1 { retention.append((strategy.name, kept)) }
                 }
             }
             for workload in MemoryWorkload.allCases {
@@ -39,7 +41,9 @@ struct MemoryBenchmark {
                     comparison.notes.append(String(format: "the top 10 %% of keys take %.0f %% of lookups",
                                                    full.zipfTopTenPercentMass * 100))
                 case .setWithEviction:
-                    comparison.notes.append("count limit \(keyCount / 10) (10 % of the keys)")
+                    comparison.notes.append("count limit \(keyCount / 10) (10 % of the keys); share of the "
+                        + "most recently set 10 % still cached afterwards (an LRU keeps all): "
+                        + retention.map { "\($0.0) \(Int(($0.1 * 100).rounded())) %" }.joined(separator: ", "))
                 default: break
                 }
                 report.add(comparison)
@@ -48,8 +52,10 @@ struct MemoryBenchmark {
     }
 
     /// One run of every workload for one strategy (an opened existential).
+    /// Returns the share of the most recently set 10 % of keys that the
+    /// bounded cache still holds after the eviction workload.
     private func measure<S: MemoryStrategy>(_ type: S.Type, data: MemoryWorkloadData, threads: Int,
-                                            into samples: inout [MemoryWorkload: SampleSet]) {
+                                            into samples: inout [MemoryWorkload: SampleSet]) -> Double {
         let keys = data.keys.map(S.makeKey)
         let missing = data.missingKeys.map(S.makeKey)
         let n = data.keyCount
@@ -67,8 +73,17 @@ struct MemoryBenchmark {
         record(.getHitZipf, Self.get(cache, keys: keys, order: data.zipf, threads: threads), expectedHits: n)
         record(.getMiss, Self.get(cache, keys: missing, order: nil, threads: threads), expectedHits: 0)
 
-        let bounded = S(countLimit: max(1, n / 10))
+        let limit = max(1, n / 10)
+        let bounded = S(countLimit: limit)
         record(.setWithEviction, Self.set(bounded, keys: keys, threads: threads), expectedHits: nil)
+        // With two threads the "most recent" keys are the tail of each half.
+        var kept = 0
+        for worker in 0..<threads {
+            let slice = ParallelRunner.slice(n, worker: worker, parts: threads)
+            let recent = slice.suffix(limit / threads)
+            kept += recent.reduce(0) { $0 + (bounded.value(forKey: keys[$1]) != nil ? 1 : 0) }
+        }
+        return Double(kept) / Double(max(1, limit / threads * threads))
     }
 
     /// Each worker sets its own contiguous slice of the keys.
