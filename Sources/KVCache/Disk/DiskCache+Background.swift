@@ -1,0 +1,146 @@
+import Dispatch
+import Foundation
+
+/// Work that runs after the caller returns: group commits, access-time flushes,
+/// trims to the limits, the orphan sweep and trash deletion.
+extension DiskCache {
+    /// Called under the lock after every operation; cheap when nothing is due.
+    func scheduleFollowUps(_ storage: KVStorage) {
+        guard !storage.isClosed else { return }
+        if storage.batch != nil, !storage.isCommitScheduled {
+            storage.isCommitScheduled = true
+            commitQueue.asyncAfter(deadline: .now() + configuration.groupCommitDelay) { [weak self] in
+                self?.runScheduledCommit()
+            }
+        }
+        if !storage.accessTimes.isEmpty {
+            if storage.accessTimes.count >= storage.options.accessBufferLimit, !storage.isUrgentAccessFlushScheduled {
+                storage.isUrgentAccessFlushScheduled = true
+                commitQueue.async { [weak self] in self?.runAccessTimeFlush(urgent: true) }
+            } else if !storage.isAccessFlushScheduled {
+                storage.isAccessFlushScheduled = true
+                commitQueue.asyncAfter(deadline: .now() + configuration.accessTimeFlushInterval) { [weak self] in
+                    self?.runAccessTimeFlush(urgent: false)
+                }
+            }
+        }
+        if !storage.isLimitTrimScheduled,
+           storage.exceeds(countLimit: configuration.countLimit, sizeLimit: configuration.sizeLimit) {
+            storage.isLimitTrimScheduled = true
+            backgroundQueue.async(group: backgroundWork) { [weak self] in self?.trimToLimits(periodic: false) }
+        }
+        if storage.needsOrphanSweep {
+            storage.needsOrphanSweep = false
+            backgroundQueue.async(group: backgroundWork) { [weak self] in
+                guard let self else { return }
+                _ = try? self.sweepOrphans(gracePeriod: self.configuration.orphanGracePeriod)
+            }
+        }
+    }
+
+    private func runScheduledCommit() {
+        try? perform { storage in
+            storage.isCommitScheduled = false
+            do {
+                try storage.commit()
+            } catch {
+                storage.deferredError = error
+                throw error
+            }
+        }
+    }
+
+    private func runAccessTimeFlush(urgent: Bool) {
+        try? perform { storage in
+            if urgent { storage.isUrgentAccessFlushScheduled = false } else { storage.isAccessFlushScheduled = false }
+            try storage.flushAccessTimes()
+        }
+    }
+
+    func startBackgroundWorkAtOpen() {
+        let trashPath = store.withLock { $0.trashPath }
+        // Never at open itself: a sweep lists every file, and open must stay flat in the store's size.
+        backgroundQueue.async(group: backgroundWork) { [weak self] in
+            for entry in (try? FileStore.entries(of: trashPath)) ?? [] {
+                FileStore.removeTree(trashPath + "/" + entry.name)
+            }
+            guard let self else { return }
+            _ = try? self.sweepOrphans(gracePeriod: self.configuration.orphanGracePeriod)
+        }
+        scheduleAutoTrim()
+    }
+
+    private func scheduleAutoTrim() {
+        guard let interval = configuration.autoTrimInterval else { return }
+        backgroundQueue.asyncAfter(deadline: .now() + interval) { [weak self] in
+            guard let self, !self.isClosed else { return }
+            self.trimToLimits(periodic: true)
+            self.scheduleAutoTrim()
+        }
+    }
+
+    var isClosed: Bool { store.withLock { $0.isClosed } }
+
+    /// Trims to the limits' low watermark; the periodic run also removes expired
+    /// and too-old entries and keeps the free-space limit.
+    func trimToLimits(periodic: Bool) {
+        defer { store.withLock { $0.isLimitTrimScheduled = false } }
+        if periodic {
+            _ = try? runTrim(.expired, reason: .expired)
+            if configuration.ageLimit.isFinite { _ = try? runTrim(.age(configuration.ageLimit), reason: .expired) }
+        }
+        guard let totals = try? perform({ try $0.totals() }) else { return }
+        if totals.count > configuration.countLimit {
+            let target = Int(Double(configuration.countLimit) * configuration.lowWatermark)
+            _ = try? runTrim(.count(target), reason: .count)
+        }
+        if totals.size > configuration.sizeLimit {
+            let target = Int64(Double(configuration.sizeLimit) * configuration.lowWatermark)
+            _ = try? runTrim(.size(target), reason: .cost)
+        }
+        if periodic, configuration.freeDiskSpaceLimit > 0 {
+            _ = try? trim(toFreeSpace: configuration.freeDiskSpaceLimit)
+        }
+    }
+
+    /// Runs trim steps until the goal is met, releasing the lock between steps.
+    func runTrim(_ goal: KVStorage.TrimGoal, reason: EvictionReason) throws -> Int {
+        var total = 0
+        while true {
+            let removed = try perform { try $0.trimStep(goal, reason: reason) }
+            if removed == 0 { return total }
+            total += removed
+        }
+    }
+
+    /// Blocks until the background work started so far (orphan sweeps, trash
+    /// deletion, trims to the limits) is done. For tests and tools: no sleeping.
+    public func waitForBackgroundWork() {
+        backgroundWork.wait()
+    }
+
+    /// Deletes the files in the data folder that no entry references, now, and
+    /// returns how many. Files younger than `gracePeriod` seconds (default:
+    /// `configuration.orphanGracePeriod`) are kept, since another process may be
+    /// about to commit their rows; pass 0 when no other process uses the directory.
+    @discardableResult
+    public func sweepOrphans(gracePeriod: Double? = nil) throws -> Int {
+        let grace = gracePeriod ?? configuration.orphanGracePeriod
+        let files = try perform { storage -> FileStore in
+            _ = try storage.requireDatabase()
+            return storage.files
+        }
+        // Listed without the lock: a file this process writes gets its row under the
+        // same lock hold, so by the time a chunk is checked the row is visible.
+        let names = try files.names()
+        let cutoff: Double? = grace > 0 ? KVStorage.wallClock() - grace : nil
+        var removed = 0
+        var start = 0
+        while start < names.count {
+            let chunk = Array(names[start..<min(start + 512, names.count)])
+            removed += try perform { try $0.removeOrphans(among: chunk, modifiedAfterIsKept: cutoff) }
+            start += 512
+        }
+        return removed
+    }
+}

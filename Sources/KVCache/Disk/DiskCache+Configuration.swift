@@ -1,0 +1,98 @@
+extension DiskCache {
+    /// Where values are kept.
+    public enum StorageMode: String, Sendable, Hashable, CaseIterable {
+        /// Every value in its SQLite row.
+        case inline
+        /// Every value in its own file; SQLite keeps only metadata.
+        case file
+        /// Values smaller than `inlineThreshold` in the row, larger ones in files.
+        case mixed
+    }
+
+    /// How a disk cache stores, limits and commits. Every property has a documented default.
+    public struct Configuration: Sendable {
+        /// The default longest key, in UTF-8 bytes.
+        public static let defaultMaxKeyLength = 4096
+
+        /// Where values are kept. Default `.mixed`.
+        public var storageMode: StorageMode = .mixed
+        /// In `.mixed` mode, values of fewer bytes than this live in SQLite; others in files.
+        /// Default 20 KB (20 × 1024), between the measured write and read crossovers.
+        public var inlineThreshold: Int = 20 * 1024
+        /// Most entries kept. Default unlimited.
+        public var countLimit: Int = .max
+        /// Most value bytes kept. Default unlimited.
+        public var sizeLimit: Int64 = .max
+        /// Entries not accessed for this many seconds are removed by the auto trim. Default: never.
+        public var ageLimit: Double = .infinity
+        /// The auto trim removes entries while the disk has less free space than this. Default 0 (off).
+        public var freeDiskSpaceLimit: Int64 = 0
+        /// When over the count or size limit, trim down to `limit × lowWatermark`, so a
+        /// full cache does not trim on every write. In (0, 1]; default 0.9.
+        public var lowWatermark: Double = 0.9
+        /// Seconds between automatic trims (expired entries, age, limits, free space);
+        /// nil turns them off. Default 60.
+        public var autoTrimInterval: Double? = 60
+        /// Reading an entry set with `.seconds(_)` expiration restarts its lifetime. Default false.
+        public var extendsExpirationOnAccess = false
+        /// Longest key in UTF-8 bytes; longer keys throw `KVCacheError.invalidKey`. Default 4096.
+        public var maxKeyLength = Configuration.defaultMaxKeyLength
+        /// Longest time a write waits in the group-commit transaction before it is
+        /// committed (and survives a crash of this process). Default 2 ms.
+        public var groupCommitDelay: Double = 0.002
+        /// Writes per group commit before it commits at once. Default 512.
+        public var groupCommitMaxWrites = 512
+        /// Seconds between writes of buffered access times. Default 5.
+        public var accessTimeFlushInterval: Double = 5
+        /// How long to wait for another process's lock before throwing SQLITE_BUSY. Default 5 s.
+        public var busyTimeout: Double = 5
+        /// fsync each value file before its row is written, and the data folder on `flush()`.
+        /// Default false: after a power loss a recent file value may be a miss, never wrong bytes.
+        public var syncsFiles = false
+        /// The orphan sweep at open and in the background leaves files younger than this
+        /// many seconds: another process may be about to commit their rows. Default 60.
+        public var orphanGracePeriod: Double = 60
+        /// SQLite page size for a new store (an existing one keeps its own). Default 4096.
+        public var pageSize: Int = 4096
+
+        /// The clock, in seconds since 1970; tests replace it.
+        var clock: @Sendable () -> Double = KVStorage.wallClock
+
+        public init() {}
+
+        func validate() throws {
+            func check(_ condition: Bool, _ message: String) throws {
+                if !condition { throw KVCacheError.invalidArgument(message) }
+            }
+            try check(inlineThreshold >= 0, "inlineThreshold must not be negative")
+            try check(countLimit >= 0, "countLimit must not be negative")
+            try check(sizeLimit >= 0, "sizeLimit must not be negative")
+            try check(ageLimit >= 0, "ageLimit must not be negative")
+            try check(freeDiskSpaceLimit >= 0, "freeDiskSpaceLimit must not be negative")
+            try check(lowWatermark > 0 && lowWatermark <= 1, "lowWatermark must be in (0, 1]")
+            try check(autoTrimInterval.map { $0 > 0 } ?? true, "autoTrimInterval must be positive")
+            try check(maxKeyLength > 0, "maxKeyLength must be positive")
+            try check(groupCommitDelay >= 0, "groupCommitDelay must not be negative")
+            try check(groupCommitMaxWrites > 0, "groupCommitMaxWrites must be positive")
+            try check(accessTimeFlushInterval >= 0, "accessTimeFlushInterval must not be negative")
+            try check(busyTimeout >= 0, "busyTimeout must not be negative")
+            try check(orphanGracePeriod >= 0, "orphanGracePeriod must not be negative")
+            try check([512, 1024, 2048, 4096, 8192, 16384, 32768, 65536].contains(pageSize),
+                      "pageSize must be a power of two from 512 to 65536")
+        }
+
+        var storageOptions: KVStorage.Options {
+            var options = KVStorage.Options()
+            options.mode = storageMode
+            options.inlineThreshold = inlineThreshold
+            options.maxKeyLength = maxKeyLength
+            options.busyTimeout = busyTimeout
+            options.groupCommitMaxWrites = groupCommitMaxWrites
+            options.syncsFiles = syncsFiles
+            options.extendsExpirationOnAccess = extendsExpirationOnAccess
+            options.pageSize = pageSize
+            options.clock = clock
+            return options
+        }
+    }
+}

@@ -1,0 +1,54 @@
+extension DiskCache {
+    /// Counters since open, plus the store's current totals.
+    public struct Statistics: Sendable, Equatable {
+        public var hits = 0
+        public var misses = 0
+        public var sets = 0
+        /// Explicit `removeValue(forKey:)` calls that removed an entry.
+        public var removals = 0
+        /// Entries removed by trims, expiration, replacement and removeAll, by reason.
+        public var evictions: [EvictionReason: Int] = [:]
+        public var count = 0
+        public var size: Int64 = 0
+        public var inlineCount = 0
+        public var inlineSize: Int64 = 0
+        public var fileCount = 0
+        public var fileSize: Int64 = 0
+        /// Rows dropped because their file was missing or of the wrong size.
+        public var brokenEntries = 0
+        /// Times a corrupt manifest was moved aside and rebuilt.
+        public var rebuilds = 0
+        /// Group commits, and those that failed and were rolled back.
+        public var commits = 0
+        public var failedCommits = 0
+
+        public var hitRatio: Double {
+            hits + misses == 0 ? 0 : Double(hits) / Double(hits + misses)
+        }
+    }
+
+    /// A snapshot of the counters and totals (totals as last known if the store cannot be read).
+    public var statistics: Statistics {
+        store.withLock { storage in
+            let totals = (try? storage.isClosed ? storage.currentTotals : storage.totals()) ?? storage.currentTotals
+            let counters = storage.counters
+            var statistics = Statistics()
+            statistics.hits = counters.hits
+            statistics.misses = counters.misses
+            statistics.sets = counters.sets
+            statistics.removals = counters.removals
+            statistics.evictions = counters.evictions
+            statistics.count = totals.count
+            statistics.size = totals.size
+            statistics.fileCount = totals.fileCount
+            statistics.fileSize = totals.fileSize
+            statistics.inlineCount = totals.count - totals.fileCount
+            statistics.inlineSize = totals.size - totals.fileSize
+            statistics.brokenEntries = counters.brokenRows
+            statistics.rebuilds = counters.rebuilds
+            statistics.commits = counters.commits
+            statistics.failedCommits = counters.failedCommits
+            return statistics
+        }
+    }
+}

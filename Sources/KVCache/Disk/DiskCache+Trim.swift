@@ -1,0 +1,59 @@
+import Foundation
+
+extension DiskCache {
+    /// Removes least recently used entries until at most `count` remain; returns how many went.
+    @discardableResult
+    public func trim(toCount count: Int) throws -> Int {
+        try runTrim(.count(max(0, count)), reason: .count)
+    }
+
+    /// Removes least recently used entries until the values total at most `size` bytes.
+    @discardableResult
+    public func trim(toSize size: Int64) throws -> Int {
+        try runTrim(.size(max(0, size)), reason: .cost)
+    }
+
+    /// Removes entries not accessed in the last `seconds` seconds.
+    @discardableResult
+    public func trim(toAge seconds: Double) throws -> Int {
+        try runTrim(.age(max(0, seconds)), reason: .expired)
+    }
+
+    /// Removes least recently used entries until the disk has `bytes` free, or the cache is empty.
+    @discardableResult
+    public func trim(toFreeSpace bytes: Int64) throws -> Int {
+        guard let free = FileStore.freeSpace(at: path) else {
+            throw KVCacheError.io(operation: "statvfs", path: path, errno: errno)
+        }
+        guard free < bytes else { return 0 }
+        let size = try totalSize
+        return try runTrim(.size(max(0, size - (bytes - free))), reason: .pressure)
+    }
+
+    /// Removes every entry whose expiration date has passed.
+    @discardableResult
+    public func removeExpired() throws -> Int {
+        try runTrim(.expired, reason: .expired)
+    }
+
+    /// Removes every entry, fast at any size: the rows go in one statement and the
+    /// data folder is swapped for an empty one and deleted in the background.
+    public func removeAll() throws {
+        guard let trash = try perform({ try $0.removeAll() }) else { return }
+        backgroundQueue.async(group: backgroundWork) { FileStore.removeTree(trash) }
+    }
+
+    /// Removes every entry in steps, reporting `(removed, total)` after each step
+    /// (from the calling thread, without the lock held). Other callers may run between steps.
+    public func removeAll(progress: (_ removed: Int, _ total: Int) -> Void) throws {
+        let total = try totalCount
+        var removed = 0
+        progress(0, total)
+        while true {
+            let step = try perform { try $0.removeSome(limit: KVStorage.trimStepLimit) }
+            if step == 0 { break }
+            removed += step
+            progress(removed, max(total, removed))
+        }
+    }
+}

@@ -1,0 +1,131 @@
+import Dispatch
+import Foundation
+
+/// A persistent cache of `Data` values in one directory: small values inside a
+/// SQLite manifest, large ones in their own files (see `Configuration`).
+///
+/// Thread-safe; every call is serialized on one lock around the store. Async
+/// variants with the same names run the work off the caller's thread.
+///
+/// Durability: after `setValue` returns, the value is readable in this process.
+/// It survives a crash of the process once its group commit is committed (within
+/// `groupCommitDelay`) and a power loss after `flush()` returns. A crash or a
+/// failed commit never leaves a torn value or a row without its bytes visible:
+/// at most orphan files, which the sweep removes.
+///
+/// One instance per directory per process (`KVCacheError.directoryInUse`);
+/// several processes may share a directory.
+public final class DiskCache: Sendable {
+    /// The cache directory, as given.
+    public let directory: URL
+    public let configuration: Configuration
+
+    let store: MutexBox<KVStorage>
+    let path: String
+    /// Group commits and access-time flushes: short work, never behind a sweep.
+    let commitQueue: DispatchQueue
+    /// Sweeps, trash deletion, trims.
+    let backgroundQueue: DispatchQueue
+    /// Async variants.
+    let workQueue: DispatchQueue
+    let backgroundWork = DispatchGroup()
+
+    /// Opens (creating if needed) the cache in `directory`. A corrupt manifest is
+    /// moved aside and rebuilt; other failures throw without touching the cache.
+    public init(directory: URL, configuration: Configuration = .init()) throws {
+        try configuration.validate()
+        let storage: KVStorage
+        do {
+            storage = try KVStorage(directory: directory.path, options: configuration.storageOptions)
+        } catch let error as SQLiteError {
+            throw error.kvCacheError(path: directory.path + "/manifest.sqlite")
+        }
+        self.directory = directory
+        self.configuration = configuration
+        path = storage.directory
+        store = MutexBox(storage)
+        commitQueue = DispatchQueue(label: "KVCache.DiskCache.commit")
+        backgroundQueue = DispatchQueue(label: "KVCache.DiskCache.background", qos: .utility)
+        workQueue = DispatchQueue(label: "KVCache.DiskCache.work", attributes: .concurrent)
+        startBackgroundWorkAtOpen()
+    }
+
+    deinit { close() }
+
+    /// Commits pending writes and access times and closes the store; later calls throw `.closed`.
+    public func close() {
+        store.withLock { $0.close() }
+    }
+
+    // MARK: - Values
+
+    /// The value stored for `key`, or nil if there is none or it expired.
+    public func value(forKey key: String) throws -> Data? {
+        try perform { try $0.value(forKey: key) }
+    }
+
+    /// Stores `data` for `key`, replacing any value, with an optional expiration and
+    /// extended data (small metadata kept beside the value).
+    public func setValue(_ data: Data, forKey key: String, expiration: Expiration = .never,
+                         extendedData: Data? = nil) throws {
+        try perform { try $0.setValue(data, forKey: key, expiration: expiration, extendedData: extendedData) }
+    }
+
+    /// Removes the value for `key`, if any.
+    public func removeValue(forKey key: String) throws {
+        try perform { _ = try $0.removeValue(forKey: key) }
+    }
+
+    /// True if a live value is stored for `key`.
+    public func contains(_ key: String) throws -> Bool {
+        try perform { try $0.contains(key) }
+    }
+
+    /// The extended data stored with `key`'s value, or nil.
+    public func extendedData(forKey key: String) throws -> Data? {
+        try perform { try $0.extendedData(forKey: key) }
+    }
+
+    /// Number of entries, read from a maintained summary (no scan).
+    public var totalCount: Int {
+        get throws { try perform { try $0.totals().count } }
+    }
+
+    /// Bytes of all values, read from a maintained summary (no scan).
+    public var totalSize: Int64 {
+        get throws { try perform { try $0.totals().size } }
+    }
+
+    /// Up to `limit` keys that sort after `after` (byte-wise UTF-8 order); pass the
+    /// last key of a page to get the next one, nil for the first.
+    public func keys(after: String? = nil, limit: Int) throws -> [String] {
+        try perform { try $0.keys(after: after, limit: limit) }
+    }
+
+    /// Commits pending writes and access times and makes them durable.
+    public func flush() throws {
+        try perform { try $0.flush() }
+    }
+
+    // MARK: - Serialized access
+
+    /// Runs `body` on the store under the lock, maps SQLite errors to
+    /// `KVCacheError`, rebuilds after corruption (retrying once), then schedules
+    /// the group commit and other follow-up work.
+    func perform<Result>(_ body: (KVStorage) throws -> Result) throws -> Result {
+        try store.withLock { storage in
+            defer { scheduleFollowUps(storage) }
+            do {
+                return try body(storage)
+            } catch let error as SQLiteError {
+                guard error.isCorruption else { throw error.kvCacheError(path: storage.manifestPath) }
+                do {
+                    try storage.rebuildAfterCorruption()
+                    return try body(storage)
+                } catch let error as SQLiteError {
+                    throw error.kvCacheError(path: storage.manifestPath)
+                }
+            }
+        }
+    }
+}

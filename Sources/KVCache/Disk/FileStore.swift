@@ -1,0 +1,207 @@
+import Foundation
+#if canImport(Glibc)
+import Glibc
+#elseif canImport(Darwin)
+import Darwin
+#endif
+
+/// The data folder: one file per large value, named from a hash of the key plus
+/// a random suffix. Every value gets a fresh name, so a file is complete before
+/// any row refers to it (see KVStorage's durability notes) and no reader can see
+/// a half-written value.
+struct FileStore: Sendable {
+    /// Absolute path of the data folder.
+    let directory: String
+
+    enum ReadResult {
+        case value(Data)
+        /// The file does not exist.
+        case missing
+        /// The file exists but its size is not the recorded size.
+        case wrongSize(Int64)
+    }
+
+    func path(_ name: String) -> String { directory + "/" + name }
+
+    /// Writes `data` to a new file (mode 0600) and returns its name.
+    /// On failure nothing is left behind.
+    func write(_ data: Data, forKey key: String, sync: Bool) throws -> String {
+        while true {
+            let name = FileNameHash.fileName(forKey: key)
+            let path = path(name)
+            let fd = open(path, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0o600)
+            if fd < 0 {
+                if errno == EEXIST { continue }  // 2^-64 odds; draw again
+                throw FileStore.error("open", path: path, errno: errno)
+            }
+            do {
+                try data.withUnsafeBytes { try FileStore.writeAll(fd, $0, path: path) }
+                if sync, fsync(fd) != 0 { throw FileStore.error("fsync", path: path, errno: errno) }
+            } catch {
+                close(fd)
+                unlink(path)
+                throw error
+            }
+            if close(fd) != 0 {
+                let code = errno
+                unlink(path)
+                throw FileStore.error("close", path: path, errno: code)
+            }
+            return name
+        }
+    }
+
+    /// Reads the file `name`, checking that it holds exactly `expectedSize` bytes.
+    func read(_ name: String, expectedSize: Int64) throws -> ReadResult {
+        let path = path(name)
+        let fd = open(path, O_RDONLY | O_CLOEXEC)
+        if fd < 0 {
+            if errno == ENOENT { return .missing }
+            throw FileStore.error("open", path: path, errno: errno)
+        }
+        defer { close(fd) }
+        var info = stat()
+        guard fstat(fd, &info) == 0 else { throw FileStore.error("fstat", path: path, errno: errno) }
+        guard Int64(info.st_size) == expectedSize else { return .wrongSize(Int64(info.st_size)) }
+        let count = Int(expectedSize)
+        if count == 0 { return .value(Data()) }
+        guard let buffer = malloc(count) else { throw KVCacheError.io(operation: "malloc", path: path, errno: ENOMEM) }
+        var offset = 0
+        while offset < count {
+            let n = Glibc.read(fd, buffer + offset, count - offset)
+            if n < 0 {
+                if errno == EINTR { continue }
+                let code = errno
+                free(buffer)
+                throw FileStore.error("read", path: path, errno: code)
+            }
+            if n == 0 { break }  // shrank since fstat: another process truncated it
+            offset += n
+        }
+        guard offset == count else {
+            free(buffer)
+            return .wrongSize(Int64(offset))
+        }
+        return .value(Data(bytesNoCopy: buffer, count: count, deallocator: .free))
+    }
+
+    /// Deletes the file `name`; a file that is already gone is fine.
+    func remove(_ name: String) {
+        unlink(path(name))
+    }
+
+    /// Names of the regular files in the data folder.
+    func names() throws -> [String] {
+        try FileStore.entries(of: directory).filter { !$0.isDirectory }.map(\.name)
+    }
+
+    /// Last modification time of `name` in seconds since 1970, or nil if it is gone.
+    func modificationTime(_ name: String) -> Double? {
+        var info = stat()
+        guard lstat(path(name), &info) == 0 else { return nil }
+        return Double(info.st_mtim.tv_sec) + Double(info.st_mtim.tv_nsec) / 1e9
+    }
+}
+
+// MARK: - Directory helpers
+
+extension FileStore {
+    struct Entry {
+        var name: String
+        var isDirectory: Bool
+    }
+
+    /// Creates `path` (and missing parents) with mode 0700; fine if it exists as a directory.
+    static func createDirectory(_ path: String) throws {
+        if mkdir(path, 0o700) == 0 { return }
+        let code = errno
+        if code == EEXIST {
+            var info = stat()
+            if stat(path, &info) == 0, (info.st_mode & S_IFMT) == S_IFDIR { return }
+            throw KVCacheError.directoryUnavailable(path: path, errno: ENOTDIR)
+        }
+        if code == ENOENT {
+            let parent = (path as NSString).deletingLastPathComponent
+            if !parent.isEmpty, parent != path {
+                try createDirectory(parent)
+                if mkdir(path, 0o700) == 0 || errno == EEXIST { return }
+                throw KVCacheError.directoryUnavailable(path: path, errno: errno)
+            }
+        }
+        throw KVCacheError.directoryUnavailable(path: path, errno: code)
+    }
+
+    /// The entries of a directory, without "." and "..".
+    static func entries(of path: String) throws -> [Entry] {
+        guard let dir = opendir(path) else { throw error("opendir", path: path, errno: errno) }
+        defer { closedir(dir) }
+        var result: [Entry] = []
+        while let entry = readdir(dir) {
+            let name = withUnsafePointer(to: &entry.pointee.d_name) {
+                String(cString: UnsafeRawPointer($0).assumingMemoryBound(to: CChar.self))
+            }
+            if name == "." || name == ".." { continue }
+            var isDirectory = Int32(entry.pointee.d_type) == Int32(DT_DIR)
+            if Int32(entry.pointee.d_type) == Int32(DT_UNKNOWN) {
+                var info = stat()
+                isDirectory = lstat(path + "/" + name, &info) == 0 && (info.st_mode & S_IFMT) == S_IFDIR
+            }
+            result.append(Entry(name: name, isDirectory: isDirectory))
+        }
+        return result
+    }
+
+    /// Deletes `path` and everything below it; best effort, returns files removed.
+    @discardableResult
+    static func removeTree(_ path: String) -> Int {
+        var removed = 0
+        if let entries = try? entries(of: path) {
+            for entry in entries {
+                let child = path + "/" + entry.name
+                if entry.isDirectory {
+                    removed += removeTree(child)
+                } else if unlink(child) == 0 {
+                    removed += 1
+                }
+            }
+        }
+        rmdir(path)
+        return removed
+    }
+
+    /// Bytes available to unprivileged users on the file system holding `path`.
+    static func freeSpace(at path: String) -> Int64? {
+        var info = statvfs()
+        guard statvfs(path, &info) == 0 else { return nil }
+        return Int64(info.f_bavail) * Int64(info.f_frsize)
+    }
+
+    static func error(_ operation: String, path: String, errno code: Int32) -> KVCacheError {
+        if code == ENOSPC || code == EDQUOT { return .diskFull(path: path) }
+        return .io(operation: operation, path: path, errno: code)
+    }
+
+    private static func writeAll(_ fd: Int32, _ bytes: UnsafeRawBufferPointer, path: String) throws {
+        guard var base = bytes.baseAddress else { return }
+        var remaining = bytes.count
+        while remaining > 0 {
+            let n = Glibc.write(fd, base, remaining)
+            if n < 0 {
+                if errno == EINTR { continue }
+                throw error("write", path: path, errno: errno)
+            }
+            base += n
+            remaining -= n
+        }
+    }
+}
+
+extension FileStore {
+    /// fsyncs a file or directory if it exists (best effort).
+    static func sync(path: String) {
+        let fd = open(path, O_RDONLY | O_CLOEXEC)
+        guard fd >= 0 else { return }
+        fsync(fd)
+        close(fd)
+    }
+}

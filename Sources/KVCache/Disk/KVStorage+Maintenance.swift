@@ -1,0 +1,99 @@
+import Foundation
+
+/// removeAll, key enumeration and the orphan sweep.
+extension KVStorage {
+    /// Empties the store at any size: the rows go in one statement, and the data
+    /// folder is swapped for an empty one. Returns the folder (now in `trash/`)
+    /// for the owner to delete in the background.
+    func removeAll() throws -> String? {
+        let database = try requireDatabase()
+        accessTimes.removeAll()
+        let removed = try inBatch { () throws -> Int in
+            let count = currentTotals.count
+            try database.statement(Manifest.deleteAll).run { try $0.execute() }
+            try database.statement(Manifest.resetStats).run { try $0.execute() }
+            // The stats row is already zero; nothing to add at commit.
+            batch!.delta = .zero
+            return count
+        }
+        try commit()
+        committedTotals = .zero
+        counters.evictions[.removed, default: 0] += removed
+        let trash = trashPath + "/" + FileNameHash.hex(UInt64(KVStorage.wallClock() * 1e6))
+            + "-" + FileNameHash.hex(.random(in: .min ... .max))
+        let moved = rename(dataPath, trash) == 0
+        try FileStore.createDirectory(dataPath)
+        // If the swap failed the old files are orphans now; the sweep removes them.
+        if !moved { needsOrphanSweep = true }
+        return moved ? trash : nil
+    }
+
+    /// Removes up to `limit` entries (any order) in one transaction; for removeAll with progress.
+    func removeSome(limit: Int) throws -> Int {
+        let removed = try inBatch { () throws -> Int in
+            var removed = 0
+            for victim in try selectVictims(Manifest.selectAny, limit: limit)
+            where try deleteRow(key: victim.key, filename: victim.filename, size: victim.size) {
+                removed += 1
+            }
+            return removed
+        }
+        try commit()
+        counters.evictions[.removed, default: 0] += removed
+        return removed
+    }
+
+    /// Up to `limit` keys greater than `after` (byte-wise order), skipping expired entries.
+    func keys(after: String?, limit: Int) throws -> [String] {
+        let database = try requireDatabase()
+        let now = options.clock()
+        let sql = after == nil ? Manifest.selectKeysFromStart : Manifest.selectKeysAfter
+        return try database.statement(sql).run { statement in
+            var index: Int32 = 1
+            if let after {
+                statement.bind(after, at: 1)
+                index = 2
+            }
+            statement.bind(now, at: index)
+            statement.bind(max(0, limit), at: index + 1)
+            var keys: [String] = []
+            while try statement.step() {
+                if let key = statement.string(at: 0) { keys.append(key) }
+            }
+            return keys
+        }
+    }
+
+    /// Deletes the files among `names` that no row references. A file modified
+    /// after `cutoff` is kept: another process may be between writing it and
+    /// committing its row. Files of this process's open batch are always kept.
+    func removeOrphans(among names: [String], modifiedAfterIsKept cutoff: Double?) throws -> Int {
+        let database = try requireDatabase()
+        let pending = Set((batch?.newFiles ?? []) + (batch?.obsoleteFiles ?? []))
+        let statement = try database.statement(Manifest.fileIsReferenced)
+        var removed = 0
+        for name in names where !pending.contains(name) {
+            let referenced = try statement.run { statement in
+                statement.bind(name, at: 1)
+                return try statement.step()
+            }
+            if referenced { continue }
+            if let cutoff, let modified = files.modificationTime(name), modified > cutoff { continue }
+            files.remove(name)
+            removed += 1
+        }
+        return removed
+    }
+
+    /// Recounts the stats row from the manifest (a full scan: for tools and repair only).
+    func recomputeTotals() throws -> Totals {
+        let database = try requireDatabase()
+        try inBatch {
+            try database.statement(Manifest.recomputeStats).run { try $0.execute() }
+            batch!.delta = .zero
+        }
+        try commit()
+        committedTotals = try readTotals()
+        return committedTotals
+    }
+}

@@ -1,0 +1,105 @@
+import CSQLite
+import Foundation
+
+/// Opening the manifest, migrating it, and rebuilding it when it is corrupt.
+///
+/// Only SQLITE_CORRUPT and SQLITE_NOTADB rebuild: the damaged files are moved to
+/// `corrupt/` and a new manifest is created (the data files it referenced become
+/// orphans for the sweep). Busy, full, permission and I/O errors are thrown as
+/// typed errors and never wipe the cache (YYCache wiped it on any open failure).
+extension KVStorage {
+    func openManifest() throws -> Database {
+        do {
+            return try openManifestOnce()
+        } catch let error as SQLiteError where error.isCorruption {
+            moveManifestAside()
+            return try openManifestOnce()
+        }
+    }
+
+    /// Opens and configures the connection. Cheap whatever the store's size: no
+    /// scan, no integrity check; reading the schema and the stats row is what
+    /// detects a file that is not a database.
+    private func openManifestOnce() throws -> Database {
+        let database = try Database(path: manifestPath, busyTimeout: options.busyTimeout)
+        self.database = database
+        do {
+            // page_size only takes effect while the file is still empty.
+            try database.execute("PRAGMA page_size = \(options.pageSize)")
+            try database.execute("PRAGMA journal_mode = WAL")
+            try database.execute("""
+                PRAGMA synchronous = NORMAL;
+                PRAGMA journal_size_limit = \(options.journalSizeLimit);
+                PRAGMA wal_autocheckpoint = \(options.walAutocheckpointPages);
+                """)
+            try migrate(database)
+            committedTotals = try readTotals()
+            // Prepare the hot statements now: this also reads the schema pages.
+            for sql in [Manifest.selectValue, Manifest.selectMetadata, Manifest.upsert, Manifest.deleteKey] {
+                _ = try database.statement(sql)
+            }
+            return database
+        } catch {
+            database.close()
+            self.database = nil
+            throw error
+        }
+    }
+
+    private func migrate(_ database: Database) throws {
+        let version = try database.integer("PRAGMA user_version") ?? 0
+        if version == Manifest.version { return }
+        if version > Manifest.version { throw newerSchemaError(version) }
+        try database.execute("BEGIN IMMEDIATE")
+        do {
+            // Another process may have migrated while we waited for the lock.
+            let current = try database.integer("PRAGMA user_version") ?? 0
+            if current > Manifest.version { throw newerSchemaError(current) }
+            for step in Int(current)..<Int(Manifest.version) {
+                try database.execute(Manifest.migrations[step])
+            }
+            try database.execute("PRAGMA user_version = \(Manifest.version)")
+            try database.execute("COMMIT")
+        } catch {
+            if database.isInTransaction { try? database.execute("ROLLBACK") }
+            throw error
+        }
+    }
+
+    private func newerSchemaError(_ version: Int64) -> SQLiteError {
+        SQLiteError(extendedCode: SQLITE_ERROR,
+                    message: "the manifest has schema version \(version); this library supports up to \(Manifest.version)",
+                    sql: nil)
+    }
+
+    /// Moves the manifest and its WAL to `corrupt/`, keeping only the latest
+    /// damaged copy (for post-mortems) so repeated corruption cannot fill the disk.
+    func moveManifestAside() {
+        try? FileStore.createDirectory(corruptPath)
+        for entry in (try? FileStore.entries(of: corruptPath)) ?? [] {
+            FileStore.removeTree(corruptPath + "/" + entry.name)
+        }
+        let stamp = String(Int64(KVStorage.wallClock() * 1000))
+        for suffix in ["", "-wal", "-shm"] {
+            let source = manifestPath + suffix
+            if suffix == "-shm" {
+                unlink(source)  // shared-memory index: rebuilt from the WAL, nothing to keep
+            } else {
+                rename(source, corruptPath + "/manifest-\(stamp).sqlite" + suffix)
+            }
+        }
+        counters.rebuilds += 1
+        needsOrphanSweep = true
+    }
+
+    /// Rebuilds after SQLite reported corruption during an operation.
+    func rebuildAfterCorruption() throws {
+        if let batch { for name in batch.newFiles { files.remove(name) } }
+        batch = nil
+        accessTimes.removeAll()
+        database?.close()
+        database = nil
+        moveManifestAside()
+        database = try openManifest()
+    }
+}

@@ -1,0 +1,99 @@
+#if canImport(Glibc)
+import Glibc
+#elseif canImport(Darwin)
+import Darwin
+#endif
+
+extension KVStorage {
+    /// How a store is opened; `DiskCache.Configuration` fills it in.
+    struct Options: Sendable {
+        var mode: DiskCache.StorageMode = .mixed
+        var inlineThreshold = 20 * 1024
+        var maxKeyLength = DiskCache.Configuration.defaultMaxKeyLength
+        var busyTimeout = 5.0
+        var groupCommitMaxWrites = 512
+        /// Inline bytes in one group commit before it commits at once (bounds the WAL).
+        var groupCommitMaxBytes = 4 << 20
+        var syncsFiles = false
+        var extendsExpirationOnAccess = false
+        var accessBufferLimit = 1024
+        /// 4 KiB: SQLite's default; values large enough to profit from bigger
+        /// pages go to files in mixed mode anyway (see DESIGN notes in DiskCache.swift).
+        var pageSize = 4096
+        var journalSizeLimit: Int64 = 4 << 20
+        var walAutocheckpointPages = 1000
+        var clock: @Sendable () -> Double = KVStorage.wallClock
+    }
+
+    /// Entry count and bytes, in total and for file values.
+    struct Totals: Equatable, Sendable {
+        var count = 0
+        var size: Int64 = 0
+        var fileCount = 0
+        var fileSize: Int64 = 0
+
+        static let zero = Totals()
+
+        mutating func add(size: Int64, isFile: Bool, sign: Int = 1) {
+            count += sign
+            self.size += Int64(sign) * size
+            if isFile {
+                fileCount += sign
+                fileSize += Int64(sign) * size
+            }
+        }
+
+        static func + (lhs: Totals, rhs: Totals) -> Totals {
+            Totals(count: lhs.count + rhs.count, size: lhs.size + rhs.size,
+                   fileCount: lhs.fileCount + rhs.fileCount, fileSize: lhs.fileSize + rhs.fileSize)
+        }
+    }
+
+    /// The writes of the open group-commit transaction.
+    struct Batch {
+        var writes = 0
+        var bytes = 0
+        /// Files written for this batch: deleted if it rolls back.
+        var newFiles: [String] = []
+        /// Files replaced or removed in this batch: deleted only after it commits.
+        var obsoleteFiles: [String] = []
+        /// Change to the totals, added to the stats row at commit.
+        var delta = Totals()
+    }
+
+    /// Operation counters, read by `DiskCache.statistics`.
+    struct Counters: Sendable {
+        var hits = 0
+        var misses = 0
+        var sets = 0
+        var removals = 0
+        var evictions: [EvictionReason: Int] = [:]
+        var commits = 0
+        var failedCommits = 0
+        var rebuilds = 0
+        var brokenRows = 0
+    }
+
+    /// A row chosen for removal.
+    struct Victim {
+        var key: String
+        var filename: String?
+        var size: Int64
+    }
+
+    /// What a trim step aims for.
+    enum TrimGoal {
+        case count(Int)
+        case size(Int64)
+        /// Not accessed for this many seconds.
+        case age(Double)
+        case expired
+    }
+
+    /// Wall-clock seconds since 1970 (clock_gettime: cheaper than `Date()`).
+    static func wallClock() -> Double {
+        var time = timespec()
+        clock_gettime(CLOCK_REALTIME, &time)
+        return Double(time.tv_sec) + Double(time.tv_nsec) / 1e9
+    }
+}

@@ -1,0 +1,141 @@
+import CSQLite
+import Foundation
+
+/// A prepared statement. Bind parameters by 1-based index, step, read columns by
+/// 0-based index. Every use goes through `run(_:)`, which resets the statement
+/// afterwards: an unreset statement keeps its read transaction open and stops
+/// WAL checkpoints from making progress (YYCache's WAL grew past 200 MB that way).
+final class Statement {
+    let sql: String
+    let handle: OpaquePointer
+    private unowned let database: Database
+
+    init(database: Database, sql: String) throws {
+        var statement: OpaquePointer?
+        let code = sqlite3_prepare_v3(database.handle, sql, -1, UInt32(SQLITE_PREPARE_PERSISTENT), &statement, nil)
+        guard code == SQLITE_OK, let statement else {
+            throw database.error(code, sql: sql)
+        }
+        self.sql = sql
+        self.handle = statement
+        self.database = database
+    }
+
+    /// Finalizes the statement; called by the owning database before it closes.
+    func finalize() { sqlite3_finalize(handle) }
+
+    /// Runs `body` and resets the statement whatever happens.
+    @inline(__always)
+    func run<Result>(_ body: (Statement) throws -> Result) rethrows -> Result {
+        defer { sqlite3_reset(handle) }
+        return try body(self)
+    }
+
+    /// Steps once; `true` when a row is available.
+    @discardableResult
+    func step() throws -> Bool {
+        let code = sqlite3_step(handle)
+        switch code {
+        case SQLITE_ROW: return true
+        case SQLITE_DONE: return false
+        default: throw database.error(code, sql: sql)
+        }
+    }
+
+    /// Steps until done (for statements that return no rows).
+    func execute() throws {
+        while try step() {}
+    }
+
+    /// True while the statement is between its first step and its reset.
+    var isBusy: Bool { sqlite3_stmt_busy(handle) != 0 }
+
+    // MARK: Binding
+
+    func bind(_ value: Int64, at index: Int32) {
+        sqlite3_bind_int64(handle, index, value)
+    }
+
+    func bind(_ value: Int, at index: Int32) {
+        sqlite3_bind_int64(handle, index, Int64(value))
+    }
+
+    func bind(_ value: Double?, at index: Int32) {
+        if let value { sqlite3_bind_double(handle, index, value) } else { sqlite3_bind_null(handle, index) }
+    }
+
+    func bind(_ value: String?, at index: Int32) {
+        guard var value else {
+            sqlite3_bind_null(handle, index)
+            return
+        }
+        // Explicit length: a key may contain NUL characters.
+        value.withUTF8 { bytes in
+            if let base = bytes.baseAddress {
+                _ = base.withMemoryRebound(to: CChar.self, capacity: bytes.count) {
+                    sqlite3_bind_text(handle, index, $0, Int32(bytes.count), kvcache_sqlite_transient())
+                }
+            } else {
+                sqlite3_bind_text(handle, index, "", 0, kvcache_sqlite_transient())
+            }
+        }
+    }
+
+    func bind(_ value: Data?, at index: Int32) {
+        guard let value else {
+            sqlite3_bind_null(handle, index)
+            return
+        }
+        _ = value.withUnsafeBytes { bytes in
+            if let base = bytes.baseAddress, bytes.count > 0 {
+                sqlite3_bind_blob64(handle, index, base, sqlite3_uint64(bytes.count), kvcache_sqlite_transient())
+            } else {
+                // A NULL pointer would bind SQL NULL; an empty blob must stay a blob.
+                sqlite3_bind_zeroblob(handle, index, 0)
+            }
+        }
+    }
+
+    func bindNull(at index: Int32) {
+        sqlite3_bind_null(handle, index)
+    }
+
+    // MARK: Columns
+
+    func isNull(at column: Int32) -> Bool {
+        sqlite3_column_type(handle, column) == SQLITE_NULL
+    }
+
+    func int64(at column: Int32) -> Int64 {
+        sqlite3_column_int64(handle, column)
+    }
+
+    func double(at column: Int32) -> Double {
+        sqlite3_column_double(handle, column)
+    }
+
+    func optionalDouble(at column: Int32) -> Double? {
+        isNull(at: column) ? nil : sqlite3_column_double(handle, column)
+    }
+
+    func string(at column: Int32) -> String? {
+        guard let text = sqlite3_column_text(handle, column) else { return nil }
+        let count = Int(sqlite3_column_bytes(handle, column))
+        return String(decoding: UnsafeBufferPointer(start: text, count: count), as: UTF8.self)
+    }
+
+    /// The blob in `column`, or `nil` for SQL NULL. An empty blob is empty `Data`.
+    func data(at column: Int32) -> Data? {
+        if isNull(at: column) { return nil }
+        // Per SQLite's rules: fetch the pointer first, then the size.
+        let bytes = sqlite3_column_blob(handle, column)
+        let count = Int(sqlite3_column_bytes(handle, column))
+        guard let bytes, count > 0 else { return Data() }
+        return Data(bytes: bytes, count: count)
+    }
+}
+
+/// Number of result columns of a statement (for tools and tests).
+func sqlite3ColumnCount(_ statement: Statement) -> Int32 {
+    sqlite3_column_count(statement.handle)
+}

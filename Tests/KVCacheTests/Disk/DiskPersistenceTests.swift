@@ -1,0 +1,135 @@
+import Foundation
+import Testing
+@testable import KVCache
+
+@Suite struct DiskPersistenceTests {
+    @Test func flushedWritesAreVisibleToAnotherConnection() throws {
+        let dir = TemporaryDirectory()
+        defer { dir.remove() }
+        let cache = try DiskCache(directory: dir.url, configuration: .testing { $0.groupCommitDelay = 3600 })
+        try cache.setValue(bytes(10), forKey: "a")
+        // Readable at once in this process, before any commit.
+        #expect(try cache.value(forKey: "a") == bytes(10))
+        #expect(try rawRows(dir.manifestPath, "SELECT count(*) FROM manifest") == [["0"]])
+        try cache.flush()
+        #expect(try rawRows(dir.manifestPath, "SELECT count(*) FROM manifest") == [["1"]])
+    }
+
+    @Test func groupCommitCommitsOnItsOwnAfterTheDelay() async throws {
+        let dir = TemporaryDirectory()
+        defer { dir.remove() }
+        let cache = try DiskCache(directory: dir.url, configuration: .testing { $0.groupCommitDelay = 0.001 })
+        try await cache.setValue(bytes(10), forKey: "a")
+        // Wait for the commit itself (not a fixed sleep): poll the counter.
+        var waited = 0
+        while cache.statistics.commits == 0, waited < 5_000 {
+            try await Task.sleep(nanoseconds: 1_000_000)
+            waited += 1
+        }
+        #expect(try rawRows(dir.manifestPath, "SELECT key FROM manifest") == [["a"]])
+    }
+
+    @Test func aFullBatchCommitsImmediately() throws {
+        let dir = TemporaryDirectory()
+        defer { dir.remove() }
+        let cache = try DiskCache(directory: dir.url, configuration: .testing {
+            $0.groupCommitDelay = 3600
+            $0.groupCommitMaxWrites = 10
+        })
+        for index in 0..<25 { try cache.setValue(bytes(10), forKey: "k\(index)") }
+        #expect(try rawRows(dir.manifestPath, "SELECT count(*) FROM manifest") == [["20"]])
+        #expect(try rawRows(dir.manifestPath, "SELECT count, size FROM stats") == [["20", "200"]])
+    }
+
+    @Test func aSecondInstanceOnTheSameDirectoryIsRefused() throws {
+        let dir = TemporaryDirectory()
+        defer { dir.remove() }
+        let cache = try DiskCache(directory: dir.url, configuration: .testing())
+        #expect(throws: KVCacheError.self) { _ = try DiskCache(directory: dir.url, configuration: .testing()) }
+        // Another spelling of the same path is the same directory.
+        let other = URL(fileURLWithPath: dir.path + "/data/..")
+        #expect(throws: KVCacheError.self) { _ = try DiskCache(directory: other, configuration: .testing()) }
+        cache.close()
+        let reopened = try DiskCache(directory: dir.url, configuration: .testing())
+        reopened.close()
+    }
+
+    @Test func anUnusableDirectoryThrowsATypedError() throws {
+        let dir = TemporaryDirectory()
+        defer { dir.remove() }
+        try FileManager.default.createDirectory(at: dir.url, withIntermediateDirectories: true)
+        let blocker = dir.url.appendingPathComponent("file")
+        try Data().write(to: blocker)
+        #expect(throws: KVCacheError.self) { _ = try DiskCache(directory: blocker, configuration: .testing()) }
+        #expect(try Data(contentsOf: blocker) == Data())
+    }
+
+    @Test func totalsComeFromTheStatsRowAndMatchARecount() throws {
+        let dir = TemporaryDirectory()
+        defer { dir.remove() }
+        let cache = try DiskCache(directory: dir.url, configuration: .testing())
+        for index in 0..<300 {
+            try cache.setValue(bytes(index * 150), forKey: "k\(index % 120)")
+            if index % 7 == 0 { try cache.removeValue(forKey: "k\((index + 3) % 120)") }
+        }
+        _ = try cache.trim(toCount: 90)
+        let count = try cache.totalCount, size = try cache.totalSize
+        cache.close()
+        let rows = try rawRows(dir.manifestPath, "SELECT count(*), sum(size), count(filename) FROM manifest")
+        #expect(rows == [["\(count)", "\(size)", rows[0][2]]])
+        let stats = try rawRows(dir.manifestPath, "SELECT count, size, file_count FROM stats")
+        #expect(stats == rows)
+        let reopened = try DiskCache(directory: dir.url, configuration: .testing())
+        #expect(try reopened.totalCount == count)
+        #expect(try reopened.totalSize == size)
+    }
+
+    @Test func statementsAreReusedAndResetUnderManyOperations() throws {
+        let dir = TemporaryDirectory()
+        defer { dir.remove() }
+        let cache = try DiskCache(directory: dir.url, configuration: .testing())
+        func statementCounts() -> (cached: Int, busy: Int) {
+            cache.store.withLock { ($0.database!.cachedStatementCount, $0.database!.busyStatementCount) }
+        }
+        func workload(_ round: Int) throws {
+            for index in 0..<500 {
+                let key = "k\(index % 100)"
+                try cache.setValue(bytes(index % 3 == 0 ? 25_000 : 100), forKey: key, expiration: .seconds(1000))
+                _ = try cache.value(forKey: key)
+                _ = try cache.contains(key)
+                _ = try cache.extendedData(forKey: key)
+                if index % 10 == 0 { try cache.removeValue(forKey: key) }
+            }
+            _ = try cache.keys(limit: 10)
+            _ = try cache.trim(toCount: 50)
+            _ = try cache.removeExpired()
+            try cache.flush()
+        }
+        try workload(0)
+        let after = statementCounts()
+        #expect(after.busy == 0)
+        try workload(1)
+        #expect(statementCounts().cached == after.cached)
+        #expect(statementCounts().busy == 0)
+    }
+
+    @Test func walStaysBoundedUnderALongWriteLoop() throws {
+        let dir = TemporaryDirectory()
+        defer { dir.remove() }
+        let cache = try DiskCache(directory: dir.url, configuration: .testing())
+        let value = bytes(10_000)
+        var largest: Int64 = 0
+        for index in 0..<4_000 {
+            try cache.setValue(value, forKey: "k\(index % 500)")
+            if index % 50 == 0 {
+                _ = try cache.value(forKey: "k\(index % 500)")
+                largest = max(largest, fileSize(dir.manifestPath + "-wal") ?? 0)
+            }
+        }
+        try cache.flush()
+        largest = max(largest, fileSize(dir.manifestPath + "-wal") ?? 0)
+        // ~40 MB written; the WAL stays within checkpoint interval + one batch.
+        #expect(largest > 0)
+        #expect(largest < 16 << 20, "WAL grew to \(largest) bytes")
+    }
+}

@@ -1,0 +1,66 @@
+import Foundation
+@testable import KVCache
+
+/// A fresh directory under the system temporary directory, removed by `remove()`.
+struct TemporaryDirectory {
+    let url: URL
+    var path: String { url.path }
+
+    init(_ name: String = #function) {
+        let safe = name.filter { $0.isLetter || $0.isNumber }
+        url = FileManager.default.temporaryDirectory
+            .appendingPathComponent("kvcache-\(safe.prefix(40))-\(UUID().uuidString)")
+    }
+
+    var dataPath: String { path + "/data" }
+    var manifestPath: String { path + "/manifest.sqlite" }
+
+    /// Names of the files in the data folder.
+    func dataFiles() -> [String] {
+        ((try? FileManager.default.contentsOfDirectory(atPath: dataPath)) ?? []).sorted()
+    }
+
+    func remove() { try? FileManager.default.removeItem(at: url) }
+}
+
+/// A clock the test moves by hand.
+final class ManualClock: Sendable {
+    private let time = MutexBox<Double>(1_700_000_000)
+    var now: Double { time.withLock { $0 } }
+    func advance(by seconds: Double) { time.withLock { $0 += seconds } }
+    var function: @Sendable () -> Double { { self.now } }
+}
+
+extension DiskCache.Configuration {
+    /// Defaults for tests: no timers that could race assertions, no orphan grace.
+    static func testing(_ configure: (inout DiskCache.Configuration) -> Void = { _ in }) -> Self {
+        var configuration = DiskCache.Configuration()
+        configuration.autoTrimInterval = nil
+        configuration.orphanGracePeriod = 0
+        configure(&configuration)
+        return configuration
+    }
+}
+
+/// Runs a query on a separate, raw SQLite connection and returns the rows as text.
+func rawRows(_ databasePath: String, _ sql: String) throws -> [[String?]] {
+    let database = try Database(path: databasePath, busyTimeout: 5)
+    defer { database.close() }
+    let statement = try database.statement(sql)
+    return try statement.run { statement in
+        var rows: [[String?]] = []
+        let columns = sqlite3ColumnCount(statement)
+        while try statement.step() {
+            rows.append((0..<columns).map { statement.string(at: $0) })
+        }
+        return rows
+    }
+}
+
+func bytes(_ count: Int, seed: UInt8 = 1) -> Data {
+    Data((0..<count).map { UInt8(truncatingIfNeeded: $0 &* 31 &+ Int(seed)) })
+}
+
+func fileSize(_ path: String) -> Int64? {
+    (try? FileManager.default.attributesOfItem(atPath: path)[.size] as? NSNumber)?.int64Value
+}
