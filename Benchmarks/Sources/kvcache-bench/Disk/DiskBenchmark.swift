@@ -8,6 +8,9 @@ struct DiskBenchmark {
     static let strategies: [DiskStrategyKind] = [
         RawSQLiteStrategy.kind,
         RawFileStrategy.kind,
+        KVCacheDiskStrategy.kind(.mixed),
+        KVCacheDiskStrategy.kind(.inline),
+        KVCacheDiskStrategy.kind(.file),
         YYStyleStrategy.kind,
         FilePerKeyStrategy.kind,
     ]
@@ -30,7 +33,7 @@ struct DiskBenchmark {
         maximumOperations = options.quick ? 100 : 2_000
         minimumOperations = options.quick ? 4 : 32
         trimEntries = options.quick ? 2_000 : 100_000
-        openSizes = options.quick ? [1_000, 10_000] : [10_000, 100_000, 1_000_000]
+        openSizes = options.quick ? [1_000, 5_000] : [10_000, 100_000, 1_000_000]
     }
 
     func run(into report: Report) throws {

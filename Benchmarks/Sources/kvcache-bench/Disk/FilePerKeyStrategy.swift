@@ -11,7 +11,7 @@ final class FilePerKeyStrategy: TrimmableDiskStrategy {
     static let kind = DiskStrategyKind(
         name: "file-per-key (MD5)",
         open: { try FilePerKeyStrategy(directory: $0) },
-        hasOpenCost: false)
+        inOpenTime: false)
 
     private let directory: String
 

@@ -8,7 +8,7 @@ final class RawFileStrategy: TrimmableDiskStrategy {
     static let kind = DiskStrategyKind(
         name: "raw files", isFloor: true,
         open: { try RawFileStrategy(directory: $0) },
-        hasOpenCost: false)
+        inOpenTime: false)
 
     private let directory: String
     private var insertionOrder: [String] = []

@@ -1,3 +1,4 @@
+import Foundation
 #if canImport(Glibc)
 import Glibc
 #elseif canImport(Darwin)
@@ -6,9 +7,13 @@ import Darwin
 
 /// Progress lines on stderr, so stdout holds only the report.
 enum Progress {
+    private static let start = Clock.now()
+
     static func log(_ message: String) {
+        let origin = start  // initialized on first use, before the clock is read below
+        let elapsed = Double(Clock.now() - origin) / 1e9
         // Written with write(2): the C `stderr` global is not concurrency-safe in Swift 6.
-        var line = "· " + message + "\n"
+        var line = "[" + String(format: "%6.1f s", elapsed) + "] " + message + "\n"
         line.withUTF8 { bytes in _ = write(2, bytes.baseAddress, bytes.count) }
     }
 }

@@ -4,6 +4,7 @@ struct MemoryBenchmark {
     /// Add a strategy here to compare it.
     static let strategies: [any MemoryStrategy.Type] = [
         DictionaryMutexStrategy.self,
+        KVCacheMemoryStrategy.self,
         AutoPurgingStrategy.self,
         NSCacheStrategy.self,
     ]
