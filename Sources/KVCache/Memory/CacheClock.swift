@@ -16,49 +16,53 @@ import Darwin
 /// Tests inject a ``ManualClock`` so age and expiration tests need no sleeps.
 @usableFromInline
 struct CacheClock: Sendable {
-    let manual: ManualClock?
+    @usableFromInline let manual: ManualClock?
 
     static let system = CacheClock(manual: nil)
 
     /// Seconds on a monotonic clock (for ages), at most the true time.
-    @usableFromInline
+    @inlinable
     func monotonicNow() -> Double {
         if let manual { return manual.monotonic }
         return Self.read(Self.coarseMonotonic)
     }
 
     /// Wall-clock seconds since 1970, at most the true time (to compute deadlines).
+    @inlinable
     func wallLowerBound() -> Double {
         if let manual { return manual.wall }
         return Self.read(Self.coarseWall)
     }
 
     /// Wall-clock seconds since 1970, at least the true time (to check deadlines).
+    @inlinable
     func wallUpperBound() -> Double {
         if let manual { return manual.wall }
         return Self.read(Self.coarseWall) + Self.coarseResolution
     }
 
     /// The clock resolution, by which an age check errs toward "too old".
+    @usableFromInline
     func monotonicSlack() -> Double {
         manual == nil ? Self.coarseResolution : 0
     }
 
     #if os(Linux)
-    private static let coarseMonotonic = CLOCK_MONOTONIC_COARSE
-    private static let coarseWall = CLOCK_REALTIME_COARSE
+    @usableFromInline static var coarseMonotonic: clockid_t { CLOCK_MONOTONIC_COARSE }
+    @usableFromInline static var coarseWall: clockid_t { CLOCK_REALTIME_COARSE }
     #else
-    private static let coarseMonotonic = CLOCK_MONOTONIC
-    private static let coarseWall = CLOCK_REALTIME
+    @usableFromInline static var coarseMonotonic: clockid_t { CLOCK_MONOTONIC }
+    @usableFromInline static var coarseWall: clockid_t { CLOCK_REALTIME }
     #endif
 
-    private static let coarseResolution: Double = {
+    @usableFromInline static let coarseResolution: Double = {
         var resolution = timespec()
         guard clock_getres(coarseWall, &resolution) == 0 else { return 0.01 }
         return Double(resolution.tv_sec) + Double(resolution.tv_nsec) * 1e-9
     }()
 
-    private static func read(_ clock: clockid_t) -> Double {
+    @inlinable
+    static func read(_ clock: clockid_t) -> Double {
         var now = timespec()
         clock_gettime(clock, &now)
         return Double(now.tv_sec) + Double(now.tv_nsec) * 1e-9
@@ -66,6 +70,7 @@ struct CacheClock: Sendable {
 }
 
 /// A clock that moves only when told to; for tests of ages and expirations.
+@usableFromInline
 final class ManualClock: @unchecked Sendable {
     private let mutex = PThreadMutex()
     private var wallSeconds: Double
@@ -76,11 +81,13 @@ final class ManualClock: @unchecked Sendable {
         monotonicSeconds = monotonic
     }
 
+    @usableFromInline
     var wall: Double {
         mutex.lock(); defer { mutex.unlock() }
         return wallSeconds
     }
 
+    @usableFromInline
     var monotonic: Double {
         mutex.lock(); defer { mutex.unlock() }
         return monotonicSeconds

@@ -32,10 +32,11 @@ struct CostTotal: Sendable, Equatable {
         high == 0 && low <= UInt64(Int64.max) ? Int64(low) : .max
     }
 
-    /// Whether the sum is strictly greater than `limit` (a negative limit counts as zero).
+    /// Whether the sum is strictly greater than `limit`. A limit of
+    /// `Int64.max` means no limit; a negative one counts as zero.
     @inlinable
     func exceeds(_ limit: Int64) -> Bool {
-        high != 0 || low > UInt64(max(limit, 0))
+        limit != .max && (high != 0 || low > UInt64(max(limit, 0)))
     }
 
     /// The sum scaled by `fraction` (0...1), rounded down and clamped to `Int64.max`.

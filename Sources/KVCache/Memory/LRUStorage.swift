@@ -1,10 +1,12 @@
 /// The entries of a memory cache in least-recently-used order. Not thread-safe.
 ///
-/// A hash table maps each key to a slot index; the slots live in one
-/// contiguous slab and are threaded into a doubly-linked recency list by
-/// `Int32` indices. Compared with one heap object per entry this saves an
-/// allocation per insertion and keeps neighbours close in memory. Freed slots
-/// form a free list and are reused, so the slab grows only with the peak count.
+/// A hash table maps each key to a slot index. Slots live in one contiguous
+/// slab and are threaded into a doubly-linked recency list by `Int32` indices.
+/// Compared with one heap object per entry this saves an allocation per
+/// insertion. The links live in their own compact array (8 bytes a slot):
+/// moving an entry to the front touches both neighbours, and in a small array
+/// those are far more often in the processor's cache. Freed slots form a free
+/// list and are reused, so the slab grows only with the peak count.
 @usableFromInline
 final class LRUStorage<Key: Hashable, Value> {
     /// One entry, or a free slot when `key` is `nil`.
@@ -19,22 +21,28 @@ final class LRUStorage<Key: Hashable, Value> {
         @usableFromInline var deadline: Double
         /// Seconds a read pushes the deadline forward, when reads extend it; 0 if they cannot.
         @usableFromInline var lifetime: Double
-        /// Toward the most recently used entry; `none` at the head.
-        @usableFromInline var previous: Int32
-        /// Toward the least recently used entry; `none` at the tail. Links free slots too.
-        @usableFromInline var next: Int32
 
         @inlinable
-        init(
-            key: Key, value: Value, cost: Int64, accessTime: Double,
-            deadline: Double, lifetime: Double, previous: Int32, next: Int32
-        ) {
+        init(key: Key, value: Value, cost: Int64, accessTime: Double, deadline: Double, lifetime: Double) {
             self.key = key
             self.value = value
             self.cost = cost
             self.accessTime = accessTime
             self.deadline = deadline
             self.lifetime = lifetime
+        }
+    }
+
+    /// A slot's place in the recency list (or in the free list).
+    @usableFromInline
+    struct Link {
+        /// Toward the most recently used entry; `none` at the head.
+        @usableFromInline var previous: Int32
+        /// Toward the least recently used entry; `none` at the tail.
+        @usableFromInline var next: Int32
+
+        @inlinable
+        init(previous: Int32, next: Int32) {
             self.previous = previous
             self.next = next
         }
@@ -57,32 +65,41 @@ final class LRUStorage<Key: Hashable, Value> {
 
     @usableFromInline static var none: Int32 { -1 }
 
-    @usableFromInline var table: [Key: Int32] = [:]
-    @usableFromInline var slots: UnsafeMutablePointer<Slot>?
+    // The owner's lock guarantees exclusive access, so run-time exclusivity
+    // checks on these class properties are turned off (they cost a
+    // thread-local lookup per access, across module boundaries).
+
+    @usableFromInline @exclusivity(unchecked) var table: [Key: Int32] = [:]
+    @usableFromInline @exclusivity(unchecked) var slots: UnsafeMutablePointer<Slot>?
+    @usableFromInline @exclusivity(unchecked) var links: UnsafeMutablePointer<Link>?
     /// Slots `0..<initializedCount` are initialized; the rest of `capacity` is raw memory.
-    @usableFromInline var capacity: Int32 = 0
-    @usableFromInline var initializedCount: Int32 = 0
-    @usableFromInline var freeHead: Int32 = none
+    @usableFromInline @exclusivity(unchecked) var capacity: Int32 = 0
+    @usableFromInline @exclusivity(unchecked) var initializedCount: Int32 = 0
+    @usableFromInline @exclusivity(unchecked) var freeHead: Int32 = none
     /// The most recently used entry.
-    @usableFromInline var head: Int32 = none
+    @usableFromInline @exclusivity(unchecked) var head: Int32 = none
     /// The least recently used entry, the next to evict.
-    @usableFromInline var tail: Int32 = none
-    @usableFromInline var totalCost = CostTotal()
+    @usableFromInline @exclusivity(unchecked) var tail: Int32 = none
+    @usableFromInline @exclusivity(unchecked) var totalCost = CostTotal()
     /// Entries whose deadline is finite; sweeping for expired entries is pointless without them.
-    @usableFromInline var expiringCount = 0
+    @usableFromInline @exclusivity(unchecked) var expiringCount = 0
 
     @usableFromInline
     init() {}
 
     deinit {
-        if let slots {
+        if let slots, let links {
             slots.deinitialize(count: Int(initializedCount))
             slots.deallocate()
+            links.deallocate()
         }
     }
 
     @inlinable
     var count: Int { table.count }
+
+    /// Slots in the slab, used or free.
+    var slotCount: Int { Int(initializedCount) }
 
     @inlinable
     func index(forKey key: Key) -> Int32? {
@@ -92,6 +109,11 @@ final class LRUStorage<Key: Hashable, Value> {
     @inlinable
     func slot(at index: Int32) -> UnsafeMutablePointer<Slot> {
         slots.unsafelyUnwrapped + Int(index)
+    }
+
+    @inlinable
+    func link(at index: Int32) -> UnsafeMutablePointer<Link> {
+        links.unsafelyUnwrapped + Int(index)
     }
 
     /// Marks an entry as the most recently used.
@@ -127,10 +149,16 @@ final class LRUStorage<Key: Hashable, Value> {
             moveToFront(existing)
             return old
         }
-        takeFreeSlot(candidate)
-        slot(at: candidate).initialize(to: Slot(
-            key: key, value: value, cost: cost, accessTime: accessTime,
-            deadline: deadline, lifetime: lifetime, previous: Self.none, next: Self.none))
+        let slot = slot(at: candidate)
+        if candidate == freeHead {
+            freeHead = link(at: candidate).pointee.next
+            slot.pointee = Slot(
+                key: key, value: value, cost: cost, accessTime: accessTime, deadline: deadline, lifetime: lifetime)
+        } else {
+            initializedCount += 1
+            slot.initialize(to: Slot(
+                key: key, value: value, cost: cost, accessTime: accessTime, deadline: deadline, lifetime: lifetime))
+        }
         totalCost.add(cost)
         if deadline != .infinity { expiringCount += 1 }
         linkAtHead(candidate)
@@ -148,7 +176,7 @@ final class LRUStorage<Key: Hashable, Value> {
         table.removeValue(forKey: key)
         totalCost.subtract(cost)
         if slot.pointee.deadline != .infinity { expiringCount -= 1 }
-        slot.pointee.next = freeHead
+        link(at: index).pointee.next = freeHead
         freeHead = index
         return RemovedEntry(key: key, value: value, cost: cost)
     }
@@ -163,9 +191,8 @@ final class LRUStorage<Key: Hashable, Value> {
     func stampAll(accessTime: Double) {
         var index = head
         while index != Self.none {
-            let slot = slot(at: index)
-            slot.pointee.accessTime = accessTime
-            index = slot.pointee.next
+            slot(at: index).pointee.accessTime = accessTime
+            index = link(at: index).pointee.next
         }
     }
 
@@ -175,8 +202,15 @@ final class LRUStorage<Key: Hashable, Value> {
         while index != Self.none {
             let slot = slot(at: index)
             body(slot.pointee.key.unsafelyUnwrapped, slot.pointee.value.unsafelyUnwrapped)
-            index = slot.pointee.next
+            index = link(at: index).pointee.next
         }
+    }
+
+    /// The keys from most to least recently used (for tests).
+    var keysByRecency: [Key] {
+        var keys: [Key] = []
+        forEach { key, _ in keys.append(key) }
+        return keys
     }
 
     // MARK: - List and free list
@@ -192,19 +226,15 @@ final class LRUStorage<Key: Hashable, Value> {
 
     @inlinable
     func unlink(_ index: Int32) {
-        let slot = slot(at: index)
-        let previous = slot.pointee.previous
-        let next = slot.pointee.next
-        if previous != Self.none { self.slot(at: previous).pointee.next = next } else { head = next }
-        if next != Self.none { self.slot(at: next).pointee.previous = previous } else { tail = previous }
+        let link = link(at: index).pointee
+        if link.previous != Self.none { self.link(at: link.previous).pointee.next = link.next } else { head = link.next }
+        if link.next != Self.none { self.link(at: link.next).pointee.previous = link.previous } else { tail = link.previous }
     }
 
     @inlinable
     func linkAtHead(_ index: Int32) {
-        let slot = slot(at: index)
-        slot.pointee.previous = Self.none
-        slot.pointee.next = head
-        if head != Self.none { self.slot(at: head).pointee.previous = index } else { tail = index }
+        link(at: index).pointee = Link(previous: Self.none, next: head)
+        if head != Self.none { link(at: head).pointee.previous = index } else { tail = index }
         head = index
     }
 
@@ -216,31 +246,20 @@ final class LRUStorage<Key: Hashable, Value> {
         return initializedCount
     }
 
-    /// Takes the slot returned by `peekFreeSlot()` out of the free space; the
-    /// caller initializes it.
-    @inlinable
-    func takeFreeSlot(_ index: Int32) {
-        if index == freeHead {
-            let slot = slot(at: index)
-            freeHead = slot.pointee.next
-            // Free slots stay initialized (with nil key and value); drop the old one
-            // so the caller can initialize the memory afresh.
-            slot.deinitialize(count: 1)
-        } else {
-            initializedCount += 1
-        }
-    }
-
     @usableFromInline
     func grow() {
         precondition(capacity < Int32.max, "MemoryCache cannot hold more than Int32.max entries")
         let newCapacity = Int32(clamping: max(16, Int(capacity) * 2))
         let newSlots = UnsafeMutablePointer<Slot>.allocate(capacity: Int(newCapacity))
-        if let slots {
+        let newLinks = UnsafeMutablePointer<Link>.allocate(capacity: Int(newCapacity))
+        if let slots, let links {
             newSlots.moveInitialize(from: slots, count: Int(initializedCount))
+            newLinks.moveInitialize(from: links, count: Int(initializedCount))
             slots.deallocate()
+            links.deallocate()
         }
         slots = newSlots
+        links = newLinks
         capacity = newCapacity
     }
 }

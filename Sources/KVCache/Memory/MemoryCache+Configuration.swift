@@ -5,7 +5,7 @@ extension MemoryCache {
         public var countLimit: Int
 
         /// The most total cost the cache holds, summing the cost given to each
-        /// `setValue(_:forKey:cost:expiration:)`. Default: no limit.
+        /// `setValue(_:forKey:cost:expiration:)`. Default: `Int64.max`, which means no limit.
         public var costLimit: Int64
 
         /// Seconds an entry may go unread before it expires. Default: no limit.

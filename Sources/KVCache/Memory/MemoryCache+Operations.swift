@@ -88,6 +88,7 @@ extension MemoryCache {
     }
 
     /// Whether an entry has outlived its deadline or the age limit.
+    @inlinable
     func isExpired(_ slot: UnsafeMutablePointer<LRUStorage<Key, Value>.Slot>) -> Bool {
         if slot.pointee.deadline != .infinity, clock.wallUpperBound() >= slot.pointee.deadline {
             return true
@@ -101,10 +102,18 @@ extension MemoryCache {
 
     /// The rest of `value(forKey:)` for an entry with a deadline, or when ages
     /// are tracked: expires it or records the read. Unlocks.
-    @usableFromInline
+    @inlinable
     func timedValue(at index: Int32) -> Value? {
         let slot = storage.slot(at: index)
-        if isExpired(slot) {
+        let now = limits.tracksAge ? clock.monotonicNow() : 0
+        var expired = false
+        if slot.pointee.deadline != .infinity {
+            expired = clock.wallUpperBound() >= slot.pointee.deadline
+        }
+        if !expired, limits.tracksAge, limits.age != .infinity {
+            expired = now + clock.monotonicSlack() - slot.pointee.accessTime > limits.age
+        }
+        if expired {
             var removals = Removals()
             expire(at: index, into: &removals)
             counters.misses &+= 1
@@ -114,7 +123,7 @@ extension MemoryCache {
             return nil
         }
         if limits.tracksAge {
-            slot.pointee.accessTime = clock.monotonicNow()
+            slot.pointee.accessTime = now
         }
         if extendsExpirationOnAccess, slot.pointee.lifetime > 0 {
             slot.pointee.deadline = clock.wallLowerBound() + slot.pointee.lifetime
@@ -127,6 +136,7 @@ extension MemoryCache {
     }
 
     /// Removes an expired entry.
+    @inlinable
     func expire(at index: Int32, into removals: inout Removals) {
         let entry = storage.remove(at: index)
         discard(entry.key, entry.value, cost: entry.cost, reason: .expired, into: &removals)

@@ -15,13 +15,15 @@ import Dispatch
 /// ```
 public final class MemoryCache<Key: Hashable & Sendable, Value: Sendable>: @unchecked Sendable {
     // Everything declared with `var` is guarded by `mutex`; the rest is immutable.
+    // The mutex already guarantees exclusive access, so the run-time exclusivity
+    // checks on these class properties (about 15 % of a set) are turned off.
     @usableFromInline let mutex = PThreadMutex()
-    @usableFromInline var storage = LRUStorage<Key, Value>()
-    @usableFromInline var counters = MemoryCacheCounters()
-    @usableFromInline var limits: MemoryCacheLimits
+    @usableFromInline @exclusivity(unchecked) var storage = LRUStorage<Key, Value>()
+    @usableFromInline @exclusivity(unchecked) var counters = MemoryCacheCounters()
+    @usableFromInline @exclusivity(unchecked) var limits: MemoryCacheLimits
     /// Evicted values waiting to be handed to the background releaser in one batch.
-    @usableFromInline var pendingReleases = ContiguousArray<Value>()
-    @usableFromInline var pendingCost: Int64 = 0
+    @usableFromInline @exclusivity(unchecked) var pendingReleases = ContiguousArray<Value>()
+    @usableFromInline @exclusivity(unchecked) var pendingCost: Int64 = 0
 
     @usableFromInline let clock: CacheClock
     @usableFromInline let onEviction: (@Sendable (Key, Value, EvictionReason) -> Void)?

@@ -1,0 +1,78 @@
+import Dispatch
+import Foundation
+import Testing
+@testable import KVCache
+
+/// Hammering from many threads; CI runs these under ThreadSanitizer.
+@Suite struct ConcurrencyMemoryCacheTests {
+    @Test func manyThreadsKeepTheCacheConsistent() {
+        let evictions = Locked(0)
+        let cache = MemoryCache<Int, [Int]>(configuration: .init(
+            countLimit: 200, costLimit: 5_000, lowWatermark: 0.8, autoTrimInterval: 0.001,
+            onEviction: { _, _, _ in evictions.withLock { $0 += 1 } }))
+        let threads = 8
+        let operations = 4_000
+        DispatchQueue.concurrentPerform(iterations: threads) { thread in
+            var generator = SplitMix64(seed: UInt64(thread))
+            for step in 0..<operations {
+                let key = Int(generator.next() % 500)
+                switch generator.next() % 10 {
+                case 0..<5:
+                    if let value = cache[key] { precondition(value.first == key) }
+                case 5..<8:
+                    cache.setValue(
+                        [key, step], forKey: key, cost: Int64(generator.next() % 50),
+                        expiration: step.isMultiple(of: 7) ? .seconds(0.001) : .never)
+                case 8:
+                    cache.removeValue(forKey: key)
+                default:
+                    switch step % 100 {
+                    case 0: cache.trim(toFraction: 0.5)
+                    case 1: cache.removeAll()
+                    case 2: cache.countLimit = 100 + Int(generator.next() % 200)
+                    case 3: cache.trim(toAge: 60)
+                    default: _ = cache.statistics
+                    }
+                }
+            }
+        }
+        cache.waitForBackgroundWork()
+        let statistics = cache.statistics
+        #expect(statistics.count <= cache.countLimit)
+        #expect(statistics.totalCost <= 5_000)
+        // Every insertion either is still in the cache or left it in one of the counted ways.
+        #expect(statistics.insertions == statistics.count + statistics.totalEvictions)
+        #expect(statistics.totalEvictions == evictions.value)
+        // The total cost matches the entries' costs, and the list matches the table.
+        cache.withLock {
+            var sum: Int64 = 0
+            var listed = 0
+            var index = cache.storage.head
+            while index != -1 {
+                sum += cache.storage.slot(at: index).pointee.cost
+                listed += 1
+                index = cache.storage.link(at: index).pointee.next
+            }
+            #expect(sum == cache.storage.totalCost.clamped)
+            #expect(listed == cache.storage.count)
+        }
+    }
+
+    @Test func backgroundReleaseAndAutoTrimRaceWithCallers() {
+        let recorder = DeinitRecorder()
+        let cache = MemoryCache<Int, TrackedValue>(configuration: .init(countLimit: 50, autoTrimInterval: 0.001))
+        let created = Locked(0)
+        DispatchQueue.concurrentPerform(iterations: 4) { thread in
+            for step in 0..<2_000 {
+                let key = thread * 10_000 + step
+                cache.setValue(TrackedValue(key, recorder), forKey: key, expiration: .seconds(0.002))
+                _ = cache[key - 1]
+                if step.isMultiple(of: 500) { cache.waitForBackgroundWork() }
+            }
+            created.withLock { $0 += 2_000 }
+        }
+        cache.removeAll()
+        cache.waitForBackgroundWork()
+        #expect(recorder.count == created.value)
+    }
+}

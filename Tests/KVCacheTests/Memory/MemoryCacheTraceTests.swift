@@ -1,0 +1,123 @@
+import Foundation
+import Testing
+@testable import KVCache
+
+/// Replays real cache traces and compares LRU hits with an independent simulator.
+@Suite struct MemoryCacheTraceTests {
+    /// `<package root>/../shared/traces`, where CI checks the shared data out.
+    static let tracesDirectory = URL(fileURLWithPath: #filePath)
+        .deletingLastPathComponent()  // Memory
+        .deletingLastPathComponent()  // KVCacheTests
+        .deletingLastPathComponent()  // Tests
+        .deletingLastPathComponent()  // package root
+        .deletingLastPathComponent()
+        .appendingPathComponent("shared/traces")
+
+    @Test(arguments: [
+        ("oltp.gz", 300_122),
+        ("web07.trace.xz", 38_368),
+        ("gli.trace.gz", 674),
+    ])
+    func lruHitsMatchTheOracle(trace: String, expectedHits: Int) throws {
+        guard FileManager.default.fileExists(atPath: Self.tracesDirectory.path) else {
+            Issue.record("Trace directory missing: \(Self.tracesDirectory.path)")
+            return
+        }
+        let keys = try Self.load(trace)
+        let cache = MemoryCache<Int32, Bool>(configuration: .init(countLimit: 1_000, autoTrimInterval: nil))
+        var hits = 0
+        for key in keys {
+            if cache.value(forKey: key) != nil {
+                hits += 1
+            } else {
+                cache.setValue(true, forKey: key)
+            }
+        }
+        #expect(hits == expectedHits)
+        #expect(cache.statistics.hits == expectedHits)
+        #expect(cache.count == 1_000)
+    }
+
+    /// The keys of a trace, in request order (formats in the traces' README).
+    static func load(_ name: String) throws -> [Int32] {
+        let path = tracesDirectory.appendingPathComponent(name).path
+        let tool = name.hasSuffix(".xz") ? "xz" : "gzip"
+        let bytes = try decompress(path, with: tool)
+        switch name {
+        case "oltp.gz":
+            // Lines `start count ignored seq`: keys start ..< start + count.
+            var keys: [Int32] = []
+            keys.reserveCapacity(1_000_000)
+            forEachLine(bytes) { fields in
+                guard fields.count >= 2 else { return }
+                for key in fields[0] ..< fields[0] + fields[1] { keys.append(Int32(truncatingIfNeeded: key)) }
+            }
+            return keys
+        case "gli.trace.gz":
+            // One integer per line; `*` lines are checkpoints.
+            var keys: [Int32] = []
+            forEachLine(bytes) { fields in
+                if let key = fields.first { keys.append(Int32(truncatingIfNeeded: key)) }
+            }
+            return keys
+        default:
+            // 32-bit big-endian signed integers.
+            return stride(from: 0, to: bytes.count - 3, by: 4).map { offset in
+                Int32(bitPattern: UInt32(bytes[offset]) << 24 | UInt32(bytes[offset + 1]) << 16
+                    | UInt32(bytes[offset + 2]) << 8 | UInt32(bytes[offset + 3]))
+            }
+        }
+    }
+
+    /// Calls `body` with the leading run of space-separated unsigned integers
+    /// of each line (empty for a line such as `*`).
+    static func forEachLine(_ bytes: [UInt8], _ body: (_ fields: [Int]) -> Void) {
+        var fields: [Int] = []
+        var value = 0
+        var inNumber = false
+        var stopped = false
+        for byte in bytes {
+            switch byte {
+            case UInt8(ascii: "0")...UInt8(ascii: "9"):
+                if !stopped {
+                    value = value * 10 + Int(byte &- UInt8(ascii: "0"))
+                    inNumber = true
+                }
+            case UInt8(ascii: "\n"):
+                if inNumber && !stopped { fields.append(value) }
+                body(fields)
+                fields.removeAll(keepingCapacity: true)
+                value = 0
+                inNumber = false
+                stopped = false
+            case UInt8(ascii: " "), UInt8(ascii: "\t"), UInt8(ascii: "\r"):
+                if inNumber && !stopped { fields.append(value) }
+                value = 0
+                inNumber = false
+            default:
+                stopped = true
+            }
+        }
+        if inNumber && !stopped { fields.append(value) }
+        if !fields.isEmpty { body(fields) }
+    }
+
+    static func decompress(_ path: String, with tool: String) throws -> [UInt8] {
+        let process = Process()
+        process.executableURL = URL(fileURLWithPath: "/usr/bin/env")
+        process.arguments = [tool, "-dc", path]
+        let output = Pipe()
+        process.standardOutput = output
+        try process.run()
+        let data = output.fileHandleForReading.readDataToEndOfFile()
+        process.waitUntilExit()
+        guard process.terminationStatus == 0, !data.isEmpty else {
+            throw TraceError.decompressionFailed("\(tool) -dc \(path) exited with \(process.terminationStatus)")
+        }
+        return [UInt8](data)
+    }
+
+    enum TraceError: Error {
+        case decompressionFailed(String)
+    }
+}
