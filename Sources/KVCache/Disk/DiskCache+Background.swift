@@ -7,7 +7,7 @@ extension DiskCache {
     /// Called under the lock after every operation; cheap when nothing is due.
     func scheduleFollowUps(_ storage: KVStorage) {
         guard !storage.isClosed else { return }
-        if storage.batch != nil, !storage.isCommitScheduled {
+        if !storage.pending.isEmpty, !storage.isCommitScheduled {
             storage.isCommitScheduled = true
             commitQueue.asyncAfter(deadline: .now() + configuration.groupCommitDelay) { [weak self] in
                 self?.runScheduledCommit()
@@ -53,7 +53,7 @@ extension DiskCache {
     private func runAccessTimeFlush(urgent: Bool) {
         try? perform { storage in
             if urgent { storage.isUrgentAccessFlushScheduled = false } else { storage.isAccessFlushScheduled = false }
-            try storage.flushAccessTimes()
+            try storage.commit()
         }
     }
 
@@ -113,9 +113,12 @@ extension DiskCache {
         }
     }
 
-    /// Blocks until the background work started so far (orphan sweeps, trash
-    /// deletion, trims to the limits) is done. For tests and tools: no sleeping.
+    /// Commits pending writes, then blocks until the background work started so
+    /// far (orphan sweeps, trash deletion, trims to the limits) is done.
+    /// For tests and tools: no sleeping.
     public func waitForBackgroundWork() {
+        // Committing may itself start a trim (limits are checked on committed totals).
+        try? perform { try $0.commit() }
         backgroundWork.wait()
     }
 

@@ -44,6 +44,10 @@ extension DiskCache {
         public var groupCommitMaxWrites = 512
         /// Seconds between writes of buffered access times. Default 5.
         public var accessTimeFlushInterval: Double = 5
+        /// A read records a new access time only if the stored one is at least this many
+        /// seconds old, so repeated reads of a hot entry write nothing; LRU trims order
+        /// entries to this resolution. 0 records every read. Default 60.
+        public var accessTimeResolution: Double = 60
         /// How long to wait for another process's lock before throwing SQLITE_BUSY. Default 5 s.
         public var busyTimeout: Double = 5
         /// fsync each value file before its row is written, and the data folder on `flush()`.
@@ -75,6 +79,7 @@ extension DiskCache {
             try check(groupCommitDelay >= 0, "groupCommitDelay must not be negative")
             try check(groupCommitMaxWrites > 0, "groupCommitMaxWrites must be positive")
             try check(accessTimeFlushInterval >= 0, "accessTimeFlushInterval must not be negative")
+            try check(accessTimeResolution >= 0, "accessTimeResolution must not be negative")
             try check(busyTimeout >= 0, "busyTimeout must not be negative")
             try check(orphanGracePeriod >= 0, "orphanGracePeriod must not be negative")
             try check([512, 1024, 2048, 4096, 8192, 16384, 32768, 65536].contains(pageSize),
@@ -90,6 +95,7 @@ extension DiskCache {
             options.groupCommitMaxWrites = groupCommitMaxWrites
             options.syncsFiles = syncsFiles
             options.extendsExpirationOnAccess = extendsExpirationOnAccess
+            options.accessTimeResolution = accessTimeResolution
             options.pageSize = pageSize
             options.clock = clock
             return options

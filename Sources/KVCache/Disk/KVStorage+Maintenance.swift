@@ -8,15 +8,15 @@ extension KVStorage {
     func removeAll() throws -> String? {
         let database = try requireDatabase()
         accessTimes.removeAll()
-        let removed = try inBatch { () throws -> Int in
-            let count = currentTotals.count
+        dropPendingWrites()
+        let removed = try write { () throws -> Int in
+            let count = committedTotals.count
             try database.statement(Manifest.deleteAll).run { try $0.execute() }
             try database.statement(Manifest.resetStats).run { try $0.execute() }
             // The stats row is already zero; nothing to add at commit.
-            batch!.delta = .zero
+            transaction!.delta = .zero
             return count
         }
-        try commit()
         committedTotals = .zero
         counters.evictions[.removed, default: 0] += removed
         let trash = trashPath + "/" + FileNameHash.hex(UInt64(KVStorage.wallClock() * 1e6))
@@ -30,7 +30,7 @@ extension KVStorage {
 
     /// Removes up to `limit` entries (any order) in one transaction; for removeAll with progress.
     func removeSome(limit: Int) throws -> Int {
-        let removed = try inBatch { () throws -> Int in
+        let removed = try write { () throws -> Int in
             var removed = 0
             for victim in try selectVictims(Manifest.selectAny, limit: limit)
             where try deleteRow(key: victim.key, filename: victim.filename, size: victim.size) {
@@ -38,13 +38,13 @@ extension KVStorage {
             }
             return removed
         }
-        try commit()
         counters.evictions[.removed, default: 0] += removed
         return removed
     }
 
     /// Up to `limit` keys greater than `after` (byte-wise order), skipping expired entries.
     func keys(after: String?, limit: Int) throws -> [String] {
+        try commit()  // pending writes must take part in the order
         let database = try requireDatabase()
         let now = options.clock()
         let sql = after == nil ? Manifest.selectKeysFromStart : Manifest.selectKeysAfter
@@ -66,10 +66,10 @@ extension KVStorage {
 
     /// Deletes the files among `names` that no row references. A file modified
     /// after `cutoff` is kept: another process may be between writing it and
-    /// committing its row. Files of this process's open batch are always kept.
+    /// committing its row. Files of this process's pending writes are always kept.
     func removeOrphans(among names: [String], modifiedAfterIsKept cutoff: Double?) throws -> Int {
         let database = try requireDatabase()
-        let pending = Set((batch?.newFiles ?? []) + (batch?.obsoleteFiles ?? []))
+        let pending = Set(pending.files)
         let statement = try database.statement(Manifest.fileIsReferenced)
         var removed = 0
         for name in names where !pending.contains(name) {
@@ -88,11 +88,10 @@ extension KVStorage {
     /// Recounts the stats row from the manifest (a full scan: for tools and repair only).
     func recomputeTotals() throws -> Totals {
         let database = try requireDatabase()
-        try inBatch {
+        try write {
             try database.statement(Manifest.recomputeStats).run { try $0.execute() }
-            batch!.delta = .zero
+            transaction!.delta = .zero
         }
-        try commit()
         committedTotals = try readTotals()
         return committedTotals
     }

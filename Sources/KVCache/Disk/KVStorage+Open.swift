@@ -29,6 +29,7 @@ extension KVStorage {
             try database.execute("PRAGMA journal_mode = WAL")
             try database.execute("""
                 PRAGMA synchronous = NORMAL;
+                PRAGMA cache_size = -16384;
                 PRAGMA journal_size_limit = \(options.journalSizeLimit);
                 PRAGMA wal_autocheckpoint = \(options.walAutocheckpointPages);
                 """)
@@ -94,8 +95,8 @@ extension KVStorage {
 
     /// Rebuilds after SQLite reported corruption during an operation.
     func rebuildAfterCorruption() throws {
-        if let batch { for name in batch.newFiles { files.remove(name) } }
-        batch = nil
+        // Pending writes stay: their files exist and the new manifest takes their rows.
+        transaction = nil
         accessTimes.removeAll()
         database?.close()
         database = nil

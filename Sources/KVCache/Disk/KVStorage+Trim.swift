@@ -7,7 +7,6 @@ extension KVStorage {
 
     /// Removes up to `limit` entries toward `goal`; returns how many, 0 when the goal is met.
     func trimStep(_ goal: TrimGoal, reason: EvictionReason, limit: Int = KVStorage.trimStepLimit) throws -> Int {
-        let database = try requireDatabase()
         // Cheap exits without taking the write lock.
         switch goal {
         case .count(let target): if try totals().count <= target { return 0 }
@@ -15,9 +14,9 @@ extension KVStorage {
         case .age, .expired: break
         }
         let now = options.clock()
-        let removed = try inBatch { () throws -> Int in
-            // Buffered access times first, so the order (and extended expirations) are right.
-            try applyAccessTimes()
+        // The transaction applies pending writes and buffered access times first,
+        // so the LRU order and extended expirations are right.
+        let removed = try write { () throws -> Int in
             var victims: [Victim]
             switch goal {
             case .count(let target):
@@ -34,14 +33,12 @@ extension KVStorage {
             case .expired:
                 victims = try selectVictims(Manifest.selectExpired, limit: limit, time: now)
             }
-            _ = database
             var removed = 0
             for victim in victims where try deleteRow(key: victim.key, filename: victim.filename, size: victim.size) {
                 removed += 1
             }
             return removed
         }
-        try commit()
         if removed > 0 { counters.evictions[reason, default: 0] += removed }
         return removed
     }

@@ -12,13 +12,14 @@ extension KVStorage {
         var maxKeyLength = DiskCache.Configuration.defaultMaxKeyLength
         var busyTimeout = 5.0
         var groupCommitMaxWrites = 512
-        /// Inline bytes in one group commit before it commits at once (bounds the WAL).
+        /// Inline bytes held in pending writes before they are committed (bounds memory and the WAL).
         var groupCommitMaxBytes = 4 << 20
         var syncsFiles = false
         var extendsExpirationOnAccess = false
         var accessBufferLimit = 1024
+        var accessTimeResolution = 60.0
         /// 4 KiB: SQLite's default; values large enough to profit from bigger
-        /// pages go to files in mixed mode anyway (see DESIGN notes in DiskCache.swift).
+        /// pages go to files in mixed mode anyway (see docs/disk-level.md).
         var pageSize = 4096
         var journalSizeLimit: Int64 = 4 << 20
         var walAutocheckpointPages = 1000
@@ -49,15 +50,11 @@ extension KVStorage {
         }
     }
 
-    /// The writes of the open group-commit transaction.
-    struct Batch {
-        var writes = 0
-        var bytes = 0
-        /// Files written for this batch: deleted if it rolls back.
-        var newFiles: [String] = []
-        /// Files replaced or removed in this batch: deleted only after it commits.
+    /// What the open write transaction changed.
+    struct Transaction {
+        /// Files replaced or removed: deleted only after the commit.
         var obsoleteFiles: [String] = []
-        /// Change to the totals, added to the stats row at commit.
+        /// Change to the totals, added to the stats row before the commit.
         var delta = Totals()
     }
 

@@ -9,10 +9,10 @@ import Foundation
 /// <directory>/corrupt/                       the last database moved aside as corrupt
 /// ```
 ///
-/// Not thread-safe: `DiskCache` serializes every call. Writes go into an open
-/// transaction (a group commit, see KVStorage+Batch.swift) that the owner commits
-/// after a short delay, when it is full, or on `flush()`; reads use the same
-/// connection, so they see those writes at once.
+/// Not thread-safe: `DiskCache` serializes every call. Writes are buffered as
+/// pending writes (group commit, see KVStorage+Commit.swift) that the owner
+/// commits after a short delay, when the buffer is full, or on `flush()`; reads
+/// consult the buffer first, so they see those writes at once.
 final class KVStorage {
     let directory: String
     let manifestPath: String
@@ -24,10 +24,12 @@ final class KVStorage {
 
     /// Nil once closed.
     var database: Database?
-    /// The open group-commit transaction, if any.
-    var batch: Batch?
+    /// Writes not yet committed (group commit).
+    var pending = PendingWrites()
+    /// The open write transaction, if any (only inside `write(_:)`).
+    var transaction: Transaction?
     var accessTimes = AccessTimeBuffer()
-    /// Totals as of the last commit (or stats read); the batch's delta comes on top.
+    /// Totals as of the last commit or stats read (pending writes not included).
     var committedTotals = Totals.zero
     var counters = Counters()
 
@@ -80,12 +82,8 @@ final class KVStorage {
     /// Commits pending writes and access times, closes SQLite, releases the directory.
     func close() {
         if let database {
-            do {
-                if !accessTimes.isEmpty { try beginBatchIfNeeded() }
-                try commit()
-            } catch {
-                rollbackBatch()
-            }
+            try? commit()
+            dropPendingWrites()
             database.close()
             self.database = nil
         }
@@ -134,23 +132,34 @@ final class KVStorage {
         try validate(key)
         let database = try requireDatabase()
         let now = options.clock()
-        typealias Row = (filename: String?, size: Int64, expiration: Double?, lifetime: Double?, inline: Data?)
-        let row: Row? = try database.statement(Manifest.selectValue).run { statement in
-            statement.bind(key, at: 1)
-            guard try statement.step() else { return nil }
-            let filename = statement.string(at: 0)
-            return (filename, statement.int64(at: 1), statement.optionalDouble(at: 2),
-                    statement.optionalDouble(at: 3), filename == nil ? statement.data(at: 5) : nil)
+        var row: (filename: String?, size: Int64, expiration: Double?, lifetime: Double?, inline: Data?,
+                  accessed: Double)?
+        var isPending = false
+        if let write = pending[key] {
+            guard let value = write.value else { return miss() }
+            row = (value.filename, value.size, value.deadline, value.lifetime, value.inline, value.time)
+            isPending = true
+        } else {
+            row = try database.statement(Manifest.selectValue).run { statement in
+                statement.bind(key, at: 1)
+                guard try statement.step() else { return nil }
+                let filename = statement.string(at: 0)
+                return (filename, statement.int64(at: 1), statement.optionalDouble(at: 2),
+                        statement.optionalDouble(at: 3), filename == nil ? statement.data(at: 5) : nil,
+                        statement.double(at: 4))
+            }
         }
-        guard let row else {
-            counters.misses += 1
-            return nil
-        }
+        guard let row else { return miss() }
         if isExpired(key: key, expiration: row.expiration, lifetime: row.lifetime, now: now) {
-            counters.misses += 1
-            // Best effort: the periodic trim removes it otherwise.
-            _ = try? removeRow(key: key, filename: row.filename, size: row.size, reason: .expired)
-            return nil
+            if isPending {
+                // The latest write has expired: the key is gone, whatever an older row holds.
+                if let replaced = pending.record(.remove, forKey: key) { files.remove(replaced) }
+                counters.evictions[.expired, default: 0] += 1
+            } else {
+                _ = pending.record(.removeIfExpired(now: now), forKey: key)
+            }
+            accessTimes.remove(key)
+            return miss()
         }
         let data: Data
         if let filename = row.filename {
@@ -158,17 +167,27 @@ final class KVStorage {
             case .value(let bytes):
                 data = bytes
             case .missing, .wrongSize:
-                counters.misses += 1
                 counters.brokenRows += 1
-                _ = try? removeRow(key: key, filename: filename, size: row.size, reason: nil, onlyIfSameFile: true)
-                return nil
+                if let replaced = pending.record(.removeIfFile(filename), forKey: key) { files.remove(replaced) }
+                accessTimes.remove(key)
+                return miss()
             }
         } else {
             data = row.inline ?? Data()
         }
-        accessTimes.record(key, at: now)
+        // Access times have a resolution: a read within it of the stored time writes
+        // nothing, so hot keys cost no UPDATE at all (LRU order is kept to that resolution).
+        if now - row.accessed >= options.accessTimeResolution
+            || (options.extendsExpirationOnAccess && row.lifetime != nil) {
+            accessTimes.record(key, at: now)
+        }
         counters.hits += 1
         return data
+    }
+
+    private func miss() -> Data? {
+        counters.misses += 1
+        return nil
     }
 
     /// True if a value for `key` is stored and not expired (the file is not opened).
@@ -184,6 +203,11 @@ final class KVStorage {
         try validate(key)
         let database = try requireDatabase()
         let now = options.clock()
+        if let write = pending[key] {
+            guard let value = write.value,
+                  !isExpired(key: key, expiration: value.deadline, lifetime: value.lifetime, now: now) else { return nil }
+            return value.extendedData
+        }
         return try database.statement(Manifest.selectExtendedData).run { statement in
             statement.bind(key, at: 1)
             guard try statement.step() else { return nil }
@@ -200,7 +224,17 @@ final class KVStorage {
         var lifetime: Double?
     }
 
+    /// The entry's metadata as this process sees it (pending writes first).
     func metadata(forKey key: String) throws -> Metadata? {
+        if let write = pending[key] {
+            guard let value = write.value else { return nil }
+            return Metadata(filename: value.filename, size: value.size, expiration: value.deadline, lifetime: value.lifetime)
+        }
+        return try storedMetadata(forKey: key)
+    }
+
+    /// The committed row's metadata (inside a transaction: the current row).
+    func storedMetadata(forKey key: String) throws -> Metadata? {
         try requireDatabase().statement(Manifest.selectMetadata).run { statement in
             statement.bind(key, at: 1)
             guard try statement.step() else { return nil }
@@ -211,90 +245,49 @@ final class KVStorage {
 
     // MARK: - Writes
 
-    /// Stores `data` for `key` in the open batch. A file value is written in full
-    /// under a fresh name before its row exists; the replaced file is deleted after commit.
+    /// Stores `data` for `key` as a pending write, readable at once. A file value
+    /// is written in full under a fresh name now; its row comes with the commit.
     func setValue(_ data: Data, forKey key: String, expiration: Expiration = .never,
                   extendedData: Data? = nil) throws {
         try validate(key)
-        let database = try requireDatabase()
+        _ = try requireDatabase()
+        try commitIfFull()
         let now = options.clock()
         var lifetime: Double?
         if case .seconds(let seconds) = expiration { lifetime = max(0, seconds) }
         let isFile = storesInFile(size: data.count)
         let filename = isFile ? try files.write(data, forKey: key, sync: options.syncsFiles) : nil
-        do {
-            try inBatch {
-                let old = try metadata(forKey: key)
-                try database.statement(Manifest.upsert).run { statement in
-                    statement.bind(key, at: 1)
-                    statement.bind(filename, at: 2)
-                    statement.bind(Int64(data.count), at: 3)
-                    statement.bind(now, at: 4)
-                    statement.bind(expiration.deadline(from: now), at: 5)
-                    statement.bind(lifetime, at: 6)
-                    statement.bind(extendedData, at: 7)
-                    statement.bind(isFile ? nil : data, at: 8)
-                    try statement.execute()
-                }
-                if let old {
-                    batch!.delta.add(size: old.size, isFile: old.filename != nil, sign: -1)
-                    if let oldFile = old.filename { batch!.obsoleteFiles.append(oldFile) }
-                    counters.evictions[.replaced, default: 0] += 1
-                }
-                if let filename { batch!.newFiles.append(filename) }
-                batch!.delta.add(size: Int64(data.count), isFile: isFile)
-                batch!.writes += 1
-                batch!.bytes += (isFile ? 0 : data.count) + (extendedData?.count ?? 0)
-            }
-        } catch {
-            if let filename { files.remove(filename) }
-            throw error
-        }
+        let value = PendingWrites.Value(filename: filename, inline: isFile ? nil : data, size: Int64(data.count),
+                                        time: now, deadline: expiration.deadline(from: now), lifetime: lifetime,
+                                        extendedData: extendedData)
+        if let replaced = pending.record(.set(value), forKey: key) { files.remove(replaced) }
         accessTimes.remove(key)
         counters.sets += 1
-        try commitIfFull()
     }
 
     /// Removes `key`; false if it was not stored.
     @discardableResult
     func removeValue(forKey key: String) throws -> Bool {
         try validate(key)
-        accessTimes.remove(key)
-        // Outside a batch, look first: removing an absent key must not take the write lock.
-        if batch == nil, try metadata(forKey: key) == nil { return false }
-        let removed = try inBatch { () throws -> Bool in
-            guard let old = try metadata(forKey: key) else { return false }
-            return try deleteRow(key: key, filename: old.filename, size: old.size)
-        }
-        if removed { counters.removals += 1 }
+        _ = try requireDatabase()
+        guard try metadata(forKey: key) != nil else { return false }
         try commitIfFull()
-        return removed
-    }
-
-    /// Deletes a row in the batch; `reason` counts it as an eviction.
-    func removeRow(key: String, filename: String?, size: Int64, reason: EvictionReason?,
-                   onlyIfSameFile: Bool = false) throws -> Bool {
-        let removed = try inBatch {
-            try deleteRow(key: key, filename: filename, size: size, onlyIfSameFile: onlyIfSameFile)
-        }
-        if removed, let reason { counters.evictions[reason, default: 0] += 1 }
+        if let replaced = pending.record(.remove, forKey: key) { files.remove(replaced) }
         accessTimes.remove(key)
-        return removed
+        counters.removals += 1
+        return true
     }
 
-    /// Deletes the row of `key` inside the open batch and schedules its file for deletion.
-    func deleteRow(key: String, filename: String?, size: Int64, onlyIfSameFile: Bool = false) throws -> Bool {
+    /// Deletes the row of `key` inside the open transaction and schedules its file for deletion.
+    func deleteRow(key: String, filename: String?, size: Int64) throws -> Bool {
         let database = try requireDatabase()
-        let sql = onlyIfSameFile && filename != nil ? Manifest.deleteKeyWithFile : Manifest.deleteKey
-        try database.statement(sql).run { statement in
+        try database.statement(Manifest.deleteKey).run { statement in
             statement.bind(key, at: 1)
-            if onlyIfSameFile, let filename { statement.bind(filename, at: 2) }
             try statement.execute()
         }
         guard database.changes > 0 else { return false }
-        batch!.delta.add(size: size, isFile: filename != nil, sign: -1)
-        if let filename { batch!.obsoleteFiles.append(filename) }
-        batch!.writes += 1
+        transaction!.delta.add(size: size, isFile: filename != nil, sign: -1)
+        if let filename { transaction!.obsoleteFiles.append(filename) }
         return true
     }
 }

@@ -69,6 +69,14 @@ enum Manifest {
             expiration_time = excluded.expiration_time, lifetime = excluded.lifetime,
             extended_data = excluded.extended_data, inline_data = excluded.inline_data
         """
+    /// Inserts a new key; does nothing (0 changes) if the key exists, so new keys
+    /// cost one statement and only replacements look up the old row.
+    static let insertNew = """
+        INSERT INTO manifest(key, filename, size, modification_time, last_access_time,
+                             expiration_time, lifetime, extended_data, inline_data)
+        VALUES (?1, ?2, ?3, ?4, ?4, ?5, ?6, ?7, ?8)
+        ON CONFLICT(key) DO NOTHING
+        """
     static let deleteKey = "DELETE FROM manifest WHERE key = ?1"
     /// Removes a broken row only if it still names the broken file (another
     /// process may have replaced the value meanwhile).

@@ -25,7 +25,7 @@ import Testing
         let cache = try DiskCache(directory: dir.url, configuration: .testing { $0.groupCommitDelay = 0.001 })
         let failures = MutexBox<[String]>([])
         DispatchQueue.concurrentPerform(iterations: 4) { thread in
-            for step in 0..<300 {
+            for step in 0..<200 {
                 let key = (step * 7 + thread) % 40
                 do {
                     switch step % 5 {

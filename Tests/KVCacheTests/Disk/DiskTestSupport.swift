@@ -37,6 +37,7 @@ extension DiskCache.Configuration {
         var configuration = DiskCache.Configuration()
         configuration.autoTrimInterval = nil
         configuration.orphanGracePeriod = 0
+        configuration.accessTimeResolution = 0
         configure(&configuration)
         return configuration
     }
@@ -57,8 +58,14 @@ func rawRows(_ databasePath: String, _ sql: String) throws -> [[String?]] {
     }
 }
 
+/// `count` bytes following a pattern picked by `seed` (byte i = i × 31 + seed).
 func bytes(_ count: Int, seed: UInt8 = 1) -> Data {
-    Data((0..<count).map { UInt8(truncatingIfNeeded: $0 &* 31 &+ Int(seed)) })
+    // The pattern repeats every 256 bytes: build one block and append it (fast even under TSan).
+    let block = Data((0..<256).map { UInt8(truncatingIfNeeded: $0 &* 31 &+ Int(seed)) })
+    var data = Data(capacity: count)
+    while data.count + 256 <= count { data.append(block) }
+    data.append(block.prefix(count - data.count))
+    return data
 }
 
 func fileSize(_ path: String) -> Int64? {

@@ -1,0 +1,62 @@
+import Foundation
+
+/// Writes accepted but not yet committed (group commit). Readers of this process
+/// consult them first, so a value is readable as soon as `setValue` returns, while
+/// the SQLite write lock is held only for the short commit itself: other processes
+/// sharing the directory get the lock between commits.
+struct PendingWrites {
+    struct Value {
+        /// File in data/ (already written in full), or nil when inline.
+        var filename: String?
+        var inline: Data?
+        var size: Int64
+        var time: Double
+        var deadline: Double?
+        var lifetime: Double?
+        var extendedData: Data?
+    }
+
+    enum Write {
+        case set(Value)
+        case remove
+        /// Remove only if the stored row is still expired at `now` when committed.
+        case removeIfExpired(now: Double)
+        /// Remove only if the row still names this (missing or damaged) file.
+        case removeIfFile(String)
+
+        var value: Value? {
+            if case .set(let value) = self { return value }
+            return nil
+        }
+    }
+
+    private(set) var writes: [String: Write] = [:]
+    /// Inline and extended bytes held in memory.
+    private(set) var bytes = 0
+
+    var isEmpty: Bool { writes.isEmpty }
+    var count: Int { writes.count }
+
+    subscript(key: String) -> Write? { writes.isEmpty ? nil : writes[key] }
+
+    /// Records `write` for `key`; returns the file of a pending set it replaced,
+    /// which no row ever referenced and can be deleted at once.
+    mutating func record(_ write: Write, forKey key: String) -> String? {
+        let previous = writes.updateValue(write, forKey: key)
+        bytes += Self.bytes(of: write) - (previous.map(Self.bytes(of:)) ?? 0)
+        return previous?.value?.filename
+    }
+
+    /// Files written for pending sets (not referenced by any row yet).
+    var files: [String] { writes.values.compactMap { $0.value?.filename } }
+
+    mutating func removeAll() {
+        writes = [:]
+        bytes = 0
+    }
+
+    private static func bytes(of write: Write) -> Int {
+        guard let value = write.value else { return 0 }
+        return (value.inline?.count ?? 0) + (value.extendedData?.count ?? 0)
+    }
+}
