@@ -11,7 +11,7 @@ struct KVCacheBench: ParsableCommand {
             the floor (the cheapest possible strategy) measured in the same run. Use a \
             release build. Progress goes to stderr, tables to stdout.
             """,
-        subcommands: [All.self, Memory.self, Disk.self],
+        subcommands: [All.self, Memory.self, Disk.self, Threshold.self],
         defaultSubcommand: All.self)
 }
 
@@ -51,6 +51,21 @@ extension KVCacheBench {
         func run() throws {
             try Session(options: options).run { report, workspace in
                 try DiskBenchmark(options: options, workspace: workspace).run(into: report)
+            }
+        }
+    }
+}
+
+extension KVCacheBench {
+    struct Threshold: ParsableCommand {
+        static let configuration = CommandConfiguration(
+            abstract: "Inline (SQLite, 4 and 16 KiB pages) against file storage by value size: the inline threshold.")
+        @OptionGroup var options: CommonOptions
+
+        func run() throws {
+            try Session(options: options).run { report, workspace in
+                let sizing = DiskBenchmark(options: options, workspace: workspace)
+                try ThresholdSweep(runs: sizing.runs, sizing: sizing, workspace: workspace).run(into: report)
             }
         }
     }

@@ -49,54 +49,14 @@ struct DiskBenchmark {
         bytes >= 1 << 20 ? "\(bytes >> 20) MB" : "\(bytes >> 10) KB"
     }
 
-    private func operations(for size: Int) -> Int {
+    func operations(for size: Int) -> Int {
         min(maximumOperations, max(minimumOperations, bytesPerRun / size))
     }
 
     private func measureOperations(valueSize: Int, into report: Report) throws {
-        let count = operations(for: valueSize)
-        let group = Self.label(bytes: valueSize)
-        var random = SplitMix64(seed: UInt64(valueSize))
-        let value = Data((0..<valueSize).map { _ in UInt8(truncatingIfNeeded: random.next()) })
-        let keys = (0..<count).map(DiskKeys.key)
-        let missing = (0..<count).map(DiskKeys.missingKey)
-        let hitOrder = AccessPattern.shuffled(count: count, seed: 42)
-
-        var sets = SampleSet(), hits = SampleSet(), misses = SampleSet()
-        for run in 0..<runs {
-            Progress.log("disk: \(group) values, \(count) ops, run \(run + 1)/\(runs)")
-            for kind in Self.strategies {
-                let directory = try workspace.makeDirectory("ops-\(kind.name.filter(\.isLetter))")
-                defer { workspace.remove(directory) }
-                let store = try kind.open(directory)
-                defer { store.close() }
-
-                let setTime = try Clock.measure {
-                    for key in keys { try store.setValue(value, forKey: key) }
-                    try store.flush()
-                }
-                sets.record(kind.name, isFloor: kind.isFloor, nanoseconds: setTime, operations: count)
-
-                var bytesRead = 0
-                let hitTime = try Clock.measure {
-                    for index in hitOrder { bytesRead += try store.value(forKey: keys[index])?.count ?? 0 }
-                }
-                if bytesRead != count * valueSize {
-                    Progress.log("warning: \(kind.name) read \(bytesRead) bytes, expected \(count * valueSize)")
-                }
-                hits.record(kind.name, isFloor: kind.isFloor, nanoseconds: hitTime, operations: count)
-
-                var found = 0
-                let missTime = try Clock.measure {
-                    for key in missing where try store.value(forKey: key) != nil { found += 1 }
-                }
-                if found != 0 { Progress.log("warning: \(kind.name) found \(found) missing keys") }
-                misses.record(kind.name, isFloor: kind.isFloor, nanoseconds: missTime, operations: count)
-            }
-        }
-        for (workload, samples) in [("set", sets), ("get-hit", hits), ("get-miss", misses)] {
-            var comparison = Comparison(suite: "disk", group: group, workload: workload, operationsPerRun: count)
-            samples.fill(&comparison)
+        let run = ValueSizeRun(strategies: Self.strategies, valueSize: valueSize,
+                               operations: operations(for: valueSize), runs: runs, workspace: workspace)
+        for comparison in try run.measure() {
             report.add(comparison)
         }
     }

@@ -7,12 +7,14 @@ import KVCache
 /// checkpoints and fsyncs the WAL. The baselines never fsync, so the set
 /// figures carry one fsync per batch against KVCache.
 final class KVCacheDiskStrategy: TrimmableDiskStrategy {
-    static func kind(_ mode: DiskCache.StorageMode) -> DiskStrategyKind {
+    /// `pageSize` nil keeps the configuration's default.
+    static func kind(_ mode: DiskCache.StorageMode, pageSize: Int? = nil) -> DiskStrategyKind {
         DiskStrategyKind(
-            name: "KVCache \(mode.rawValue)",
+            name: "KVCache \(mode.rawValue)" + (pageSize.map { " \($0 >> 10)K pages" } ?? ""),
             open: { directory in
                 var configuration = DiskCache.Configuration()
                 configuration.storageMode = mode
+                if let pageSize { configuration.pageSize = pageSize }
                 return try KVCacheDiskStrategy(cache: DiskCache(directory: directory, configuration: configuration))
             },
             inOpenTime: mode != .file)

@@ -12,9 +12,10 @@ final class Report {
         self.quick = quick
     }
 
-    func add(_ comparison: Comparison) {
+    /// Records a comparison and prints its table (unless the caller prints a summary instead).
+    func add(_ comparison: Comparison, printing: Bool = true) {
         comparisons.append(comparison)
-        Output.print(TablePrinter.render(comparison))
+        if printing { Output.print(TablePrinter.render(comparison)) }
     }
 
     func writeJSON(to path: String) throws {
