@@ -12,6 +12,9 @@ struct CommonOptions: ParsableArguments {
     @Option(name: .customLong("json"), help: "Also write machine-readable results to this file.")
     var jsonPath: String?
 
+    @Option(name: .customLong("html"), help: "Also write an HTML report with SVG charts to this file.")
+    var htmlPath: String?
+
     @Option(name: .customLong("dir"), help: "Directory for the disk benchmarks (default: a new temporary directory).")
     var directory: String?
 

@@ -32,4 +32,10 @@ final class Report {
         try data.write(to: URL(fileURLWithPath: path))
         Progress.log("wrote \(path)")
     }
+
+    func writeHTML(to path: String) throws {
+        let html = HTMLReport.render(system: system, comparisons: comparisons, quick: quick)
+        try Data(html.utf8).write(to: URL(fileURLWithPath: path))
+        Progress.log("wrote \(path)")
+    }
 }

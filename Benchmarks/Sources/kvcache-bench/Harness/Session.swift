@@ -16,6 +16,7 @@ struct Session {
         try body(report, workspace)
         Progress.log(String(format: "done in %.1f s", Double(Clock.now() - start) / 1e9))
         if let path = options.jsonPath { try report.writeJSON(to: path) }
+        if let path = options.htmlPath { try report.writeHTML(to: path) }
     }
 }
 
