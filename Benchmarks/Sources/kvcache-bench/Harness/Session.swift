@@ -14,6 +14,7 @@ struct Session {
         let report = Report(system: system, quick: options.quick)
         let start = Clock.now()
         try body(report, workspace)
+        Output.print(SummaryPrinter.render(report.comparisons))
         Progress.log(String(format: "done in %.1f s", Double(Clock.now() - start) / 1e9))
         if let path = options.jsonPath { try report.writeJSON(to: path) }
         if let path = options.htmlPath { try report.writeHTML(to: path) }
