@@ -21,7 +21,7 @@ let package = Package(
             pkgConfig: "sqlite3",
             providers: [.apt(["libsqlite3-dev"]), .brew(["sqlite"])]
         ),
-        // statfs(2), which the Glibc module does not export, to name the file system.
+        // statfs(2) and mallinfo2(3), which the Glibc module does not export.
         .systemLibrary(name: "BenchSystem"),
         .executableTarget(
             name: "kvcache-bench",

@@ -8,6 +8,8 @@ struct Comparison: Codable, Sendable {
     var workload: String
     /// Operations timed per run; figures are nanoseconds per operation.
     var operationsPerRun: Int
+    /// What the figures count: "ns" (per operation) unless stated, e.g. "bytes/entry".
+    var unit = Comparison.nanoseconds
     var rows: [Row] = []
     /// The floor the ratios are taken against: the fastest floor row.
     var floor: String?
@@ -22,6 +24,8 @@ struct Comparison: Codable, Sendable {
         var samples: [Double]
         var ratioToFloor: Double?
     }
+
+    static let nanoseconds = "ns"
 
     init(suite: String, group: String, workload: String, operationsPerRun: Int) {
         self.suite = suite
@@ -58,11 +62,17 @@ struct SampleSet {
     private var operations: [String: Int] = [:]
 
     mutating func record(_ strategy: String, isFloor: Bool, nanoseconds: UInt64, operations count: Int) {
+        record(strategy, isFloor: isFloor, perOperation: Double(nanoseconds) / Double(max(count, 1)),
+               operations: count)
+    }
+
+    /// Records a figure already divided by the operation count (or not a time at all).
+    mutating func record(_ strategy: String, isFloor: Bool, perOperation value: Double, operations count: Int) {
         if samples[strategy] == nil {
             order.append(strategy)
             if isFloor { floors.insert(strategy) }
         }
-        samples[strategy, default: []].append(Double(nanoseconds) / Double(max(count, 1)))
+        samples[strategy, default: []].append(value)
         operations[strategy] = count
     }
 

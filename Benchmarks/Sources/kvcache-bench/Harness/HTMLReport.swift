@@ -31,7 +31,7 @@ enum HTMLReport {
     /// `id` names the chart's hatch pattern, unique in the page.
     private static func chart(_ comparison: Comparison, id: String) -> String {
         let labelWidth = 260.0, barWidth = 420.0, rowHeight = 22.0, right = 150.0
-        let unit = TablePrinter.Unit.choose(for: comparison.rows.map(\.nanosecondsPerOperation.median))
+        let unit = TablePrinter.Unit.of(comparison)
         let scaleMax = comparison.rows.map(\.nanosecondsPerOperation.max).max() ?? 1
         let height = rowHeight * Double(comparison.rows.count) + 24
         var svg = """

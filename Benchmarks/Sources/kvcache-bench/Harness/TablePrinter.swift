@@ -4,9 +4,9 @@ import Foundation
 /// spread (min–max and interquartile range), and the ratio to the floor.
 enum TablePrinter {
     static func render(_ comparison: Comparison) -> String {
-        let unit = Unit.choose(for: comparison.rows.map(\.nanosecondsPerOperation.median))
+        let unit = Unit.of(comparison)
         var lines: [String] = []
-        let perOp = comparison.operationsPerRun == 1 ? "" : "/op"
+        let perOp = comparison.operationsPerRun == 1 || comparison.unit != Comparison.nanoseconds ? "" : "/op"
         lines.append("\(comparison.suite) · \(comparison.group) · \(comparison.workload)"
             + "  (\(comparison.operationsPerRun) ops/run, \(comparison.rows.first?.nanosecondsPerOperation.runs ?? 0) runs)")
         let header = [
@@ -43,6 +43,12 @@ enum TablePrinter {
     struct Unit {
         var symbol: String
         var divisor: Double
+
+        /// Time figures are scaled to ns, µs or ms; other units print as they are.
+        static func of(_ comparison: Comparison) -> Unit {
+            guard comparison.unit == Comparison.nanoseconds else { return Unit(symbol: comparison.unit, divisor: 1) }
+            return choose(for: comparison.rows.map(\.nanosecondsPerOperation.median))
+        }
 
         static func choose(for medians: [Double]) -> Unit {
             let smallest = medians.min() ?? 0

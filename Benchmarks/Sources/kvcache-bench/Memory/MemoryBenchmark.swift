@@ -25,12 +25,17 @@ struct MemoryBenchmark {
             let group = threads == 1 ? "1 thread" : "\(threads) threads"
             var samples: [MemoryWorkload: SampleSet] = [:]
             var retention: [(String, Double)] = []
+            var footprint = SampleSet()
             for run in 0..<runs {
                 Progress.log("memory: \(group), run \(run + 1)/\(runs)")
                 for strategy in Self.strategies {
                     let count = strategy.keyLimit.map { min($0, keyCount) } ?? keyCount
-                    let kept = measure(strategy, data: dataByCount[count]!, threads: threads, into: &samples)
-                    if run == runs - 1 { retention.append((strategy.name, kept)) }
+                    let extras = measure(strategy, data: dataByCount[count]!, threads: threads, into: &samples)
+                    if run == runs - 1 { retention.append((strategy.name, extras.keptRecent)) }
+                    if let bytes = extras.bytesPerEntry {
+                        footprint.record(strategy.name, isFloor: strategy.isFloor, perOperation: bytes,
+                                         operations: count)
+                    }
                 }
             }
             for workload in MemoryWorkload.allCases {
@@ -49,14 +54,29 @@ struct MemoryBenchmark {
                 }
                 report.add(comparison)
             }
+            if !footprint.order.isEmpty {
+                var comparison = Comparison(suite: "memory", group: group, workload: "heap after set-fill",
+                                            operationsPerRun: keyCount)
+                comparison.unit = "bytes/entry"
+                footprint.fill(&comparison)
+                comparison.notes.append("malloc'd bytes the filled cache holds per entry (keys are shared "
+                    + "with the benchmark, so not counted), from glibc mallinfo2")
+                report.add(comparison)
+            }
         }
     }
 
+    /// What a run measures besides time.
+    struct RunExtras {
+        /// Share of the most recently set 10 % of keys still in the bounded cache.
+        var keptRecent: Double
+        /// Heap bytes per entry after the single-thread fill (nil with threads).
+        var bytesPerEntry: Double?
+    }
+
     /// One run of every workload for one strategy (an opened existential).
-    /// Returns the share of the most recently set 10 % of keys that the
-    /// bounded cache still holds after the eviction workload.
     private func measure<S: MemoryStrategy>(_ type: S.Type, data: MemoryWorkloadData, threads: Int,
-                                            into samples: inout [MemoryWorkload: SampleSet]) -> Double {
+                                            into samples: inout [MemoryWorkload: SampleSet]) -> RunExtras {
         let keys = data.keys.map(S.makeKey)
         let missing = data.missingKeys.map(S.makeKey)
         let n = data.keyCount
@@ -68,8 +88,14 @@ struct MemoryBenchmark {
                 S.name, isFloor: S.isFloor, nanoseconds: outcome.nanoseconds, operations: n)
         }
 
+        // Only allocations on this thread show in mallinfo2: measure the single-thread fill.
+        let heapBefore = threads == 1 ? HeapUsage.allocatedBytes() : nil
         let cache = S(countLimit: nil)
         record(.setFill, Self.set(cache, keys: keys, threads: threads), expectedHits: nil)
+        var bytesPerEntry: Double?
+        if let heapBefore, let heapAfter = HeapUsage.allocatedBytes() {
+            bytesPerEntry = Double(heapAfter - heapBefore) / Double(n)
+        }
         record(.getHitUniform, Self.get(cache, keys: keys, order: data.uniform, threads: threads), expectedHits: n)
         record(.getHitZipf, Self.get(cache, keys: keys, order: data.zipf, threads: threads), expectedHits: n)
         record(.getMiss, Self.get(cache, keys: missing, order: nil, threads: threads), expectedHits: 0)
@@ -84,7 +110,8 @@ struct MemoryBenchmark {
             let recent = slice.suffix(limit / threads)
             kept += recent.reduce(0) { $0 + (bounded.value(forKey: keys[$1]) != nil ? 1 : 0) }
         }
-        return Double(kept) / Double(max(1, limit / threads * threads))
+        return RunExtras(keptRecent: Double(kept) / Double(max(1, limit / threads * threads)),
+                         bytesPerEntry: bytesPerEntry)
     }
 
     /// Each worker sets its own contiguous slice of the keys.
