@@ -1,19 +1,35 @@
 /// The entries of a memory cache in least-recently-used order. Not thread-safe.
 ///
-/// A hash table maps each key to a slot index. Slots live in one contiguous
-/// slab and are threaded into a doubly-linked recency list by `Int32` indices.
-/// Compared with one heap object per entry this saves an allocation per
-/// insertion. The links live in their own compact array (8 bytes a slot):
-/// moving an entry to the front touches both neighbours, and in a small array
-/// those are far more often in the processor's cache. Freed slots form a free
-/// list and are reused, so the slab grows only with the peak count.
+/// A hash table maps each key to its value and a slot index. Slots live in one
+/// contiguous slab and are threaded into a doubly-linked recency list by
+/// `Int32` indices; compared with one heap object per entry this saves an
+/// allocation per insertion. Freed slots form a free list and are reused, so
+/// the slab grows only with the peak count.
+///
+/// Layout follows what a read touches. A read finds the value in the table
+/// itself, as a plain dictionary would; the links live in their own compact
+/// array (8 bytes a slot) because moving an entry to the front touches both
+/// neighbours; the rest of a slot (key, cost, times) is read only when an
+/// entry can expire or is evicted.
 @usableFromInline
 final class LRUStorage<Key: Hashable, Value> {
-    /// One entry, or a free slot when `key` is `nil`.
+    /// What the table holds for a key.
+    @usableFromInline
+    struct Entry {
+        @usableFromInline var index: Int32
+        @usableFromInline var value: Value
+
+        @inlinable
+        init(index: Int32, value: Value) {
+            self.index = index
+            self.value = value
+        }
+    }
+
+    /// The bookkeeping of one entry, or a free slot when `key` is `nil`.
     @usableFromInline
     struct Slot {
         @usableFromInline var key: Key?
-        @usableFromInline var value: Value?
         @usableFromInline var cost: Int64
         /// Monotonic seconds of the last set or read (kept only while ages are tracked).
         @usableFromInline var accessTime: Double
@@ -23,9 +39,8 @@ final class LRUStorage<Key: Hashable, Value> {
         @usableFromInline var lifetime: Double
 
         @inlinable
-        init(key: Key, value: Value, cost: Int64, accessTime: Double, deadline: Double, lifetime: Double) {
+        init(key: Key, cost: Int64, accessTime: Double, deadline: Double, lifetime: Double) {
             self.key = key
-            self.value = value
             self.cost = cost
             self.accessTime = accessTime
             self.deadline = deadline
@@ -69,7 +84,7 @@ final class LRUStorage<Key: Hashable, Value> {
     // checks on these class properties are turned off (they cost a
     // thread-local lookup per access, across module boundaries).
 
-    @usableFromInline @exclusivity(unchecked) var table: [Key: Int32] = [:]
+    @usableFromInline @exclusivity(unchecked) var table: [Key: Entry] = [:]
     @usableFromInline @exclusivity(unchecked) var slots: UnsafeMutablePointer<Slot>?
     @usableFromInline @exclusivity(unchecked) var links: UnsafeMutablePointer<Link>?
     /// Slots `0..<initializedCount` are initialized; the rest of `capacity` is raw memory.
@@ -102,9 +117,13 @@ final class LRUStorage<Key: Hashable, Value> {
     var slotCount: Int { Int(initializedCount) }
 
     @inlinable
-    func index(forKey key: Key) -> Int32? {
+    func entry(forKey key: Key) -> Entry? {
         table[key]
     }
+
+    /// Whether some entry has a deadline, so reads must look at its slot.
+    @inlinable
+    var hasExpiringEntries: Bool { expiringCount > 0 }
 
     @inlinable
     func slot(at index: Int32) -> UnsafeMutablePointer<Slot> {
@@ -131,54 +150,48 @@ final class LRUStorage<Key: Hashable, Value> {
         _ value: Value, forKey key: Key, cost: Int64,
         accessTime: Double, deadline: Double, lifetime: Double
     ) -> RemovedEntry? {
-        let candidate = peekFreeSlot()
-        // One hash lookup: the slot index is stored only if the key is new.
-        let existing = Self.claim(&table[key, default: Self.none], with: candidate)
-        if existing != Self.none {
-            let slot = slot(at: existing)
-            let old = RemovedEntry(key: key, value: slot.pointee.value.take().unsafelyUnwrapped, cost: slot.pointee.cost)
-            slot.pointee.value = value
-            totalCost.subtract(old.cost)
-            totalCost.add(cost)
-            slot.pointee.cost = cost
-            slot.pointee.accessTime = accessTime
-            if slot.pointee.deadline != .infinity { expiringCount -= 1 }
-            if deadline != .infinity { expiringCount += 1 }
-            slot.pointee.deadline = deadline
-            slot.pointee.lifetime = lifetime
-            moveToFront(existing)
-            return old
-        }
-        let slot = slot(at: candidate)
-        if candidate == freeHead {
-            freeHead = link(at: candidate).pointee.next
-            slot.pointee = Slot(
-                key: key, value: value, cost: cost, accessTime: accessTime, deadline: deadline, lifetime: lifetime)
+        // One hash lookup whether the key is new or not. A replaced entry
+        // moves to the new slot and its old slot is freed.
+        let index = peekFreeSlot()
+        let old = table.updateValue(Entry(index: index, value: value), forKey: key)
+        let slot = slot(at: index)
+        if index == freeHead {
+            freeHead = link(at: index).pointee.next
+            slot.pointee = Slot(key: key, cost: cost, accessTime: accessTime, deadline: deadline, lifetime: lifetime)
         } else {
             initializedCount += 1
-            slot.initialize(to: Slot(
-                key: key, value: value, cost: cost, accessTime: accessTime, deadline: deadline, lifetime: lifetime))
+            slot.initialize(to: Slot(key: key, cost: cost, accessTime: accessTime, deadline: deadline, lifetime: lifetime))
         }
         totalCost.add(cost)
         if deadline != .infinity { expiringCount += 1 }
-        linkAtHead(candidate)
-        return nil
+        linkAtHead(index)
+        guard let old else { return nil }
+        let oldCost = freeSlot(old.index)
+        return RemovedEntry(key: key, value: old.value, cost: oldCost)
     }
 
     /// Removes the entry in a slot and frees the slot.
     @inlinable
     func remove(at index: Int32) -> RemovedEntry {
+        let key = slot(at: index).pointee.key.take().unsafelyUnwrapped
+        let value = table.removeValue(forKey: key).unsafelyUnwrapped.value
+        let cost = freeSlot(index)
+        return RemovedEntry(key: key, value: value, cost: cost)
+    }
+
+    /// Unlinks a slot whose key is gone from the table and puts it on the free
+    /// list; returns the cost it held.
+    @inlinable
+    func freeSlot(_ index: Int32) -> Int64 {
         unlink(index)
         let slot = slot(at: index)
-        let key = slot.pointee.key.take().unsafelyUnwrapped
-        let value = slot.pointee.value.take().unsafelyUnwrapped
+        slot.pointee.key = nil
         let cost = slot.pointee.cost
-        table.removeValue(forKey: key)
         totalCost.subtract(cost)
         if slot.pointee.deadline != .infinity { expiringCount -= 1 }
         link(at: index).pointee.next = freeHead
         freeHead = index
-        return RemovedEntry(key: key, value: value, cost: cost)
+        return cost
     }
 
     /// Removes the least recently used entry, if any.
@@ -196,33 +209,23 @@ final class LRUStorage<Key: Hashable, Value> {
         }
     }
 
-    /// Calls `body` with every entry, most recently used first.
+    /// Calls `body` with every entry, in no particular order.
     func forEach(_ body: (Key, Value) -> Void) {
-        var index = head
-        while index != Self.none {
-            let slot = slot(at: index)
-            body(slot.pointee.key.unsafelyUnwrapped, slot.pointee.value.unsafelyUnwrapped)
-            index = link(at: index).pointee.next
-        }
+        for (key, entry) in table { body(key, entry.value) }
     }
 
     /// The keys from most to least recently used (for tests).
     var keysByRecency: [Key] {
         var keys: [Key] = []
-        forEach { key, _ in keys.append(key) }
+        var index = head
+        while index != Self.none {
+            keys.append(slot(at: index).pointee.key.unsafelyUnwrapped)
+            index = link(at: index).pointee.next
+        }
         return keys
     }
 
     // MARK: - List and free list
-
-    @inlinable
-    static func claim(_ stored: inout Int32, with candidate: Int32) -> Int32 {
-        if stored == none {
-            stored = candidate
-            return none
-        }
-        return stored
-    }
 
     @inlinable
     func unlink(_ index: Int32) {

@@ -25,8 +25,9 @@ extension MemoryCache {
         case .never:
             return (.infinity, 0)
         case .seconds(let seconds):
+            guard !seconds.isNaN else { return (.infinity, 0) }
             let deadline = expiration.deadline(from: clock.wallLowerBound()) ?? .infinity
-            return (deadline, seconds.isNaN ? 0 : max(seconds, 0))
+            return (deadline, max(seconds, 0))
         case .date:
             return (expiration.deadline(from: 0) ?? .infinity, 0)
         }
@@ -100,10 +101,18 @@ extension MemoryCache {
         return false
     }
 
-    /// The rest of `value(forKey:)` for an entry with a deadline, or when ages
-    /// are tracked: expires it or records the read. Unlocks.
+    /// `value(forKey:)` when entries can expire: expires the entry or records
+    /// the read. Unlocks.
     @inlinable
-    func timedValue(at index: Int32) -> Value? {
+    func timedValue(forKey key: Key) -> Value? {
+        // Holds no copy of the value until the entry is known to be live, so an
+        // expired value's last reference stays with the background releaser.
+        guard let position = storage.table.index(forKey: key) else {
+            counters.misses &+= 1
+            mutex.unlock()
+            return nil
+        }
+        let index = storage.table.values[position].index
         let slot = storage.slot(at: index)
         let now = limits.tracksAge ? clock.monotonicNow() : 0
         var expired = false
@@ -130,7 +139,7 @@ extension MemoryCache {
         }
         storage.moveToFront(index)
         counters.hits &+= 1
-        let value = slot.pointee.value.unsafelyUnwrapped
+        let value = storage.table.values[position].value
         mutex.unlock()
         return value
     }
@@ -157,7 +166,7 @@ extension MemoryCache {
     }
 
     private func removeLocked(_ key: Key, returningValue: Bool, into removals: inout Removals) -> Value? {
-        guard let index = storage.index(forKey: key) else { return nil }
+        guard let index = storage.entry(forKey: key)?.index else { return nil }
         if isExpired(storage.slot(at: index)) {
             expire(at: index, into: &removals)
             return nil

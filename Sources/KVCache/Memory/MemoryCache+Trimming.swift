@@ -25,17 +25,18 @@ extension MemoryCache: MemoryPressureTrimmable {
 
     /// Seconds an entry may go unread before it expires. Lowering it trims at once.
     ///
-    /// Reads record the time only while an age limit is set (reading a clock
-    /// costs), so an age limit set on a filled cache counts from that moment
-    /// for entries not read since.
+    /// Reads record the time only once an age limit has been set (reading a
+    /// clock costs), so an age limit set on a filled cache counts from that
+    /// moment for entries not read since.
     public var ageLimit: Double {
         get { withLock { limits.age } }
         set {
+            let age = newValue.isNaN ? .infinity : max(newValue, 0)
             withLock {
-                limits.age = newValue.isNaN ? .infinity : max(newValue, 0)
-                startTrackingAge()
+                limits.age = age
+                if age.isFinite { startTrackingAge() }
             }
-            if newValue.isFinite { trim(toAge: newValue) }
+            if age.isFinite { trimToAge(age, waitsForLock: true) }
         }
     }
 
@@ -72,7 +73,6 @@ extension MemoryCache: MemoryPressureTrimmable {
 
     // MARK: - Internals
 
-    @usableFromInline
     func withLock<T>(_ body: () -> T) -> T {
         mutex.lock()
         defer { mutex.unlock() }
@@ -111,7 +111,6 @@ extension MemoryCache: MemoryPressureTrimmable {
 
     /// Evicts least recently used entries while `shouldEvict` holds (checked
     /// with the lock held).
-    @usableFromInline
     func evictInBursts(reason: EvictionReason, waitsForLock: Bool, while shouldEvict: () -> Bool) {
         inBursts(waitsForLock: waitsForLock) { removals in
             for _ in 0..<Self.burstSize {

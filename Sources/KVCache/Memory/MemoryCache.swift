@@ -1,5 +1,8 @@
 import Dispatch
 
+/// Marks the queues that run background trims.
+private let trimQueueKey = DispatchSpecificKey<Bool>()
+
 /// A thread-safe, in-memory cache that evicts the least recently used entries
 /// to stay within a count, a total cost and an age limit.
 ///
@@ -31,6 +34,8 @@ public final class MemoryCache<Key: Hashable & Sendable, Value: Sendable>: @unch
     @usableFromInline let extendsExpirationOnAccess: Bool
     @usableFromInline let releaser = BackgroundReleaser(label: "KVCache.MemoryCache.release")
     private let timer: DispatchSourceTimer?
+    /// Runs the timer's trims one at a time, so `waitForBackgroundWork()` can wait for one in progress.
+    private let trimQueue: DispatchQueue?
 
     /// Creates an empty cache.
     public convenience init(configuration: Configuration = .init()) {
@@ -47,8 +52,12 @@ public final class MemoryCache<Key: Hashable & Sendable, Value: Sendable>: @unch
         releasesValuesInBackground = configuration.releasesValuesInBackground
         extendsExpirationOnAccess = configuration.extendsExpirationOnAccess
         if let interval = configuration.autoTrimInterval, interval > 0, interval.isFinite {
-            timer = DispatchSource.makeTimerSource(queue: .global(qos: .utility))
+            let queue = DispatchQueue(label: "KVCache.MemoryCache.trim", qos: .utility)
+            queue.setSpecific(key: trimQueueKey, value: true)
+            trimQueue = queue
+            timer = DispatchSource.makeTimerSource(queue: queue)
         } else {
+            trimQueue = nil
             timer = nil
         }
         pendingReleases.reserveCapacity(limits.releaseBatchCount)
@@ -81,28 +90,27 @@ public final class MemoryCache<Key: Hashable & Sendable, Value: Sendable>: @unch
     @inlinable
     public func value(forKey key: Key) -> Value? {
         mutex.lock()
-        guard let index = storage.index(forKey: key) else {
+        // Only entries that can expire need their slot read (a likely cache miss).
+        if storage.hasExpiringEntries || limits.tracksAge {
+            return timedValue(forKey: key)
+        }
+        guard let entry = storage.entry(forKey: key) else {
             counters.misses &+= 1
             mutex.unlock()
             return nil
         }
-        let slot = storage.slot(at: index)
-        if slot.pointee.deadline != .infinity || limits.tracksAge {
-            return timedValue(at: index)
-        }
-        storage.moveToFront(index)
+        storage.moveToFront(entry.index)
         counters.hits &+= 1
-        let value = slot.pointee.value.unsafelyUnwrapped
         mutex.unlock()
-        return value
+        return entry.value
     }
 
     /// Whether a live entry is stored for `key`. Does not count as a read.
     public func contains(_ key: Key) -> Bool {
         mutex.lock()
         defer { mutex.unlock() }
-        guard let index = storage.index(forKey: key) else { return false }
-        return !isExpired(storage.slot(at: index))
+        guard let entry = storage.entry(forKey: key) else { return false }
+        return !isExpired(storage.slot(at: entry.index))
     }
 
     /// The number of entries, including expired ones not yet removed.
@@ -166,9 +174,10 @@ public final class MemoryCache<Key: Hashable & Sendable, Value: Sendable>: @unch
     /// Removes every entry. The entries are released in the background (when
     /// so configured) and reported to `onEviction` as removed.
     public func removeAll() {
+        let fresh = LRUStorage<Key, Value>()
         mutex.lock()
         let removed = storage
-        storage = LRUStorage()
+        storage = fresh
         counters.removed &+= removed.count
         let batch = takePendingReleases()
         mutex.unlock()
@@ -181,9 +190,15 @@ public final class MemoryCache<Key: Hashable & Sendable, Value: Sendable>: @unch
         }
     }
 
-    /// Blocks until values evicted so far have been released by the background
-    /// queue. Lets tests observe background work without sleeping.
+    /// Blocks until a background trim in progress has finished and values
+    /// evicted so far have been released. Lets tests observe background work
+    /// without sleeping.
     public func waitForBackgroundWork() {
+        // Called from `onEviction` during a background trim, waiting for the
+        // trim would wait for itself.
+        if let trimQueue, DispatchQueue.getSpecific(key: trimQueueKey) == nil {
+            trimQueue.sync {}
+        }
         mutex.lock()
         let batch = takePendingReleases()
         mutex.unlock()

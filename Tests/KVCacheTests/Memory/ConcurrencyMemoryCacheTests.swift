@@ -6,15 +6,22 @@ import Testing
 /// Hammering from many threads; CI runs these under ThreadSanitizer.
 @Suite struct ConcurrencyMemoryCacheTests {
     @Test func manyThreadsKeepTheCacheConsistent() {
+        let clock = ManualClock()
         let evictions = Locked(0)
-        let cache = MemoryCache<Int, [Int]>(configuration: .init(
-            countLimit: 200, costLimit: 5_000, lowWatermark: 0.8, autoTrimInterval: 0.001,
-            onEviction: { _, _, _ in evictions.withLock { $0 += 1 } }))
-        let threads = 8
-        let operations = 4_000
-        DispatchQueue.concurrentPerform(iterations: threads) { thread in
+        let cache: MemoryCache<Int, [Int]> = makeCache(
+            .init(
+                countLimit: 200, costLimit: 5_000, lowWatermark: 0.8, autoTrimInterval: nil,
+                onEviction: { _, _, _ in evictions.withLock { $0 += 1 } }),
+            clock: clock)
+        DispatchQueue.concurrentPerform(iterations: 8) { thread in
             var generator = SplitMix64(seed: UInt64(thread))
-            for step in 0..<operations {
+            for step in 0..<3_000 {
+                if thread == 0 {
+                    // Stands in for the timer, so the end state is quiet and exact.
+                    clock.advance(by: 0.01)
+                    cache.autoTrim()
+                    continue
+                }
                 let key = Int(generator.next() % 500)
                 switch generator.next() % 10 {
                 case 0..<5:
@@ -22,7 +29,7 @@ import Testing
                 case 5..<8:
                     cache.setValue(
                         [key, step], forKey: key, cost: Int64(generator.next() % 50),
-                        expiration: step.isMultiple(of: 7) ? .seconds(0.001) : .never)
+                        expiration: step.isMultiple(of: 7) ? .seconds(0.05) : .never)
                 case 8:
                     cache.removeValue(forKey: key)
                 default:
@@ -40,6 +47,7 @@ import Testing
         let statistics = cache.statistics
         #expect(statistics.count <= cache.countLimit)
         #expect(statistics.totalCost <= 5_000)
+        #expect(statistics.hits + statistics.misses > 0)
         // Every insertion either is still in the cache or left it in one of the counted ways.
         #expect(statistics.insertions == statistics.count + statistics.totalEvictions)
         #expect(statistics.totalEvictions == evictions.value)
@@ -58,10 +66,9 @@ import Testing
         }
     }
 
-    @Test func backgroundReleaseAndAutoTrimRaceWithCallers() {
+    @Test func backgroundReleaseAndTheTimerRaceWithCallers() {
         let recorder = DeinitRecorder()
         let cache = MemoryCache<Int, TrackedValue>(configuration: .init(countLimit: 50, autoTrimInterval: 0.001))
-        let created = Locked(0)
         DispatchQueue.concurrentPerform(iterations: 4) { thread in
             for step in 0..<2_000 {
                 let key = thread * 10_000 + step
@@ -69,10 +76,10 @@ import Testing
                 _ = cache[key - 1]
                 if step.isMultiple(of: 500) { cache.waitForBackgroundWork() }
             }
-            created.withLock { $0 += 2_000 }
         }
         cache.removeAll()
         cache.waitForBackgroundWork()
-        #expect(recorder.count == created.value)
+        #expect(recorder.count == 8_000)
+        #expect(cache.count == 0)
     }
 }

@@ -56,6 +56,16 @@ import Glibc
         #expect(large.withLock { large.pendingReleases.count } < 64)
     }
 
+    @Test func theAutoTrimHandsOverValuesWaitingInABatch() {
+        let recorder = DeinitRecorder()
+        let cache: MemoryCache<Int, TrackedValue> = makeCache(.init(countLimit: 1_000, autoTrimInterval: nil))
+        for key in 0..<1_003 { cache.setValue(TrackedValue(key, recorder), forKey: key) }
+        #expect(cache.withLock { cache.pendingReleases.count } == 3)
+        cache.autoTrim()
+        cache.releaser.waitUntilIdle()
+        #expect(recorder.ids == [0, 1, 2])
+    }
+
     @Test func theEvictionCallbackReportsEveryReason() {
         let clock = ManualClock()
         let log = EvictionLog<String, Int>()
