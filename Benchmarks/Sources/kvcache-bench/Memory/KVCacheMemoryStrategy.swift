@@ -18,4 +18,9 @@ final class KVCacheMemoryStrategy: MemoryStrategy, @unchecked Sendable {
     func value(forKey key: String) -> SmallValue? {
         cache.value(forKey: key)
     }
+
+    func drain() {
+        cache.removeAll()
+        cache.waitForBackgroundWork()
+    }
 }

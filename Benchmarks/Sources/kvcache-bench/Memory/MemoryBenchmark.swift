@@ -114,6 +114,8 @@ struct MemoryBenchmark {
             let recent = slice.suffix(limit / threads)
             kept += recent.reduce(0) { $0 + (bounded.value(forKey: keys[$1]) != nil ? 1 : 0) }
         }
+        cache.drain()
+        bounded.drain()
         return RunExtras(keptRecent: Double(kept) / Double(max(1, limit / threads * threads)),
                          bytesPerEntry: bytesPerEntry)
     }

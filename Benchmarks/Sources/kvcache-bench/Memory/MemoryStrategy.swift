@@ -32,11 +32,17 @@ protocol MemoryStrategy: AnyObject, Sendable {
 
     func setValue(_ value: SmallValue, forKey key: Key)
     func value(forKey key: Key) -> SmallValue?
+
+    /// Empties the cache and waits for any background release, so the next
+    /// strategy's heap figure is not skewed by this one's memory being freed.
+    /// Not timed.
+    func drain()
 }
 
 extension MemoryStrategy {
     static var isFloor: Bool { false }
     static var keyLimit: Int? { nil }
+    func drain() {}
 }
 
 extension MemoryStrategy where Key == String {
