@@ -8,6 +8,8 @@ struct Session {
     func run(_ body: (Report, Workspace) throws -> Void) throws {
         let workspace = try Workspace(requested: options.directory)
         defer { workspace.cleanUp() }
+        let cleanup = InterruptCleanup(removing: workspace.root)
+        defer { withExtendedLifetime(cleanup) {} }
         let system = SystemInfo.collect(directory: workspace.root.path)
         Output.print("kvcache-bench\(options.quick ? " --quick (smoke run: figures are not meaningful)" : "")")
         Output.print(system.description + "\n")
@@ -39,7 +41,8 @@ struct Workspace {
     func makeDirectory(_ name: String) throws -> URL {
         let url = root.appendingPathComponent(name, isDirectory: true)
         try? FileManager.default.removeItem(at: url)
-        try FileManager.default.createDirectory(at: url, withIntermediateDirectories: true)
+        // Not intermediate: an interrupted run has removed the root, which must stay gone.
+        try FileManager.default.createDirectory(at: url, withIntermediateDirectories: false)
         return url
     }
 
@@ -47,7 +50,12 @@ struct Workspace {
         try? FileManager.default.removeItem(at: url)
     }
 
+    /// Serializes the final removal with an interrupt's (see `InterruptCleanup`).
+    static let cleanupLock = NSLock()
+
     func cleanUp() {
+        Self.cleanupLock.lock()
+        defer { Self.cleanupLock.unlock() }
         try? FileManager.default.removeItem(at: root)
     }
 }
