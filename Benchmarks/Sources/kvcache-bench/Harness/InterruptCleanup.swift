@@ -4,15 +4,16 @@ import Foundation
 import Glibc
 #endif
 
-/// Removes the workspace when the run is interrupted (Ctrl-C, SIGTERM, or a
-/// closed pipe on stdout), so an aborted run does not leave gigabytes of
-/// store files behind.
+/// Removes the workspace when the run is interrupted (Ctrl-C, SIGTERM,
+/// SIGHUP), so an aborted run does not leave gigabytes of store files behind.
+/// SIGPIPE is ignored: a closed stdout (`| head`) lets the run finish and clean up.
 final class InterruptCleanup: @unchecked Sendable {
     // Kept alive for the whole run; only touched on the main thread.
     private var sources: [DispatchSourceSignal] = []
 
     init(removing directory: URL) {
-        for signalNumber in [SIGINT, SIGTERM, SIGPIPE, SIGHUP] {
+        signal(SIGPIPE, SIG_IGN)
+        for signalNumber in [SIGINT, SIGTERM, SIGHUP] {
             signal(signalNumber, SIG_IGN)
             let source = DispatchSource.makeSignalSource(signal: signalNumber, queue: .global())
             source.setEventHandler {
