@@ -1,0 +1,108 @@
+import Foundation
+
+/// `kvcache-bench disk`: set, get-hit and get-miss for each value size, then
+/// trimming and open time. Strategies are interleaved within each run and each
+/// run starts from an empty directory.
+struct DiskBenchmark {
+    /// Add a strategy here to compare it.
+    static let strategies: [DiskStrategyKind] = [
+        RawSQLiteStrategy.kind,
+        RawFileStrategy.kind,
+        KVCacheDiskStrategy.kind(.mixed),
+        KVCacheDiskStrategy.kind(.inline),
+        KVCacheDiskStrategy.kind(.file),
+        YYStyleStrategy.kind,
+        FilePerKeyStrategy.kind,
+    ]
+
+    static let valueSizes = [1, 10, 20, 50, 100, 1024].map { $0 * 1024 }
+
+    var runs: Int
+    /// Bytes written per strategy per run and size; sets the op count per size.
+    var bytesPerRun: Int
+    var maximumOperations: Int
+    var minimumOperations: Int
+    var trimEntries: Int
+    var openSizes: [Int]
+    var workspace: Workspace
+
+    init(options: CommonOptions, workspace: Workspace) {
+        self.workspace = workspace
+        runs = max(1, options.runs ?? (options.quick ? 3 : 5))
+        bytesPerRun = options.quick ? 1 << 20 : 48 << 20
+        maximumOperations = options.quick ? 100 : 2_000
+        minimumOperations = options.quick ? 4 : 32
+        trimEntries = options.quick ? 2_000 : 100_000
+        openSizes = options.quick ? [1_000, 5_000] : [10_000, 100_000, 1_000_000]
+    }
+
+    func run(into report: Report) throws {
+        guard MD5.selfTest() else { throw ValidationFailure("MD5 self-test failed") }
+        for size in Self.valueSizes {
+            try measureOperations(valueSize: size, into: report)
+        }
+        try TrimBenchmark(entries: trimEntries, runs: runs, workspace: workspace).run(into: report)
+        try OpenTimeBenchmark(sizes: openSizes, runs: runs, workspace: workspace).run(into: report)
+    }
+
+    static func label(bytes: Int) -> String {
+        bytes >= 1 << 20 ? "\(bytes >> 20) MB" : "\(bytes >> 10) KB"
+    }
+
+    private func operations(for size: Int) -> Int {
+        min(maximumOperations, max(minimumOperations, bytesPerRun / size))
+    }
+
+    private func measureOperations(valueSize: Int, into report: Report) throws {
+        let count = operations(for: valueSize)
+        let group = Self.label(bytes: valueSize)
+        var random = SplitMix64(seed: UInt64(valueSize))
+        let value = Data((0..<valueSize).map { _ in UInt8(truncatingIfNeeded: random.next()) })
+        let keys = (0..<count).map(DiskKeys.key)
+        let missing = (0..<count).map(DiskKeys.missingKey)
+        let hitOrder = AccessPattern.shuffled(count: count, seed: 42)
+
+        var sets = SampleSet(), hits = SampleSet(), misses = SampleSet()
+        for run in 0..<runs {
+            Progress.log("disk: \(group) values, \(count) ops, run \(run + 1)/\(runs)")
+            for kind in Self.strategies {
+                let directory = try workspace.makeDirectory("ops-\(kind.name.filter(\.isLetter))")
+                defer { workspace.remove(directory) }
+                let store = try kind.open(directory)
+                defer { store.close() }
+
+                let setTime = try Clock.measure {
+                    for key in keys { try store.setValue(value, forKey: key) }
+                    try store.flush()
+                }
+                sets.record(kind.name, isFloor: kind.isFloor, nanoseconds: setTime, operations: count)
+
+                var bytesRead = 0
+                let hitTime = try Clock.measure {
+                    for index in hitOrder { bytesRead += try store.value(forKey: keys[index])?.count ?? 0 }
+                }
+                if bytesRead != count * valueSize {
+                    Progress.log("warning: \(kind.name) read \(bytesRead) bytes, expected \(count * valueSize)")
+                }
+                hits.record(kind.name, isFloor: kind.isFloor, nanoseconds: hitTime, operations: count)
+
+                var found = 0
+                let missTime = try Clock.measure {
+                    for key in missing where try store.value(forKey: key) != nil { found += 1 }
+                }
+                if found != 0 { Progress.log("warning: \(kind.name) found \(found) missing keys") }
+                misses.record(kind.name, isFloor: kind.isFloor, nanoseconds: missTime, operations: count)
+            }
+        }
+        for (workload, samples) in [("set", sets), ("get-hit", hits), ("get-miss", misses)] {
+            var comparison = Comparison(suite: "disk", group: group, workload: workload, operationsPerRun: count)
+            samples.fill(&comparison)
+            report.add(comparison)
+        }
+    }
+}
+
+struct ValidationFailure: Error, CustomStringConvertible {
+    var description: String
+    init(_ description: String) { self.description = description }
+}

@@ -1,0 +1,46 @@
+import Foundation
+import KVCache
+
+/// KVCache's `DiskCache` in one storage mode, default configuration otherwise.
+///
+/// `flush()` is KVCache's own: it commits the pending group commit, then
+/// checkpoints and fsyncs the WAL. The baselines never fsync, so the set
+/// figures carry one fsync per batch against KVCache.
+final class KVCacheDiskStrategy: TrimmableDiskStrategy {
+    static func kind(_ mode: DiskCache.StorageMode) -> DiskStrategyKind {
+        DiskStrategyKind(
+            name: "KVCache \(mode.rawValue)",
+            open: { directory in
+                var configuration = DiskCache.Configuration()
+                configuration.storageMode = mode
+                return try KVCacheDiskStrategy(cache: DiskCache(directory: directory, configuration: configuration))
+            },
+            inOpenTime: mode != .file)
+    }
+
+    private let cache: DiskCache
+
+    init(cache: DiskCache) {
+        self.cache = cache
+    }
+
+    func setValue(_ data: Data, forKey key: String) throws {
+        try cache.setValue(data, forKey: key)
+    }
+
+    func value(forKey key: String) throws -> Data? {
+        try cache.value(forKey: key)
+    }
+
+    func flush() throws {
+        try cache.flush()
+    }
+
+    func trim(toCount count: Int) throws {
+        _ = try cache.trim(toCount: count)
+    }
+
+    func close() {
+        cache.close()
+    }
+}

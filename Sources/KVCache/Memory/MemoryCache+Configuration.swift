@@ -1,0 +1,65 @@
+extension MemoryCache {
+    /// How a memory cache bounds and reports its contents.
+    public struct Configuration: Sendable {
+        /// The most entries the cache holds. Default: no limit.
+        public var countLimit: Int
+
+        /// The most total cost the cache holds, summing the cost given to each
+        /// `setValue(_:forKey:cost:expiration:)`. Default: no limit.
+        public var costLimit: Int64
+
+        /// Seconds an entry may go unread before it expires. Default: no limit.
+        public var ageLimit: Double
+
+        /// The fraction of a limit (0...1) the cache trims down to once an
+        /// insertion takes it over that limit.
+        ///
+        /// At 1 (the default) the cache evicts just enough to fit, which keeps
+        /// strict LRU order. Below 1 it purges down to the lower mark, so a full
+        /// cache does not evict on every insertion: with a cost limit of 100 MB
+        /// and 0.6, crossing 100 MB trims to 60 MB.
+        public var lowWatermark: Double
+
+        /// Seconds between background trims, which remove expired entries in
+        /// short bursts and release evicted values. Default: 5; `nil` turns it off.
+        public var autoTrimInterval: Double?
+
+        /// Whether evicted and removed values are released on a background
+        /// queue rather than on the caller's thread. Default: `true`.
+        ///
+        /// Values are handed over in small batches; `waitForBackgroundWork()`
+        /// hands over the rest and waits until they are released.
+        public var releasesValuesInBackground: Bool
+
+        /// Whether reading an entry that expires after a number of seconds
+        /// restarts that period. Entries that expire at a date are not extended.
+        /// Default: `false`.
+        public var extendsExpirationOnAccess: Bool
+
+        /// Called for every entry that leaves the cache, with the reason, on the
+        /// thread that made it leave (the background trim's thread for auto trims),
+        /// never while the cache is locked.
+        public var onEviction: (@Sendable (Key, Value, EvictionReason) -> Void)?
+
+        /// Creates a configuration; every parameter has the default documented on its property.
+        public init(
+            countLimit: Int = .max,
+            costLimit: Int64 = .max,
+            ageLimit: Double = .infinity,
+            lowWatermark: Double = 1,
+            autoTrimInterval: Double? = 5,
+            releasesValuesInBackground: Bool = true,
+            extendsExpirationOnAccess: Bool = false,
+            onEviction: (@Sendable (Key, Value, EvictionReason) -> Void)? = nil
+        ) {
+            self.countLimit = countLimit
+            self.costLimit = costLimit
+            self.ageLimit = ageLimit
+            self.lowWatermark = lowWatermark
+            self.autoTrimInterval = autoTrimInterval
+            self.releasesValuesInBackground = releasesValuesInBackground
+            self.extendsExpirationOnAccess = extendsExpirationOnAccess
+            self.onEviction = onEviction
+        }
+    }
+}

@@ -1,0 +1,159 @@
+// The steps behind the public operations. Unless noted, they run with the lock held.
+extension MemoryCache {
+    /// Which limits an insertion left exceeded after its first burst of evictions.
+    @usableFromInline
+    struct Purge {
+        @usableFromInline var count = false
+        @usableFromInline var cost = false
+
+        @inlinable
+        init() {}
+
+        @inlinable
+        var isNeeded: Bool { count || cost }
+    }
+
+    /// Most evictions done in one hold of the lock; a longer purge lets other
+    /// threads in between bursts.
+    @inlinable
+    static var burstSize: Int { 256 }
+
+    /// The deadline and the extendable lifetime of a new entry. Called before locking.
+    @usableFromInline
+    func timing(of expiration: Expiration) -> (deadline: Double, lifetime: Double) {
+        switch expiration {
+        case .never:
+            return (.infinity, 0)
+        case .seconds(let seconds):
+            let deadline = expiration.deadline(from: clock.wallLowerBound()) ?? .infinity
+            return (deadline, seconds.isNaN ? 0 : max(seconds, 0))
+        case .date:
+            return (expiration.deadline(from: 0) ?? .infinity, 0)
+        }
+    }
+
+    /// Stores an entry and evicts a first burst toward the limits.
+    @inlinable
+    func insert(
+        _ value: Value, forKey key: Key, cost: Int64, deadline: Double, lifetime: Double,
+        into removals: inout Removals
+    ) -> Purge {
+        let accessTime = limits.tracksAge ? clock.monotonicNow() : 0
+        counters.insertions &+= 1
+        if let old = storage.setValue(
+            value, forKey: key, cost: cost, accessTime: accessTime, deadline: deadline, lifetime: lifetime)
+        {
+            discard(key, old.value, cost: old.cost, reason: .replaced, into: &removals)
+        }
+        var purge = Purge()
+        if storage.count > limits.count || storage.totalCost.exceeds(limits.cost) {
+            purge = evictTowardTargets(into: &removals)
+        }
+        takeFullReleaseBatch(into: &removals)
+        return purge
+    }
+
+    /// Evicts least recently used entries toward the low watermarks of the
+    /// exceeded limits, at most one burst; reports which are not done.
+    @inlinable
+    func evictTowardTargets(into removals: inout Removals) -> Purge {
+        var budget = Self.burstSize
+        var purge = Purge()
+        if storage.count > limits.count {
+            while storage.count > limits.countTarget {
+                guard budget > 0 else { purge.count = true; break }
+                evictLeastRecentlyUsed(reason: .count, into: &removals)
+                budget -= 1
+            }
+        }
+        if storage.totalCost.exceeds(limits.cost) {
+            while storage.totalCost.exceeds(limits.costTarget) {
+                guard budget > 0 else { purge.cost = true; break }
+                evictLeastRecentlyUsed(reason: .cost, into: &removals)
+                budget -= 1
+            }
+        }
+        return purge
+    }
+
+    /// Finishes a purge that one burst did not complete. Called without the lock.
+    @usableFromInline
+    func continuePurge(_ purge: Purge) {
+        if purge.count {
+            evictInBursts(reason: .count, waitsForLock: true) { storage.count > limits.countTarget }
+        }
+        if purge.cost {
+            evictInBursts(reason: .cost, waitsForLock: true) { storage.totalCost.exceeds(limits.costTarget) }
+        }
+    }
+
+    /// Whether an entry has outlived its deadline or the age limit.
+    func isExpired(_ slot: UnsafeMutablePointer<LRUStorage<Key, Value>.Slot>) -> Bool {
+        if slot.pointee.deadline != .infinity, clock.wallUpperBound() >= slot.pointee.deadline {
+            return true
+        }
+        if limits.tracksAge, limits.age != .infinity {
+            let age = clock.monotonicNow() + clock.monotonicSlack() - slot.pointee.accessTime
+            return age > limits.age
+        }
+        return false
+    }
+
+    /// The rest of `value(forKey:)` for an entry with a deadline, or when ages
+    /// are tracked: expires it or records the read. Unlocks.
+    @usableFromInline
+    func timedValue(at index: Int32) -> Value? {
+        let slot = storage.slot(at: index)
+        if isExpired(slot) {
+            var removals = Removals()
+            expire(at: index, into: &removals)
+            counters.misses &+= 1
+            takeFullReleaseBatch(into: &removals)
+            mutex.unlock()
+            complete(consume removals)
+            return nil
+        }
+        if limits.tracksAge {
+            slot.pointee.accessTime = clock.monotonicNow()
+        }
+        if extendsExpirationOnAccess, slot.pointee.lifetime > 0 {
+            slot.pointee.deadline = clock.wallLowerBound() + slot.pointee.lifetime
+        }
+        storage.moveToFront(index)
+        counters.hits &+= 1
+        let value = slot.pointee.value.unsafelyUnwrapped
+        mutex.unlock()
+        return value
+    }
+
+    /// Removes an expired entry.
+    func expire(at index: Int32, into removals: inout Removals) {
+        let entry = storage.remove(at: index)
+        discard(entry.key, entry.value, cost: entry.cost, reason: .expired, into: &removals)
+    }
+
+    /// Removes the entry for `key`; returns its value if asked to and it was live.
+    /// Takes the lock.
+    @usableFromInline
+    @discardableResult
+    func remove(_ key: Key, returningValue: Bool) -> Value? {
+        var removals = Removals()
+        mutex.lock()
+        let value = removeLocked(key, returningValue: returningValue, into: &removals)
+        takeFullReleaseBatch(into: &removals)
+        mutex.unlock()
+        complete(consume removals)
+        return value
+    }
+
+    private func removeLocked(_ key: Key, returningValue: Bool, into removals: inout Removals) -> Value? {
+        guard let index = storage.index(forKey: key) else { return nil }
+        if isExpired(storage.slot(at: index)) {
+            expire(at: index, into: &removals)
+            return nil
+        }
+        let entry = storage.remove(at: index)
+        discard(entry.key, entry.value, cost: entry.cost, reason: .removed, into: &removals)
+        return returningValue ? entry.value : nil
+    }
+}

@@ -1,0 +1,65 @@
+extension MemoryCache {
+    /// A snapshot of what a memory cache has done since it was created.
+    public struct Statistics: Sendable, Hashable {
+        /// Reads that found a live entry.
+        public var hits: Int
+        /// Reads that found nothing, or only an expired entry.
+        public var misses: Int
+        /// Values stored, including ones that replaced an earlier value.
+        public var insertions: Int
+        /// Entries that left the cache, by reason (every reason is present).
+        public var evictions: [EvictionReason: Int]
+        /// Entries in the cache when the snapshot was taken.
+        public var count: Int
+        /// Total cost of the entries when the snapshot was taken.
+        public var totalCost: Int64
+
+        /// Hits divided by reads; 0 before the first read.
+        public var hitRatio: Double {
+            let reads = hits + misses
+            return reads == 0 ? 0 : Double(hits) / Double(reads)
+        }
+
+        /// Entries that left the cache for any reason.
+        public var totalEvictions: Int {
+            evictions.values.reduce(0, +)
+        }
+    }
+}
+
+/// The counters behind ``MemoryCache/Statistics``: plain integers, updated
+/// under the cache's lock, so counting costs an add.
+@usableFromInline
+struct MemoryCacheCounters {
+    @usableFromInline var hits = 0
+    @usableFromInline var misses = 0
+    @usableFromInline var insertions = 0
+    @usableFromInline var evictedByCount = 0
+    @usableFromInline var evictedByCost = 0
+    @usableFromInline var expired = 0
+    @usableFromInline var removed = 0
+    @usableFromInline var replaced = 0
+    @usableFromInline var evictedByPressure = 0
+
+    @usableFromInline
+    init() {}
+
+    @inlinable
+    mutating func recordEviction(_ reason: EvictionReason) {
+        switch reason {
+        case .count: evictedByCount &+= 1
+        case .cost: evictedByCost &+= 1
+        case .expired: expired &+= 1
+        case .removed: removed &+= 1
+        case .replaced: replaced &+= 1
+        case .pressure: evictedByPressure &+= 1
+        }
+    }
+
+    var evictions: [EvictionReason: Int] {
+        [
+            .count: evictedByCount, .cost: evictedByCost, .expired: expired,
+            .removed: removed, .replaced: replaced, .pressure: evictedByPressure,
+        ]
+    }
+}

@@ -1,0 +1,200 @@
+import Dispatch
+
+/// A thread-safe, in-memory cache that evicts the least recently used entries
+/// to stay within a count, a total cost and an age limit.
+///
+/// Reads, writes and removals take constant time. Entries may also expire
+/// after a time given when they are stored. Evicted values are released on a
+/// background queue, so the caller never pays for their deinitialization, and
+/// a background timer removes expired entries without stalling callers.
+///
+/// ```swift
+/// let images = MemoryCache<URL, Image>(configuration: .init(costLimit: 100 << 20))
+/// images.setValue(image, forKey: url, cost: Int64(image.byteCount))
+/// let hit = images[url]
+/// ```
+public final class MemoryCache<Key: Hashable & Sendable, Value: Sendable>: @unchecked Sendable {
+    // Everything declared with `var` is guarded by `mutex`; the rest is immutable.
+    @usableFromInline let mutex = PThreadMutex()
+    @usableFromInline var storage = LRUStorage<Key, Value>()
+    @usableFromInline var counters = MemoryCacheCounters()
+    @usableFromInline var limits: MemoryCacheLimits
+    /// Evicted values waiting to be handed to the background releaser in one batch.
+    @usableFromInline var pendingReleases = ContiguousArray<Value>()
+    @usableFromInline var pendingCost: Int64 = 0
+
+    @usableFromInline let clock: CacheClock
+    @usableFromInline let onEviction: (@Sendable (Key, Value, EvictionReason) -> Void)?
+    @usableFromInline let releasesValuesInBackground: Bool
+    @usableFromInline let extendsExpirationOnAccess: Bool
+    @usableFromInline let releaser = BackgroundReleaser(label: "KVCache.MemoryCache.release")
+    private let timer: DispatchSourceTimer?
+
+    /// Creates an empty cache.
+    public convenience init(configuration: Configuration = .init()) {
+        self.init(configuration: configuration, clock: .system)
+    }
+
+    /// Creates an empty cache that reads time from `clock` (tests pass a manual clock).
+    init(configuration: Configuration, clock: CacheClock) {
+        self.clock = clock
+        limits = MemoryCacheLimits(
+            count: configuration.countLimit, cost: configuration.costLimit,
+            age: configuration.ageLimit, lowWatermark: configuration.lowWatermark)
+        onEviction = configuration.onEviction
+        releasesValuesInBackground = configuration.releasesValuesInBackground
+        extendsExpirationOnAccess = configuration.extendsExpirationOnAccess
+        if let interval = configuration.autoTrimInterval, interval > 0, interval.isFinite {
+            timer = DispatchSource.makeTimerSource(queue: .global(qos: .utility))
+        } else {
+            timer = nil
+        }
+        pendingReleases.reserveCapacity(limits.releaseBatchCount)
+        if let timer, let interval = configuration.autoTrimInterval {
+            // Weak, so the timer never keeps the cache alive; deinit cancels it.
+            timer.setEventHandler { @Sendable [weak self] in self?.autoTrim() }
+            let nanoseconds = Int(min(interval, 1e6) * 1e9)
+            timer.schedule(
+                deadline: .now() + .nanoseconds(nanoseconds), repeating: .nanoseconds(nanoseconds),
+                leeway: .nanoseconds(nanoseconds / 10))
+            timer.resume()
+        }
+    }
+
+    deinit {
+        timer?.cancel()
+        if releasesValuesInBackground {
+            // Swap the entries out so the releaser, not this thread, drops the last reference.
+            let entries = storage
+            storage = LRUStorage()
+            releaser.release(consume entries)
+            releaser.release(takePendingReleases())
+        }
+    }
+
+    // MARK: - Reading
+
+    /// The value stored for `key`, or `nil` if there is none or it has expired.
+    /// A hit makes the entry the most recently used.
+    @inlinable
+    public func value(forKey key: Key) -> Value? {
+        mutex.lock()
+        guard let index = storage.index(forKey: key) else {
+            counters.misses &+= 1
+            mutex.unlock()
+            return nil
+        }
+        let slot = storage.slot(at: index)
+        if slot.pointee.deadline != .infinity || limits.tracksAge {
+            return timedValue(at: index)
+        }
+        storage.moveToFront(index)
+        counters.hits &+= 1
+        let value = slot.pointee.value.unsafelyUnwrapped
+        mutex.unlock()
+        return value
+    }
+
+    /// Whether a live entry is stored for `key`. Does not count as a read.
+    public func contains(_ key: Key) -> Bool {
+        mutex.lock()
+        defer { mutex.unlock() }
+        guard let index = storage.index(forKey: key) else { return false }
+        return !isExpired(storage.slot(at: index))
+    }
+
+    /// The number of entries, including expired ones not yet removed.
+    public var count: Int {
+        mutex.lock()
+        defer { mutex.unlock() }
+        return storage.count
+    }
+
+    /// The total cost of the entries (clamped to `Int64.max`).
+    public var totalCost: Int64 {
+        mutex.lock()
+        defer { mutex.unlock() }
+        return storage.totalCost.clamped
+    }
+
+    /// The value for `key`; assigning `nil` removes the entry, assigning a
+    /// value stores it with cost 0 and no expiration.
+    public subscript(key: Key) -> Value? {
+        get { value(forKey: key) }
+        set {
+            if let newValue {
+                setValue(newValue, forKey: key)
+            } else {
+                remove(key, returningValue: false)
+            }
+        }
+    }
+
+    // MARK: - Writing
+
+    /// Stores `value` for `key` as the most recently used entry, replacing any
+    /// previous value, then evicts entries if a limit is exceeded.
+    ///
+    /// - Parameters:
+    ///   - cost: What the entry counts against `costLimit`, such as its size in
+    ///     bytes. Negative costs count as 0.
+    ///   - expiration: When the entry stops being returned.
+    @inlinable
+    public func setValue(_ value: Value, forKey key: Key, cost: Int64 = 0, expiration: Expiration = .never) {
+        var deadline = Double.infinity
+        var lifetime = 0.0
+        if case .never = expiration {} else {
+            (deadline, lifetime) = timing(of: expiration)
+        }
+        var removals = Removals()
+        mutex.lock()
+        let purge = insert(value, forKey: key, cost: max(cost, 0), deadline: deadline, lifetime: lifetime, into: &removals)
+        mutex.unlock()
+        complete(consume removals)
+        if purge.isNeeded { continuePurge(purge) }
+    }
+
+    /// Removes the entry for `key` and returns its value, or `nil` if there was
+    /// none or it had expired.
+    @discardableResult
+    public func removeValue(forKey key: Key) -> Value? {
+        remove(key, returningValue: true)
+    }
+
+    /// Removes every entry. The entries are released in the background (when
+    /// so configured) and reported to `onEviction` as removed.
+    public func removeAll() {
+        mutex.lock()
+        let removed = storage
+        storage = LRUStorage()
+        counters.removed &+= removed.count
+        let batch = takePendingReleases()
+        mutex.unlock()
+        if let onEviction {
+            removed.forEach { onEviction($0, $1, .removed) }
+        }
+        if releasesValuesInBackground {
+            releaser.release(consume removed)
+            releaser.release(consume batch)
+        }
+    }
+
+    /// Blocks until values evicted so far have been released by the background
+    /// queue. Lets tests observe background work without sleeping.
+    public func waitForBackgroundWork() {
+        mutex.lock()
+        let batch = takePendingReleases()
+        mutex.unlock()
+        releaser.release(consume batch)
+        releaser.waitUntilIdle()
+    }
+
+    /// What the cache has done so far, with its current count and cost.
+    public var statistics: Statistics {
+        mutex.lock()
+        defer { mutex.unlock() }
+        return Statistics(
+            hits: counters.hits, misses: counters.misses, insertions: counters.insertions,
+            evictions: counters.evictions, count: storage.count, totalCost: storage.totalCost.clamped)
+    }
+}

@@ -1,0 +1,46 @@
+#if canImport(Glibc)
+import Glibc
+#elseif canImport(Darwin)
+import Darwin
+#endif
+
+/// A `pthread_mutex_t` at a fixed heap address.
+///
+/// A pthread mutex must never move once initialized, so it lives behind a
+/// pointer instead of inside a Swift value that the compiler may copy.
+@usableFromInline
+struct PThreadMutex: ~Copyable {
+    @usableFromInline
+    let mutex: UnsafeMutablePointer<pthread_mutex_t>
+
+    init() {
+        mutex = .allocate(capacity: 1)
+        mutex.initialize(to: pthread_mutex_t())
+        let result = pthread_mutex_init(mutex, nil)
+        precondition(result == 0, "pthread_mutex_init failed: \(result)")
+    }
+
+    deinit {
+        pthread_mutex_destroy(mutex)
+        mutex.deinitialize(count: 1)
+        mutex.deallocate()
+    }
+
+    @inlinable
+    func lock() {
+        let result = pthread_mutex_lock(mutex)
+        assert(result == 0, "pthread_mutex_lock failed: \(result)")
+    }
+
+    @inlinable
+    func unlock() {
+        let result = pthread_mutex_unlock(mutex)
+        assert(result == 0, "pthread_mutex_unlock failed: \(result)")
+    }
+
+    /// Takes the lock if it is free; never blocks.
+    @inlinable
+    func tryLock() -> Bool {
+        pthread_mutex_trylock(mutex) == 0
+    }
+}
