@@ -108,6 +108,16 @@ import Testing
         #expect(FileManager.default.fileExists(atPath: dir.dataPath + "/young"))
     }
 
+    @Test func anInfiniteGracePeriodMakesTheSweepDeleteNothing() throws {
+        let dir = TemporaryDirectory()
+        defer { dir.remove() }
+        let cache = try filledCache(dir)
+        try Data("stray".utf8).write(to: URL(fileURLWithPath: dir.dataPath + "/orphan"))
+        #expect(try cache.sweepOrphans() == 0)
+        #expect(FileManager.default.fileExists(atPath: dir.dataPath + "/orphan"))
+        #expect(try cache.verify(orphanGracePeriod: 0).orphanFiles == ["orphan"])
+    }
+
     @Test func anInaccurateSummaryIsReportedAndRecounted() throws {
         let dir = TemporaryDirectory()
         defer { dir.remove() }
