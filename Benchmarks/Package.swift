@@ -8,6 +8,7 @@ let package = Package(
     platforms: [.macOS(.v13)],
     products: [
         .executable(name: "kvcache-bench", targets: ["kvcache-bench"]),
+        .executable(name: "kvcache", targets: ["kvcache"]),
     ],
     dependencies: [
         .package(name: "KVCache", path: ".."),
@@ -31,6 +32,19 @@ let package = Package(
                 .product(name: "KVCache", package: "KVCache"),
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
             ]
+        ),
+        // The maintenance CLI: inspect, read, write, trim and verify a cache directory.
+        .executableTarget(
+            name: "kvcache",
+            dependencies: [
+                .product(name: "KVCache", package: "KVCache"),
+                .product(name: "ArgumentParser", package: "swift-argument-parser"),
+            ]
+        ),
+        // Runs the built `kvcache` binary as a child process on temporary directories.
+        .testTarget(
+            name: "KVCacheToolTests",
+            dependencies: ["kvcache"]
         ),
     ],
     swiftLanguageModes: [.v6]

@@ -1,0 +1,35 @@
+import ArgumentParser
+import Foundation
+import KVCache
+
+/// The cache directory argument, and how the tool opens it.
+struct CacheLocation: ParsableArguments {
+    @Argument(help: "The cache directory.", completion: .directory)
+    var directory: String
+
+    /// Opens the cache for maintenance: no automatic trims, and the orphan sweep at
+    /// open deletes nothing (an infinite grace period), so only the command changes
+    /// the directory. Unless `creating`, a directory without a cache is an error
+    /// rather than a new empty cache.
+    func open(creating: Bool = false) throws -> DiskCache {
+        let url = URL(fileURLWithPath: directory)
+        if !creating, !FileManager.default.fileExists(atPath: url.appendingPathComponent("manifest.sqlite").path) {
+            throw ToolError.noCache(path: directory)
+        }
+        var configuration = DiskCache.Configuration()
+        configuration.autoTrimInterval = nil
+        configuration.orphanGracePeriod = .infinity
+        let cache = try DiskCache(directory: url, configuration: configuration)
+        if cache.statistics.rebuilds > 0 {
+            Console.writeError("kvcache: warning: the manifest was corrupt; it was moved to "
+                + "\(directory)/corrupt/ and an empty one created")
+        }
+        return cache
+    }
+}
+
+/// `--json`, for commands whose output a script may read.
+struct OutputOptions: ParsableArguments {
+    @Flag(help: "Print the result as JSON.")
+    var json = false
+}

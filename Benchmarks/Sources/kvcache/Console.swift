@@ -1,0 +1,40 @@
+import Foundation
+
+/// Writing to stdout and stderr, and formatting numbers for people.
+enum Console {
+    static func write(_ text: String) {
+        FileHandle.standardOutput.write(Data((text + "\n").utf8))
+    }
+
+    static func writeError(_ text: String) {
+        FileHandle.standardError.write(Data((text + "\n").utf8))
+    }
+
+    /// Pretty-printed JSON with sorted keys and ISO 8601 dates, on stdout.
+    static func writeJSON<Value: Encodable>(_ value: Value) throws {
+        let encoder = JSONEncoder()
+        encoder.outputFormatting = [.prettyPrinted, .sortedKeys, .withoutEscapingSlashes]
+        encoder.dateEncodingStrategy = .iso8601
+        write(String(decoding: try encoder.encode(value), as: UTF8.self))
+    }
+
+    /// "1.5 MiB (1572864 bytes)"; plain bytes below 1 KiB.
+    static func bytes(_ count: Int64) -> String {
+        let units = ["KiB", "MiB", "GiB", "TiB"]
+        var value = Double(count)
+        var unit = -1
+        while abs(value) >= 1024, unit < units.count - 1 {
+            value /= 1024
+            unit += 1
+        }
+        if unit < 0 { return "\(count) bytes" }
+        return String(format: "%.1f", value) + " \(units[unit]) (\(count) bytes)"
+    }
+
+    static func date(_ date: Date?) -> String {
+        guard let date else { return "-" }
+        return ISO8601DateFormatter().string(from: date)
+    }
+
+    static var stderrIsTerminal: Bool { isatty(STDERR_FILENO) != 0 }
+}

@@ -1,0 +1,38 @@
+import ArgumentParser
+import Foundation
+import KVCache
+
+struct SetValue: ParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "set",
+        abstract: "Store a value read from a file, or from stdin. Creates the cache if needed.")
+
+    @OptionGroup var location: CacheLocation
+    @Argument(help: "The key.") var key: String
+    @Option(name: .shortAndLong, help: "Read the value from this file instead of stdin.", completion: .file())
+    var file: String?
+    @Option(help: "Expire the value this many seconds from now.")
+    var expires: Double?
+
+    func validate() throws {
+        if let expires, !(expires > 0) { throw ValidationError("--expires must be a positive number of seconds") }
+    }
+
+    func run() throws {
+        let value: Data
+        if let file {
+            do {
+                value = try Data(contentsOf: URL(fileURLWithPath: file))
+            } catch {
+                throw ToolError.file(file, error)
+            }
+        } else {
+            if isatty(STDIN_FILENO) != 0 { Console.writeError("kvcache: reading the value from stdin (end with Ctrl-D)") }
+            value = FileHandle.standardInput.readDataToEndOfFile()
+        }
+        let cache = try location.open(creating: true)
+        defer { cache.close() }
+        try cache.setValue(value, forKey: key, expiration: expires.map { .seconds($0) } ?? .never)
+        try cache.flush()
+    }
+}

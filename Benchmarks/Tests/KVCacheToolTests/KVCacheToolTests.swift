@@ -1,0 +1,168 @@
+import Foundation
+import Testing
+
+@Suite struct KVCacheToolTests {
+    /// A cache directory path that does not exist yet, and its parent to remove afterwards.
+    struct Scratch {
+        let root = FileManager.default.temporaryDirectory.appendingPathComponent("kvcache-tool-\(UUID().uuidString)")
+        var cache: String { root.appendingPathComponent("cache").path }
+        var dataFiles: [String] { ((try? FileManager.default.contentsOfDirectory(atPath: cache + "/data")) ?? []).sorted() }
+
+        func file(_ name: String, _ contents: Data) throws -> String {
+            try FileManager.default.createDirectory(at: root, withIntermediateDirectories: true)
+            let url = root.appendingPathComponent(name)
+            try contents.write(to: url)
+            return url.path
+        }
+
+        func remove() { try? FileManager.default.removeItem(at: root) }
+    }
+
+    func kvcache(_ arguments: String..., input: Data = Data()) throws -> ToolProcess.Result {
+        try ToolProcess.run(arguments, input: input)
+    }
+
+    /// 100 KB that is not all one byte: stored in a file (the default inline threshold is 20 KB).
+    let large = Data((0..<100_000).map { UInt8(truncatingIfNeeded: $0 &* 7) })
+
+    @Test func aValueSetFromStdinOrAFileIsReadBackByteForByte() throws {
+        let scratch = Scratch()
+        defer { scratch.remove() }
+        #expect(try kvcache("set", scratch.cache, "greeting", input: Data("hello\0world".utf8)).status == 0)
+        #expect(try kvcache("get", scratch.cache, "greeting").stdout == Data("hello\0world".utf8))
+
+        let source = try scratch.file("large.bin", large)
+        #expect(try kvcache("set", scratch.cache, "large", "--file", source).status == 0)
+        #expect(try kvcache("get", scratch.cache, "large").stdout == large)
+        let copy = scratch.root.appendingPathComponent("copy.bin").path
+        #expect(try kvcache("get", scratch.cache, "large", "--output", copy).status == 0)
+        #expect(FileManager.default.contents(atPath: copy) == large)
+    }
+
+    @Test func getOfAMissingKeyExitsOneWithAMessage() throws {
+        let scratch = Scratch()
+        defer { scratch.remove() }
+        #expect(try kvcache("set", scratch.cache, "a", input: Data("1".utf8)).status == 0)
+        let result = try kvcache("get", scratch.cache, "b")
+        #expect(result.status == 1)
+        #expect(result.stdout.isEmpty)
+        #expect(result.stderr.contains("no value for b"))
+    }
+
+    @Test func keysArePagedWithAfterAndLimit() throws {
+        let scratch = Scratch()
+        defer { scratch.remove() }
+        for key in ["e", "a", "d", "b", "c"] {
+            #expect(try kvcache("set", scratch.cache, key, input: Data(key.utf8)).status == 0)
+        }
+        let first = try kvcache("keys", scratch.cache, "--limit", "2", "--json").json()
+        #expect(first["keys"] as? [String] == ["a", "b"])
+        #expect(first["next"] as? String == "b")
+        #expect(try kvcache("keys", scratch.cache, "--after", "b", "--limit", "2").text == "c\nd\n")
+        let last = try kvcache("keys", scratch.cache, "--after", "d", "--limit", "2", "--json").json()
+        #expect(last["keys"] as? [String] == ["e"])
+        #expect(last["next"] is NSNull)
+        #expect(try kvcache("keys", scratch.cache, "--all").text == "a\nb\nc\nd\ne\n")
+    }
+
+    @Test func removeDeletesTheValuesOfTheGivenKeys() throws {
+        let scratch = Scratch()
+        defer { scratch.remove() }
+        for key in ["a", "b", "c"] { _ = try kvcache("set", scratch.cache, key, input: Data(key.utf8)) }
+        #expect(try kvcache("remove", scratch.cache, "a", "c", "missing").status == 0)
+        #expect(try kvcache("keys", scratch.cache).text == "b\n")
+        #expect(try kvcache("get", scratch.cache, "a").status == 1)
+    }
+
+    @Test func statsJSONCountsInlineAndFileValues() throws {
+        let scratch = Scratch()
+        defer { scratch.remove() }
+        _ = try kvcache("set", scratch.cache, "small", input: Data("tiny".utf8))
+        _ = try kvcache("set", scratch.cache, "large", "--file", try scratch.file("large.bin", large))
+        _ = try kvcache("set", scratch.cache, "brief", "--expires", "3600", input: Data("x".utf8))
+        let result = try kvcache("stats", scratch.cache, "--json")
+        #expect(result.status == 0)
+        let stats = try result.json()
+        #expect(stats["count"] as? Int == 3)
+        #expect(stats["size"] as? Int == 100_005)
+        #expect(stats["inlineCount"] as? Int == 2)
+        #expect(stats["fileCount"] as? Int == 1)
+        #expect(stats["fileSize"] as? Int == 100_000)
+        #expect(stats["expiredCount"] as? Int == 0)
+        #expect(stats["schemaVersion"] as? Int == 1)
+        #expect(stats["oldestAccess"] is String)
+        #expect(stats["walSize"] is Int)
+        #expect(try kvcache("stats", scratch.cache).text.contains("in files       1 entries"))
+    }
+
+    @Test func trimRemovesEntriesDownToTheCountAndReportsWhatRemains() throws {
+        let scratch = Scratch()
+        defer { scratch.remove() }
+        for index in 0..<5 { _ = try kvcache("set", scratch.cache, "k\(index)", input: Data(count: 10)) }
+        let result = try kvcache("trim", scratch.cache, "--count", "2", "--json")
+        #expect(result.status == 0)
+        let trim = try result.json()
+        #expect((trim["removed"] as? [String: Any])?["count"] as? Int == 3)
+        #expect(trim["remainingCount"] as? Int == 2)
+        #expect(trim["remainingSize"] as? Int == 20)
+        let bySize = try kvcache("trim", scratch.cache, "--size", "10", "--json").json()
+        #expect(bySize["remainingCount"] as? Int == 1)
+    }
+
+    @Test func verifyExitsOneOnDamageAndZeroOnceRepaired() throws {
+        let scratch = Scratch()
+        defer { scratch.remove() }
+        _ = try kvcache("set", scratch.cache, "small", input: Data("tiny".utf8))
+        _ = try kvcache("set", scratch.cache, "large", "--file", try scratch.file("large.bin", large))
+        _ = try kvcache("set", scratch.cache, "other", "--file", try scratch.file("other.bin", large + large))
+        let healthy = try kvcache("verify", scratch.cache, "--grace-period", "0")
+        #expect(healthy.status == 0)
+        #expect(healthy.text.contains("result: healthy"))
+
+        let files = scratch.dataFiles
+        #expect(files.count == 2)
+        #expect(unlink(scratch.cache + "/data/" + files[0]) == 0)
+        try Data("stray".utf8).write(to: URL(fileURLWithPath: scratch.cache + "/data/orphan"))
+        let damaged = try kvcache("verify", scratch.cache, "--grace-period", "0", "--json")
+        #expect(damaged.status == 1)
+        let report = try damaged.json()
+        #expect(report["healthy"] as? Bool == false)
+        #expect((report["missingFiles"] as? [[String: Any]])?.count == 1)
+        #expect(report["orphanFiles"] as? [String] == ["orphan"])
+        #expect(report["repairs"] is NSNull)
+
+        let repaired = try kvcache("verify", scratch.cache, "--repair", "--grace-period", "0", "--json")
+        #expect(repaired.status == 0)
+        let repairs = try repaired.json()["repairs"] as? [String: Any]
+        #expect(repairs?["removedEntries"] as? Int == 1)
+        #expect(repairs?["removedOrphanFiles"] as? Int == 1)
+        #expect(try kvcache("verify", scratch.cache, "--grace-period", "0").status == 0)
+        #expect(try kvcache("get", scratch.cache, "small").stdout == Data("tiny".utf8))
+    }
+
+    @Test func commandsOnAMissingDirectoryFailWithoutCreatingIt() throws {
+        let scratch = Scratch()
+        defer { scratch.remove() }
+        for command in [["stats"], ["get", "k"], ["verify"], ["keys"], ["remove", "k"], ["trim", "--count", "1"]] {
+            let result = try ToolProcess.run([command[0], scratch.cache] + command.dropFirst())
+            #expect(result.status == 3, "\(command)")
+            #expect(result.stderr.contains("no cache at"), "\(command)")
+        }
+        #expect(!FileManager.default.fileExists(atPath: scratch.cache))
+    }
+
+    @Test func usageErrorsExitTwoAndOperationalErrorsExitThree() throws {
+        let scratch = Scratch()
+        defer { scratch.remove() }
+        #expect(try kvcache("frobnicate").status == 2)
+        _ = try kvcache("set", scratch.cache, "a", input: Data("1".utf8))
+        #expect(try kvcache("trim", scratch.cache).status == 2)
+        #expect(try kvcache("keys", scratch.cache, "--limit", "0").status == 2)
+        let unreadable = try kvcache("set", scratch.cache, "b", "--file", scratch.root.appendingPathComponent("none").path)
+        #expect(unreadable.status == 3)
+        #expect(unreadable.stderr.hasPrefix("kvcache: error: "))
+        let badKey = try kvcache("set", scratch.cache, "", input: Data("1".utf8))
+        #expect(badKey.status == 3)
+        #expect(badKey.stderr.contains("invalid key"))
+    }
+}

@@ -1,0 +1,169 @@
+import Foundation
+#if canImport(Glibc)
+import Glibc
+#elseif canImport(Darwin)
+import Darwin
+#endif
+
+/// The store-level checks and repairs behind `DiskCache.verify` and
+/// `DiskCache.inspect`. Each call is bounded (one page of rows, one chunk of
+/// files) so the owner can release its lock between calls. Scans: for tools and
+/// repair, never on a hot path.
+extension KVStorage {
+    /// What `PRAGMA integrity_check` reports, empty when the database is sound.
+    func integrityErrors(limit: Int = 100) throws -> [String] {
+        let database = try requireDatabase()
+        return try database.statement("PRAGMA integrity_check(\(limit))").run { statement in
+            var messages: [String] = []
+            while try statement.step() {
+                if let message = statement.string(at: 0), message != "ok" { messages.append(message) }
+            }
+            return messages
+        }
+    }
+
+    /// Rebuilds the indexes, the repair for index-only damage.
+    func reindex() throws {
+        try requireDatabase().execute("REINDEX")
+    }
+
+    /// Up to `limit` rows of file values whose file name sorts after `after`, in file name order.
+    func fileRows(after: String?, limit: Int) throws -> [Victim] {
+        try requireDatabase().statement(Manifest.selectFileRowsAfter).run { statement in
+            statement.bind(after ?? "", at: 1)
+            statement.bind(limit, at: 2)
+            var rows: [Victim] = []
+            while try statement.step() {
+                rows.append(Victim(key: statement.string(at: 0) ?? "", filename: statement.string(at: 1),
+                                   size: statement.int64(at: 2)))
+            }
+            return rows
+        }
+    }
+
+    enum FileCheck: Equatable {
+        case intact
+        case missing
+        case wrongSize(Int64)
+    }
+
+    /// Whether the file `name` exists with `expectedSize` bytes (the file is not read).
+    func checkFile(_ name: String, expectedSize: Int64) throws -> FileCheck {
+        var info = stat()
+        let path = files.path(name)
+        guard lstat(path, &info) == 0 else {
+            if errno == ENOENT { return .missing }
+            throw FileStore.error("lstat", path: path, errno: errno)
+        }
+        let size = Int64(info.st_size)
+        return size == expectedSize ? .intact : .wrongSize(size)
+    }
+
+    /// Checks a row found broken again against the current manifest: another
+    /// process may have replaced the value between the scan and the check.
+    func confirmBroken(_ row: Victim) throws -> FileCheck {
+        guard let filename = row.filename,
+              let current = try storedMetadata(forKey: row.key), current.filename == filename else { return .intact }
+        return try checkFile(filename, expectedSize: current.size)
+    }
+
+    /// Deletes each row that still names the given file, in one transaction, and
+    /// the files after the commit. Returns how many rows went.
+    func removeBrokenRows(_ rows: [Victim]) throws -> Int {
+        let database = try requireDatabase()
+        let removed = try write { () throws -> Int in
+            var removed = 0
+            let statement = try database.statement(Manifest.deleteKeyWithFile)
+            for row in rows {
+                guard let filename = row.filename else { continue }
+                try statement.run { statement in
+                    statement.bind(row.key, at: 1)
+                    statement.bind(filename, at: 2)
+                    try statement.execute()
+                }
+                guard database.changes > 0 else { continue }
+                transaction!.delta.add(size: row.size, isFile: true, sign: -1)
+                transaction!.obsoleteFiles.append(filename)
+                removed += 1
+            }
+            return removed
+        }
+        counters.brokenRows += removed
+        return removed
+    }
+
+    /// The files among `names` that no row references and that this process is not writing.
+    func unreferencedFiles(among names: [String]) throws -> [String] {
+        let statement = try requireDatabase().statement(Manifest.fileIsReferenced)
+        let pending = Set(pending.files)
+        return try names.filter { name in
+            if pending.contains(name) { return false }
+            return try !statement.run { statement in
+                statement.bind(name, at: 1)
+                return try statement.step()
+            }
+        }
+    }
+
+    /// The stats row and the totals counted from the rows, read in one snapshot.
+    func recordedAndCountedTotals() throws -> (recorded: Totals, counted: Totals) {
+        let database = try requireDatabase()
+        try database.execute("BEGIN")
+        do {
+            let recorded = try readTotals()
+            let counted = try database.statement(Manifest.countTotals).run { statement in
+                guard try statement.step() else { return Totals.zero }
+                return Totals(count: Int(statement.int64(at: 0)), size: statement.int64(at: 1),
+                              fileCount: Int(statement.int64(at: 2)), fileSize: statement.int64(at: 3))
+            }
+            try database.execute("COMMIT")
+            return (recorded, counted)
+        } catch {
+            if database.isInTransaction { try? database.execute("ROLLBACK") }
+            throw error
+        }
+    }
+
+    /// Number of rows whose expiration time has passed but that are still stored.
+    func expiredRowCount() throws -> Int {
+        let now = options.clock()
+        return try requireDatabase().statement(Manifest.countExpired).run { statement in
+            statement.bind(now, at: 1)
+            return try statement.step() ? Int(statement.int64(at: 0)) : 0
+        }
+    }
+
+    /// The oldest and newest last-access times (each one index lookup).
+    func accessTimeRange() throws -> (oldest: Double?, newest: Double?) {
+        let database = try requireDatabase()
+        func first(_ sql: String) throws -> Double? {
+            try database.statement(sql).run { statement in
+                try statement.step() ? statement.optionalDouble(at: 0) : nil
+            }
+        }
+        return (try first(Manifest.selectOldestAccess), try first(Manifest.selectNewestAccess))
+    }
+
+    /// Size in bytes of the file at `path`, or nil if it does not exist.
+    static func fileSize(atPath path: String) -> Int64? {
+        var info = stat()
+        return lstat(path, &info) == 0 ? Int64(info.st_size) : nil
+    }
+}
+
+extension Manifest {
+    static let selectFileRowsAfter = """
+        SELECT key, filename, size FROM manifest WHERE filename > ?1 ORDER BY filename LIMIT ?2
+        """
+    static let countTotals = """
+        SELECT count(*), coalesce(sum(size), 0), count(filename),
+               coalesce(sum(CASE WHEN filename IS NOT NULL THEN size ELSE 0 END), 0)
+        FROM manifest
+        """
+    static let countExpired = """
+        SELECT count(*) FROM manifest WHERE expiration_time IS NOT NULL AND expiration_time <= ?1
+        """
+    // Separate statements: SQLite answers a lone min() or max() from the index.
+    static let selectOldestAccess = "SELECT min(last_access_time) FROM manifest"
+    static let selectNewestAccess = "SELECT max(last_access_time) FROM manifest"
+}
