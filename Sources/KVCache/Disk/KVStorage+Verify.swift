@@ -165,5 +165,4 @@ extension Manifest {
         """
     // Separate statements: SQLite answers a lone min() or max() from the index.
     static let selectOldestAccess = "SELECT min(last_access_time) FROM manifest"
-    static let selectNewestAccess = "SELECT max(last_access_time) FROM manifest"
 }

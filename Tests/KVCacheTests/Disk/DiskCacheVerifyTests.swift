@@ -179,6 +179,7 @@ import Testing
         let dir = TemporaryDirectory()
         defer { dir.remove() }
         let clock = ManualClock()
+        let start = clock.wall
         let cache = try DiskCache(directory: dir.url, configuration: .testing {
             $0.inlineThreshold = 1000
             $0.clock = clock.function
@@ -195,8 +196,8 @@ import Testing
         #expect(inspection.fileCount == 1)
         #expect(inspection.fileSize == 2000)
         #expect(inspection.expiredCount == 1)
-        #expect(inspection.oldestAccess == Date(timeIntervalSince1970: 1_700_000_000))
-        #expect(inspection.newestAccess == Date(timeIntervalSince1970: 1_700_000_100))
+        #expect(inspection.oldestAccess == Date(timeIntervalSince1970: start))
+        #expect(inspection.newestAccess == Date(timeIntervalSince1970: start + 100))
         #expect(inspection.manifestSize > 0)
         #expect(inspection.pageSize == 4096)
         #expect(inspection.schemaVersion == 1)
