@@ -22,11 +22,13 @@ let package = Package(
         // built by `swift test` and found beside the test bundle.
         .executableTarget(
             name: "KVCacheTestWorker",
-            dependencies: ["KVCache"]
+            dependencies: ["KVCache", "KVCacheTestSupport"]
         ),
+        // Self-checking values shared by the test worker and the tests (not a product).
+        .target(name: "KVCacheTestSupport"),
         .testTarget(
             name: "KVCacheTests",
-            dependencies: ["KVCache"]
+            dependencies: ["KVCache", "KVCacheTestSupport"]
         ),
     ],
     swiftLanguageModes: [.v6]

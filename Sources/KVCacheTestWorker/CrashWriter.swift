@@ -1,3 +1,4 @@
+import KVCacheTestSupport
 import Foundation
 import KVCache
 

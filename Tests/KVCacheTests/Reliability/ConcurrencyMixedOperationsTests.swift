@@ -1,3 +1,4 @@
+import KVCacheTestSupport
 import Dispatch
 import Foundation
 import Testing

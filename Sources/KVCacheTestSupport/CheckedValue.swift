@@ -2,18 +2,17 @@ import Foundation
 
 /// A value that proves its own integrity: the sequence number of the write that
 /// made it, the key it was written for, a payload derived from both, and a
-/// checksum over everything. The tests decode it with the same layout
-/// (Sources/KVCacheTestWorker/CheckedValue.swift, the writer): a torn, mixed-up or
-/// misplaced value fails to decode.
+/// checksum over everything. The test worker writes such values and the tests
+/// decode them: a torn, mixed-up or misplaced value fails to decode.
 ///
 /// ```
 /// seq UInt64 LE | key length UInt16 LE | key UTF-8 | payload words | checksum UInt64 LE of all before
 /// ```
-enum CheckedValue {
-    static func minimumSize(forKey key: String) -> Int { 8 + 2 + key.utf8.count + 8 }
+public enum CheckedValue {
+    public static func minimumSize(forKey key: String) -> Int { 8 + 2 + key.utf8.count + 8 }
 
     /// A value of `size` bytes (at least `minimumSize(forKey:)`).
-    static func make(key: String, seq: UInt64, size: Int) -> Data {
+    public static func make(key: String, seq: UInt64, size: Int) -> Data {
         let keyBytes = Array(key.utf8)
         let size = max(size, minimumSize(forKey: key))
         var data = Data(count: size)
@@ -40,7 +39,7 @@ enum CheckedValue {
     }
 
     /// The sequence number if `data` is an intact value written for `key`, else nil.
-    static func seq(of data: Data, key: String) -> UInt64? {
+    public static func seq(of data: Data, key: String) -> UInt64? {
         let keyBytes = Array(key.utf8)
         guard data.count >= minimumSize(forKey: key) else { return nil }
         return data.withUnsafeBytes { (buffer: UnsafeRawBufferPointer) -> UInt64? in
@@ -91,12 +90,12 @@ enum CheckedValue {
 }
 
 /// SplitMix64: a small seeded generator, so a run can be replayed from its seed.
-struct SeededGenerator: RandomNumberGenerator {
-    var state: UInt64
+public struct SeededGenerator: RandomNumberGenerator {
+    public var state: UInt64
 
-    init(seed: UInt64) { state = seed }
+    public init(seed: UInt64) { state = seed }
 
-    mutating func next() -> UInt64 {
+    public mutating func next() -> UInt64 {
         state &+= 0x9e37_79b9_7f4a_7c15
         var z = state
         z = (z ^ (z >> 30)) &* 0xbf58_476d_1ce4_e5b9
