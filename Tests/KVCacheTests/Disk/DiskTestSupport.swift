@@ -23,14 +23,6 @@ struct TemporaryDirectory {
     func remove() { try? FileManager.default.removeItem(at: url) }
 }
 
-/// A clock the test moves by hand.
-final class ManualClock: Sendable {
-    private let time = MutexBox<Double>(1_700_000_000)
-    var now: Double { time.withLock { $0 } }
-    func advance(by seconds: Double) { time.withLock { $0 += seconds } }
-    var function: @Sendable () -> Double { { self.now } }
-}
-
 extension DiskCache.Configuration {
     /// Defaults for tests: no timers that could race assertions, no orphan grace.
     static func testing(_ configure: (inout DiskCache.Configuration) -> Void = { _ in }) -> Self {
