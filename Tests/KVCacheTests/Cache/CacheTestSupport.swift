@@ -9,8 +9,8 @@ struct CacheFixture {
     /// A cache in `base/name/` without timers, reading time from `clock`.
     func make<Value>(
         _ name: String = "test", coder: some CacheCoder<Value>,
-        didJoinLoad: @escaping @Sendable (String, Int) -> Void = { _, _ in },
-        configure: (inout Cache<Value>.Configuration) -> Void = { _ in }
+        configure: (inout Cache<Value>.Configuration) -> Void = { _ in },
+        didJoinLoad: @escaping @Sendable (String, Int) -> Void = { _, _ in }
     ) throws -> Cache<Value> {
         var configuration = Cache<Value>.Configuration(
             memory: .init(autoTrimInterval: nil), disk: .testing { $0.clock = clock.function })
