@@ -1,0 +1,22 @@
+#if canImport(Glibc)
+import Glibc
+#elseif canImport(Darwin)
+import Darwin
+#endif
+
+/// Monotonic time in nanoseconds, read only around whole batches of operations.
+enum Clock {
+    static func now() -> UInt64 {
+        var spec = timespec()
+        clock_gettime(CLOCK_MONOTONIC, &spec)
+        return UInt64(spec.tv_sec) * 1_000_000_000 + UInt64(spec.tv_nsec)
+    }
+
+    /// Runs `body` once and returns the elapsed nanoseconds.
+    @inline(__always)
+    static func measure(_ body: () throws -> Void) rethrows -> UInt64 {
+        let start = now()
+        try body()
+        return now() - start
+    }
+}

@@ -1,0 +1,60 @@
+import Dispatch
+import Foundation
+
+/// Runs a batch on one or more threads released together and times the whole
+/// batch (wall clock), never single operations.
+enum ParallelRunner {
+    struct Outcome {
+        var nanoseconds: UInt64
+        /// What each worker returned (e.g. its hit count), for sanity checks.
+        var results: [Int]
+        var total: Int { results.reduce(0, +) }
+    }
+
+    /// Calls `body(worker)` for `worker` in `0..<threads`. With one thread the
+    /// batch runs on the calling thread, so no thread hop is timed.
+    static func run(threads: Int, _ body: @escaping @Sendable (Int) -> Int) -> Outcome {
+        if threads <= 1 {
+            var result = 0
+            let nanoseconds = Clock.measure { result = body(0) }
+            return Outcome(nanoseconds: nanoseconds, results: [result])
+        }
+        let results = ResultBox(count: threads)
+        let ready = DispatchSemaphore(value: 0)
+        let start = DispatchSemaphore(value: 0)
+        let done = DispatchGroup()
+        for worker in 0..<threads {
+            done.enter()
+            let thread = Thread {
+                ready.signal()
+                start.wait()
+                results.set(worker, body(worker))
+                done.leave()
+            }
+            thread.stackSize = 1 << 20
+            thread.start()
+        }
+        // Every thread exists and waits before the clock starts.
+        for _ in 0..<threads { ready.wait() }
+        let begin = Clock.now()
+        for _ in 0..<threads { start.signal() }
+        done.wait()
+        let elapsed = Clock.now() - begin
+        return Outcome(nanoseconds: elapsed, results: results.values)
+    }
+
+    /// The `worker`-th of `parts` contiguous slices of `0..<count`.
+    static func slice(_ count: Int, worker: Int, parts: Int) -> Range<Int> {
+        let lower = count * worker / parts
+        let upper = count * (worker + 1) / parts
+        return lower..<upper
+    }
+
+    private final class ResultBox: @unchecked Sendable {
+        private let lock = NSLock()
+        private var storage: [Int]
+        init(count: Int) { storage = Array(repeating: 0, count: count) }
+        func set(_ index: Int, _ value: Int) { lock.lock(); storage[index] = value; lock.unlock() }
+        var values: [Int] { lock.lock(); defer { lock.unlock() }; return storage }
+    }
+}

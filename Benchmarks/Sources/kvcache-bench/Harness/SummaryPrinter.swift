@@ -1,0 +1,41 @@
+/// One matrix per suite at the end of a run: each comparison's ratios to its
+/// floor, strategies as columns, so a whole run reads at a glance.
+enum SummaryPrinter {
+    static func render(_ comparisons: [Comparison]) -> String {
+        var suites: [String] = []
+        for comparison in comparisons where !suites.contains(comparison.suite) { suites.append(comparison.suite) }
+        var output: [String] = []
+        for suite in suites {
+            let members = comparisons.filter { $0.suite == suite }
+            var strategies: [String] = []
+            for row in members.flatMap(\.rows) where !strategies.contains(row.strategy) {
+                strategies.append(row.strategy)
+            }
+            var table = [["summary · \(suite) · median / floor"] + strategies]
+            for comparison in members {
+                let cells = strategies.map { name in
+                    comparison.rows.first { $0.strategy == name }?.ratioToFloor
+                        .map { String(format: "%.2f", $0) } ?? "–"
+                }
+                table.append(["\(comparison.group) · \(comparison.workload)"] + cells)
+            }
+            output.append(format(table))
+        }
+        return output.joined(separator: "\n")
+    }
+
+    private static func format(_ table: [[String]]) -> String {
+        let widths = table[0].indices.map { column in table.map { $0[column].count }.max() ?? 0 }
+        var lines: [String] = []
+        for (index, row) in table.enumerated() {
+            lines.append("  " + row.indices.map { column in
+                let pad = String(repeating: " ", count: widths[column] - row[column].count)
+                return column == 0 ? row[column] + pad : pad + row[column]
+            }.joined(separator: "  "))
+            if index == 0 {
+                lines.append("  " + String(repeating: "-", count: widths.reduce(0, +) + 2 * (widths.count - 1)))
+            }
+        }
+        return lines.joined(separator: "\n") + "\n"
+    }
+}

@@ -1,0 +1,67 @@
+import Foundation
+
+/// Renders a comparison as an aligned text table: median per operation, the
+/// spread (min–max and interquartile range), and the ratio to the floor.
+enum TablePrinter {
+    static func render(_ comparison: Comparison) -> String {
+        let unit = Unit.of(comparison)
+        var lines: [String] = []
+        let perOp = comparison.operationsPerRun == 1 || comparison.unit != Comparison.nanoseconds ? "" : "/op"
+        lines.append("\(comparison.suite) · \(comparison.group) · \(comparison.workload)"
+            + "  (\(comparison.operationsPerRun) ops/run, \(comparison.rows.first?.nanosecondsPerOperation.runs ?? 0) runs)")
+        let header = [
+            "strategy", "median \(unit.symbol)\(perOp)", "min", "max", "IQR", "× floor",
+        ]
+        var table: [[String]] = [header]
+        for row in comparison.rows {
+            let s = row.nanosecondsPerOperation
+            var name = row.strategy + (row.isFloor ? " (floor)" : "")
+            if row.operationsPerRun != comparison.operationsPerRun { name += " [\(row.operationsPerRun) ops]" }
+            table.append([
+                name,
+                unit.format(s.median), unit.format(s.min), unit.format(s.max),
+                unit.format(s.q3 - s.q1),
+                row.ratioToFloor.map { String(format: "%.2f", $0) } ?? "–",
+            ])
+        }
+        let widths = (0..<header.count).map { column in table.map { $0[column].count }.max() ?? 0 }
+        for (index, cells) in table.enumerated() {
+            var line = "  "
+            for (column, cell) in cells.enumerated() {
+                let pad = String(repeating: " ", count: widths[column] - cell.count)
+                line += column == 0 ? cell + pad : "  " + pad + cell
+            }
+            lines.append(line)
+            if index == 0 { lines.append("  " + String(repeating: "-", count: line.count - 2)) }
+        }
+        if let floor = comparison.floor { lines.append("  floor: \(floor)") }
+        for note in comparison.notes { lines.append("  note: \(note)") }
+        return lines.joined(separator: "\n") + "\n"
+    }
+
+    /// One unit for the whole table so the columns compare at a glance.
+    struct Unit {
+        var symbol: String
+        var divisor: Double
+
+        /// Time figures are scaled to ns, µs or ms; other units print as they are.
+        static func of(_ comparison: Comparison) -> Unit {
+            guard comparison.unit == Comparison.nanoseconds else { return Unit(symbol: comparison.unit, divisor: 1) }
+            return choose(for: comparison.rows.map(\.nanosecondsPerOperation.median))
+        }
+
+        static func choose(for medians: [Double]) -> Unit {
+            let smallest = medians.min() ?? 0
+            if smallest >= 10_000_000 { return Unit(symbol: "ms", divisor: 1_000_000) }
+            if smallest >= 10_000 { return Unit(symbol: "µs", divisor: 1_000) }
+            return Unit(symbol: "ns", divisor: 1)
+        }
+
+        func format(_ nanoseconds: Double) -> String {
+            let value = nanoseconds / divisor
+            if value >= 1000 { return String(format: "%.0f", value) }
+            if value >= 100 { return String(format: "%.1f", value) }
+            return String(format: "%.2f", value)
+        }
+    }
+}

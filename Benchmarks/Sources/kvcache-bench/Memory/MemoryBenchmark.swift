@@ -1,0 +1,148 @@
+/// `kvcache-bench memory`: every memory strategy on every workload, single
+/// thread and two threads, strategies interleaved within each run.
+struct MemoryBenchmark {
+    /// Add a strategy here to compare it.
+    static let strategies: [any MemoryStrategy.Type] = [
+        DictionaryMutexStrategy.self,
+        KVCacheMemoryStrategy.self,
+        AutoPurgingStrategy.self,
+        NSCacheStrategy.self,
+    ]
+
+    var keyCount: Int
+    var runs: Int
+    var threadCounts: [Int] = [1, 2]
+
+    func run(into report: Report) {
+        Progress.log("memory: generating \(keyCount) keys and access sequences")
+        var dataByCount: [Int: MemoryWorkloadData] = [keyCount: MemoryWorkloadData(keyCount: keyCount)]
+        for strategy in Self.strategies {
+            let count = strategy.keyLimit.map { min($0, keyCount) } ?? keyCount
+            if dataByCount[count] == nil { dataByCount[count] = MemoryWorkloadData(keyCount: count) }
+        }
+        let full = dataByCount[keyCount]!
+        for threads in threadCounts {
+            let group = threads == 1 ? "1 thread" : "\(threads) threads"
+            var samples: [MemoryWorkload: SampleSet] = [:]
+            var retention: [(String, Double)] = []
+            var footprint = SampleSet()
+            for run in 0..<runs {
+                Progress.log("memory: \(group), run \(run + 1)/\(runs)")
+                for strategy in Self.strategies {
+                    let count = strategy.keyLimit.map { min($0, keyCount) } ?? keyCount
+                    let extras = measure(strategy, data: dataByCount[count]!, threads: threads, into: &samples)
+                    if run == runs - 1 { retention.append((strategy.name, extras.keptRecent)) }
+                    if let bytes = extras.bytesPerEntry {
+                        footprint.record(strategy.name, isFloor: strategy.isFloor, perOperation: bytes,
+                                         operations: count)
+                    }
+                }
+            }
+            for workload in MemoryWorkload.allCases {
+                var comparison = Comparison(suite: "memory", group: group, workload: workload.rawValue,
+                                            operationsPerRun: keyCount)
+                samples[workload]?.fill(&comparison)
+                switch workload {
+                case .getHitZipf:
+                    comparison.notes.append(String(format: "the top 10 %% of keys take %.0f %% of lookups",
+                                                   full.zipfTopTenPercentMass * 100))
+                case .setWithEviction:
+                    comparison.notes.append("count limit \(keyCount / 10) (10 % of the keys)")
+                    // With two threads "most recent" depends on how the threads interleaved.
+                    if threads == 1 {
+                        comparison.notes.append("share of the most recently set 10 % still cached afterwards "
+                            + "(an LRU keeps all): "
+                            + retention.map { "\($0.0) \(Int(($0.1 * 100).rounded())) %" }.joined(separator: ", "))
+                    }
+                default: break
+                }
+                report.add(comparison)
+            }
+            if !footprint.order.isEmpty {
+                var comparison = Comparison(suite: "memory", group: group, workload: "heap after set-fill",
+                                            operationsPerRun: keyCount)
+                comparison.unit = "bytes/entry"
+                footprint.fill(&comparison)
+                comparison.notes.append("malloc'd bytes the filled cache holds per entry (keys are shared "
+                    + "with the benchmark, so not counted), from glibc mallinfo2")
+                report.add(comparison)
+            }
+        }
+    }
+
+    /// What a run measures besides time.
+    struct RunExtras {
+        /// Share of the most recently set 10 % of keys still in the bounded cache.
+        var keptRecent: Double
+        /// Heap bytes per entry after the single-thread fill (nil with threads).
+        var bytesPerEntry: Double?
+    }
+
+    /// One run of every workload for one strategy (an opened existential).
+    private func measure<S: MemoryStrategy>(_ type: S.Type, data: MemoryWorkloadData, threads: Int,
+                                            into samples: inout [MemoryWorkload: SampleSet]) -> RunExtras {
+        let keys = data.keys.map(S.makeKey)
+        let missing = data.missingKeys.map(S.makeKey)
+        let n = data.keyCount
+        func record(_ workload: MemoryWorkload, _ outcome: ParallelRunner.Outcome, expectedHits: Int?) {
+            if let expectedHits, outcome.total != expectedHits {
+                Progress.log("warning: \(S.name) \(workload.rawValue): \(outcome.total) hits, expected \(expectedHits)")
+            }
+            samples[workload, default: SampleSet()].record(
+                S.name, isFloor: S.isFloor, nanoseconds: outcome.nanoseconds, operations: n)
+        }
+
+        // Only allocations on this thread show in mallinfo2: measure the single-thread fill.
+        let heapBefore = threads == 1 ? HeapUsage.allocatedBytes() : nil
+        let cache = S(countLimit: nil)
+        record(.setFill, Self.set(cache, keys: keys, threads: threads), expectedHits: nil)
+        var bytesPerEntry: Double?
+        if let heapBefore, let heapAfter = HeapUsage.allocatedBytes() {
+            bytesPerEntry = Double(heapAfter - heapBefore) / Double(n)
+        }
+        record(.getHitUniform, Self.get(cache, keys: keys, order: data.uniform, threads: threads), expectedHits: n)
+        record(.getHitZipf, Self.get(cache, keys: keys, order: data.zipf, threads: threads), expectedHits: n)
+        record(.getMiss, Self.get(cache, keys: missing, order: nil, threads: threads), expectedHits: 0)
+
+        let limit = max(1, n / 10)
+        let bounded = S(countLimit: limit)
+        record(.setWithEviction, Self.set(bounded, keys: keys, threads: threads), expectedHits: nil)
+        // With two threads the "most recent" keys are the tail of each half.
+        var kept = 0
+        for worker in 0..<threads {
+            let slice = ParallelRunner.slice(n, worker: worker, parts: threads)
+            let recent = slice.suffix(limit / threads)
+            kept += recent.reduce(0) { $0 + (bounded.value(forKey: keys[$1]) != nil ? 1 : 0) }
+        }
+        return RunExtras(keptRecent: Double(kept) / Double(max(1, limit / threads * threads)),
+                         bytesPerEntry: bytesPerEntry)
+    }
+
+    /// Each worker sets its own contiguous slice of the keys.
+    private static func set<S: MemoryStrategy>(_ cache: S, keys: [S.Key], threads: Int) -> ParallelRunner.Outcome {
+        ParallelRunner.run(threads: threads) { worker in
+            for index in ParallelRunner.slice(keys.count, worker: worker, parts: threads) {
+                cache.setValue(SmallValue(index), forKey: keys[index])
+            }
+            return 0
+        }
+    }
+
+    /// Each worker looks up its slice of `order` (or of the keys in order).
+    private static func get<S: MemoryStrategy>(_ cache: S, keys: [S.Key], order: [Int]?,
+                                               threads: Int) -> ParallelRunner.Outcome {
+        ParallelRunner.run(threads: threads) { worker in
+            var hits = 0
+            if let order {
+                for position in ParallelRunner.slice(order.count, worker: worker, parts: threads) {
+                    if cache.value(forKey: keys[order[position]]) != nil { hits &+= 1 }
+                }
+            } else {
+                for index in ParallelRunner.slice(keys.count, worker: worker, parts: threads) {
+                    if cache.value(forKey: keys[index]) != nil { hits &+= 1 }
+                }
+            }
+            return hits
+        }
+    }
+}

@@ -1,0 +1,41 @@
+/// The memory workloads, each timed as one batch per run.
+enum MemoryWorkload: String, CaseIterable, Sendable {
+    /// Inserts every key into an empty, unbounded cache.
+    case setFill = "set-fill"
+    /// Looks up present keys chosen uniformly.
+    case getHitUniform = "get-hit uniform"
+    /// Looks up present keys chosen by Zipf(0.9).
+    case getHitZipf = "get-hit zipf0.9"
+    /// Looks up keys that were never inserted.
+    case getMiss = "get-miss"
+    /// Inserts every key into a cache limited to 10 % of them.
+    case setWithEviction = "set-with-eviction"
+}
+
+/// Keys and access sequences, generated once per key count before any timing.
+struct MemoryWorkloadData: Sendable {
+    let keyCount: Int
+    let keys: [String]
+    let missingKeys: [String]
+    let uniform: [Int]
+    let zipf: [Int]
+    /// Share of lookups that go to the 10 % most popular keys under Zipf(0.9).
+    let zipfTopTenPercentMass: Double
+
+    init(keyCount: Int, seed: UInt64 = 0xC0FFEE) {
+        self.keyCount = keyCount
+        var random = SplitMix64(seed: seed)
+        // ~30-byte keys, like short URLs or composite ids: too long for Swift's
+        // inline small strings, so hashing and comparing them is realistic.
+        keys = (0..<keyCount).map { index in
+            "item:\(index):" + String(random.next(), radix: 16)
+        }
+        missingKeys = (0..<keyCount).map { index in
+            "miss:\(index):" + String(random.next(), radix: 16)
+        }
+        uniform = AccessPattern.uniform(count: keyCount, population: keyCount, seed: seed &+ 1)
+        let zipf = Zipf(population: keyCount, exponent: 0.9, seed: seed &+ 2)
+        self.zipf = zipf.indices(count: keyCount, seed: seed &+ 3)
+        zipfTopTenPercentMass = zipf.mass(ofTop: keyCount / 10)
+    }
+}
