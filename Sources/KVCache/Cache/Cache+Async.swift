@@ -2,16 +2,21 @@ import Foundation
 
 /// Async variants: a memory hit answers at once; disk work runs off the caller's executor.
 extension Cache {
+    @inlinable
     public func value(forKey key: String) async throws -> Value? {
-        try await result(forKey: key).value
+        if let value = memory.value(forKey: key) { return value }
+        return try await diskResultOffThread(forKey: key).value
     }
 
+    @inlinable
     public func result(forKey key: String) async throws -> CacheResult<Value> {
-        if let value = memory.value(forKey: key) {
-            counters.withLock { $0.memoryHits &+= 1 }
-            return .memory(value)
-        }
-        return try await disk.onWorkQueue { try self.diskResult(forKey: key) }
+        if let value = memory.value(forKey: key) { return .memory(value) }
+        return try await diskResultOffThread(forKey: key)
+    }
+
+    @usableFromInline
+    func diskResultOffThread(forKey key: String) async throws -> CacheResult<Value> {
+        try await disk.onWorkQueue { try self.diskResult(forKey: key) }
     }
 
     public func contains(_ key: String) async throws -> Bool {

@@ -18,17 +18,11 @@ extension Cache {
         forKey key: String, expiration: Expiration = .never, diskWrite: DiskWrite = .immediate,
         orCompute compute: @escaping @Sendable () async throws -> Value
     ) async throws -> Value {
-        if let value = memory.value(forKey: key) {
-            counters.withLock { $0.memoryHits &+= 1 }
-            return value
-        }
+        if let value = memory.value(forKey: key) { return value }
         try validate(key)
         return try await loads.value(forKey: key) {
             // A load that just finished may have stored the value after this caller's miss.
-            if let value = self.memory.value(forKey: key) {
-                self.counters.withLock { $0.memoryHits &+= 1 }
-                return value
-            }
+            if let value = self.memory.value(forKey: key) { return value }
             do {
                 if let value = try await self.disk.onWorkQueue({ try self.diskResult(forKey: key).value }) {
                     return value

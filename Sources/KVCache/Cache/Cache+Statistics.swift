@@ -1,6 +1,5 @@
 /// The facade's own counters: plain integers behind one short lock.
 struct CacheCounters {
-    var memoryHits = 0
     var diskHits = 0
     var misses = 0
     var sets = 0
@@ -11,7 +10,9 @@ struct CacheCounters {
 extension Cache {
     /// A snapshot of what a cache and each of its levels have done since it was opened.
     public struct Statistics: Sendable, Equatable {
-        /// Reads through the cache answered by the memory level.
+        /// Reads answered by the memory level. This is the memory level's own hit
+        /// count (counting there keeps a memory hit as cheap as on `MemoryCache`),
+        /// so reads made directly through `memory` count too.
         public var memoryHits: Int
         /// Reads through the cache answered by the disk level (and promoted).
         public var diskHits: Int
@@ -45,10 +46,11 @@ extension Cache {
     /// A snapshot of the cache's counters and both levels' statistics.
     public var statistics: Statistics {
         let counters = counters.withLock { $0 }
+        let memory = memory.statistics
         return Statistics(
-            memoryHits: counters.memoryHits, diskHits: counters.diskHits, misses: counters.misses,
+            memoryHits: memory.hits, diskHits: counters.diskHits, misses: counters.misses,
             sets: counters.sets, decodingFailures: counters.decodingFailures,
             computations: counters.computations, failedBackgroundWrites: writes.failureCount,
-            memory: memory.statistics, disk: disk.statistics)
+            memory: memory, disk: disk.statistics)
     }
 }
