@@ -22,15 +22,17 @@ public final class Cache<Value: Sendable>: Sendable {
     /// The directory of the disk level.
     public let directory: URL
     /// The memory level; register it with a ``MemoryPressureMonitor`` to trim it under pressure.
+    /// Reading and trimming it directly is fine; writes made directly bypass the
+    /// cache's ordering of the two levels.
     public let memory: MemoryCache<String, Value>
-    /// The disk level.
+    /// The disk level (same caveat for direct writes).
     public let disk: DiskCache
     /// Turns values into the disk level's bytes and back.
     public let coder: any CacheCoder<Value>
 
     let cost: (@Sendable (Value) -> Int64)?
     let removesUndecodableValues: Bool
-    let writes: WriteCoordinator
+    @usableFromInline let writes: WriteCoordinator
     let counters = MutexBox(CacheCounters())
     let loads: SingleFlight<String, Value>
 
@@ -94,10 +96,23 @@ public final class Cache<Value: Sendable>: Sendable {
         return try diskResult(forKey: key)
     }
 
-    /// Reads the disk level (or a background write not landed yet) and promotes a hit.
-    @usableFromInline
+    /// Reads the disk level and promotes a hit into memory.
+    @inlinable
     func diskResult(forKey key: String) throws -> CacheResult<Value> {
-        let epoch = writes.epoch
+        var promotion = Promotion()
+        guard let value = try readDisk(forKey: key, promotion: &promotion) else { return .none }
+        // Here rather than in `readDisk`: inlined into the caller, the memory write is specialized.
+        writes.ifUnchanged(since: promotion.epoch) {
+            memory.setValue(value, forKey: key, cost: promotion.cost, expiration: promotion.expiration)
+        }
+        return .disk(value)
+    }
+
+    /// The decoded value for `key` from the disk level (or from a background write
+    /// not landed yet), counted as a disk hit or a miss, with what its promotion needs.
+    @usableFromInline
+    func readDisk(forKey key: String, promotion: inout Promotion) throws -> Value? {
+        promotion.epoch = writes.epoch
         let entry: (data: Data, expiration: Expiration)?
         if let write = writes.pendingWrite(forKey: key) {
             entry = write.isExpired(at: disk.configuration.clock())
@@ -107,7 +122,7 @@ public final class Cache<Value: Sendable>: Sendable {
         }
         guard let entry else {
             counters.withLock { $0.misses &+= 1 }
-            return .none
+            return nil
         }
         let value: Value
         do {
@@ -116,16 +131,14 @@ public final class Cache<Value: Sendable>: Sendable {
             counters.withLock { $0.decodingFailures &+= 1 }
             if removesUndecodableValues {
                 // Only if nothing replaced it meanwhile: the new value may decode.
-                try writes.ifUnchanged(since: epoch) { try disk.removeValue(forKey: key) }
+                try writes.ifUnchanged(since: promotion.epoch) { try disk.removeValue(forKey: key) }
             }
             throw KVCacheError.decodingFailed(key: key, message: String(describing: error))
         }
-        writes.ifUnchanged(since: epoch) {
-            memory.setValue(value, forKey: key, cost: cost(of: value, encodedSize: entry.data.count),
-                            expiration: entry.expiration)
-        }
         counters.withLock { $0.diskHits &+= 1 }
-        return .disk(value)
+        promotion.cost = cost(of: value, encodedSize: entry.data.count)
+        promotion.expiration = entry.expiration
+        return value
     }
 
     /// Whether either level holds a live value for `key`. Does not count as a read.
@@ -154,6 +167,7 @@ public final class Cache<Value: Sendable>: Sendable {
     ///   - diskWrite: `.immediate` (default), `.background` or `.skipped`.
     /// - Throws: `KVCacheError.encodingFailed`; with `.immediate`, the disk level's
     ///   errors, and then neither level changes.
+    @inlinable
     public func setValue(
         _ value: Value, forKey key: String, expiration: Expiration = .never, extendedData: Data? = nil,
         diskWrite: DiskWrite = .immediate
@@ -162,12 +176,11 @@ public final class Cache<Value: Sendable>: Sendable {
     }
 
     /// `setValue`, under a name async code can call without picking the async variant.
+    /// Inlinable so the memory write is specialized for the caller's value type.
+    @inlinable
     func store(_ value: Value, forKey key: String, expiration: Expiration, extendedData: Data?,
                diskWrite: DiskWrite) throws {
-        try validate(key)
-        let data = try encode(value)
-        let cost = cost(of: value, encodedSize: data.count)
-        counters.withLock { $0.sets &+= 1 }
+        let (data, cost) = try prepareWrite(value, forKey: key)
         switch diskWrite {
         case .immediate:
             try writes.mutate(key) {
@@ -225,7 +238,23 @@ public final class Cache<Value: Sendable>: Sendable {
         try disk.flush()
     }
 
+    /// Lands background writes, then closes the disk level; later disk
+    /// operations throw `KVCacheError.closed`. Throws a background write failure.
+    public func close() throws {
+        defer { disk.close() }
+        try waitForBackgroundWrites()
+    }
+
     // MARK: - Coding
+
+    /// Validates the key, encodes the value, weighs it and counts the set.
+    @usableFromInline
+    func prepareWrite(_ value: Value, forKey key: String) throws -> (data: Data, cost: Int64) {
+        try validate(key)
+        let data = try encode(value)
+        counters.withLock { $0.sets &+= 1 }
+        return (data, cost(of: value, encodedSize: data.count))
+    }
 
     func encode(_ value: Value) throws -> Data {
         do {

@@ -13,6 +13,7 @@ import Foundation
 /// so a value evicted from memory in the meantime is neither a miss nor the older
 /// value still on disk. A later mutation of the key supersedes a queued write,
 /// which is then dropped: the last call wins, as if every write were immediate.
+@usableFromInline
 final class WriteCoordinator: @unchecked Sendable {
     struct Write {
         var generation: UInt64
@@ -58,6 +59,7 @@ final class WriteCoordinator: @unchecked Sendable {
     }
 
     /// Runs a mutation of `key` (of every key when nil), superseding queued writes for it.
+    @usableFromInline
     func mutate<Result>(_ key: String?, _ body: () throws -> Result) rethrows -> Result {
         mutationLock.lock()
         defer {
@@ -72,6 +74,7 @@ final class WriteCoordinator: @unchecked Sendable {
 
     /// Queues `data` to be written for `key`, then runs `body` (the memory part)
     /// before any other mutation can start.
+    @usableFromInline
     func enqueue(_ data: Data, forKey key: String, expiration: Expiration, extendedData: Data?,
                  then body: () -> Void) {
         let deadline = expiration.deadline(from: disk.configuration.clock())
@@ -89,7 +92,7 @@ final class WriteCoordinator: @unchecked Sendable {
     }
 
     /// Runs `body` if no mutation ran since `epoch` was read, and returns whether it ran.
-    @discardableResult
+    @usableFromInline @discardableResult
     func ifUnchanged(since epoch: UInt64, _ body: () throws -> Void) rethrows -> Bool {
         mutationLock.lock()
         defer { mutationLock.unlock() }
