@@ -132,3 +132,21 @@ struct CacheDiskWriteTests {
         #expect(rows == [["a"]])
     }
 }
+
+struct CacheCloseTests {
+    @Test func closeLandsBackgroundWritesBeforeClosingTheDisk() throws {
+        let fixture = CacheFixture()
+        defer { fixture.remove() }
+        let directory = fixture.base.url.appendingPathComponent("test")
+        do {
+            let cache = try fixture.make()
+            try cache.setValue(bytes(10), forKey: "a", diskWrite: .background)
+            try cache.close()
+            #expect(throws: KVCacheError.closed) { try cache.setValue(bytes(10), forKey: "b") }
+        }
+
+        let reopened = try Cache<Data>(directory: directory)
+
+        #expect(try reopened.result(forKey: "a").source == .disk)
+    }
+}
