@@ -11,19 +11,20 @@ struct KVCacheBench: ParsableCommand {
             the floor (the cheapest possible strategy) measured in the same run. Use a \
             release build. Progress goes to stderr, tables to stdout.
             """,
-        subcommands: [All.self, Memory.self, Disk.self, Threshold.self],
+        subcommands: [All.self, Memory.self, Disk.self, Cache.self, Threshold.self],
         defaultSubcommand: All.self)
 }
 
 extension KVCacheBench {
     struct All: ParsableCommand {
-        static let configuration = CommandConfiguration(abstract: "Run the memory and disk benchmarks.")
+        static let configuration = CommandConfiguration(abstract: "Run the memory, disk and cache benchmarks.")
         @OptionGroup var options: CommonOptions
 
         func run() throws {
             try Session(options: options).run { report, workspace in
                 MemoryBenchmark(options: options).run(into: report)
                 try DiskBenchmark(options: options, workspace: workspace).run(into: report)
+                try CacheBenchmark(options: options, workspace: workspace).run(into: report)
             }
         }
     }
@@ -51,6 +52,20 @@ extension KVCacheBench {
         func run() throws {
             try Session(options: options).run { report, workspace in
                 try DiskBenchmark(options: options, workspace: workspace).run(into: report)
+            }
+        }
+    }
+}
+
+extension KVCacheBench {
+    struct Cache: ParsableCommand {
+        static let configuration = CommandConfiguration(
+            abstract: "The two-level Cache facade against its levels used by hand (Zipf 0.9, 90 % reads, 1–200 KB).")
+        @OptionGroup var options: CommonOptions
+
+        func run() throws {
+            try Session(options: options).run { report, workspace in
+                try CacheBenchmark(options: options, workspace: workspace).run(into: report)
             }
         }
     }

@@ -134,6 +134,12 @@ final class KVStorage {
     /// The value for `key`, or nil if absent, expired, or its file is missing or
     /// of the wrong size (such a row is removed). Records the access in the buffer.
     func value(forKey key: String) throws -> Data? {
+        try entry(forKey: key)?.data
+    }
+
+    /// `value(forKey:)` with the entry's expiration as it stands after this read,
+    /// so a copy promoted into memory expires with it.
+    func entry(forKey key: String) throws -> (data: Data, expiration: Expiration)? {
         try validate(key)
         let database = try requireDatabase()
         let now = options.clock()
@@ -188,7 +194,9 @@ final class KVStorage {
             accessTimes.record(key, at: stamp)
         }
         counters.hits += 1
-        return data
+        guard let deadline = row.expiration else { return (data, .never) }
+        if options.extendsExpirationOnAccess, let lifetime = row.lifetime { return (data, .seconds(lifetime)) }
+        return (data, .date(Date(timeIntervalSince1970: deadline)))
     }
 
     /// The time to record as a modification or access: the clock, but never earlier
@@ -200,7 +208,7 @@ final class KVStorage {
         return latestStamp
     }
 
-    private func miss() -> Data? {
+    private func miss<Entry>() -> Entry? {
         counters.misses += 1
         return nil
     }

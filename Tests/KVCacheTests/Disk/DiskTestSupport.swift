@@ -23,11 +23,6 @@ struct TemporaryDirectory {
     func remove() { try? FileManager.default.removeItem(at: url) }
 }
 
-extension ManualClock {
-    /// The wall clock as the disk level's `Configuration.clock` takes it.
-    var function: @Sendable () -> Double { { self.wall } }
-}
-
 extension DiskCache.Configuration {
     /// Defaults for tests: no timers that could race assertions, no orphan grace.
     static func testing(_ configure: (inout DiskCache.Configuration) -> Void = { _ in }) -> Self {

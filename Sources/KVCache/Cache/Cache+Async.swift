@@ -1,0 +1,63 @@
+import Foundation
+
+/// Async variants: a memory hit answers at once; disk work runs off the caller's executor.
+extension Cache {
+    @inlinable
+    public func value(forKey key: String) async throws -> Value? {
+        if let value = memory.value(forKey: key) { return value }
+        return try await diskResultOffThread(forKey: key).value
+    }
+
+    @inlinable
+    public func result(forKey key: String) async throws -> CacheResult<Value> {
+        if let value = memory.value(forKey: key) { return .memory(value) }
+        return try await diskResultOffThread(forKey: key)
+    }
+
+    @usableFromInline
+    func diskResultOffThread(forKey key: String) async throws -> CacheResult<Value> {
+        try await disk.onWorkQueue { try self.diskResult(forKey: key) }
+    }
+
+    public func contains(_ key: String) async throws -> Bool {
+        if memory.contains(key) { return true }
+        return try await disk.onWorkQueue { try self.contains(key) }
+    }
+
+    public func extendedData(forKey key: String) async throws -> Data? {
+        try await disk.onWorkQueue { try self.extendedData(forKey: key) }
+    }
+
+    public func setValue(
+        _ value: Value, forKey key: String, expiration: Expiration = .never, extendedData: Data? = nil,
+        diskWrite: DiskWrite = .immediate
+    ) async throws {
+        // Nothing to wait for but the encoding.
+        if diskWrite == .background {
+            return try store(value, forKey: key, expiration: expiration, extendedData: extendedData, diskWrite: diskWrite)
+        }
+        try await disk.onWorkQueue {
+            try self.store(value, forKey: key, expiration: expiration, extendedData: extendedData, diskWrite: diskWrite)
+        }
+    }
+
+    public func removeValue(forKey key: String) async throws {
+        try await disk.onWorkQueue { try self.removeValue(forKey: key) }
+    }
+
+    public func removeAll() async throws {
+        try await disk.onWorkQueue { try self.removeAll() }
+    }
+
+    public func removeAll(progress: @escaping @Sendable (_ removed: Int, _ total: Int) -> Void) async throws {
+        try await disk.onWorkQueue { try self.removeAll(progress: progress) }
+    }
+
+    public func waitForBackgroundWrites() async throws {
+        try await disk.onWorkQueue { try self.waitForBackgroundWrites() }
+    }
+
+    public func flush() async throws {
+        try await disk.onWorkQueue { try self.flush() }
+    }
+}

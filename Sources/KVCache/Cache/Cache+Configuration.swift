@@ -1,0 +1,52 @@
+import Foundation
+
+extension Cache {
+    /// How a two-level cache configures its levels and weighs its values.
+    public struct Configuration: Sendable {
+        /// The memory level. Default: `MemoryCache.Configuration()` (no limits).
+        public var memory: MemoryCache<String, Value>.Configuration
+
+        /// The disk level. Default: `DiskCache.Configuration()` (no limits, mixed storage).
+        public var disk: DiskCache.Configuration
+
+        /// The cost of a value in the memory level. Default `nil`: the size of
+        /// its encoding in bytes (computed anyway for the disk write; a
+        /// memory-only write of a value encodes it just to weigh it).
+        public var cost: (@Sendable (Value) -> Int64)?
+
+        /// Whether a stored value that fails to decode is removed when it is
+        /// found, so the next read is a plain miss. Default: `true`.
+        public var removesUndecodableValues: Bool
+
+        /// A monitor that trims the memory level under memory pressure. Default `nil`.
+        /// Enable with `configuration.memoryPressureMonitor = .shared` and, once per
+        /// process, `try MemoryPressureMonitor.shared.start()`.
+        public var memoryPressureMonitor: MemoryPressureMonitor?
+
+        /// Creates a configuration; every parameter has the default documented on its property.
+        public init(
+            memory: MemoryCache<String, Value>.Configuration = .init(),
+            disk: DiskCache.Configuration = .init(),
+            cost: (@Sendable (Value) -> Int64)? = nil,
+            removesUndecodableValues: Bool = true,
+            memoryPressureMonitor: MemoryPressureMonitor? = nil
+        ) {
+            self.memory = memory
+            self.disk = disk
+            self.cost = cost
+            self.removesUndecodableValues = removesUndecodableValues
+            self.memoryPressureMonitor = memoryPressureMonitor
+        }
+    }
+
+    /// When `setValue` writes to the disk level.
+    public enum DiskWrite: Sendable, Hashable {
+        /// Before `setValue` returns; its errors are thrown. The default.
+        case immediate
+        /// On a background queue after `setValue` returns; reads see the value at
+        /// once. `waitForBackgroundWrites()` awaits the writes and reports failures.
+        case background
+        /// Never: the value lives in memory only (and any disk copy is removed).
+        case skipped
+    }
+}

@@ -1,0 +1,39 @@
+import Foundation
+
+extension Cache {
+    /// The value for `key`, computed and stored in both levels on a miss.
+    ///
+    /// Concurrent calls for a key that misses run `compute` once and all get
+    /// its value, or its error (then nothing is stored and the next call computes
+    /// again). A caller cancelled while waiting gets `CancellationError`; the
+    /// others keep waiting for the same computation, which is cancelled only
+    /// when every caller has gone. A stored value that no longer decodes counts
+    /// as a miss here (it is replaced by the computed value).
+    ///
+    /// - Parameters:
+    ///   - expiration: When the computed value expires.
+    ///   - diskWrite: How the computed value is written to disk; with `.immediate`
+    ///     (default) a failed disk write reaches every caller (the value stays in memory).
+    public func value(
+        forKey key: String, expiration: Expiration = .never, diskWrite: DiskWrite = .immediate,
+        orCompute compute: @escaping @Sendable () async throws -> Value
+    ) async throws -> Value {
+        if let value = memory.value(forKey: key) { return value }
+        try validate(key)
+        return try await loads.value(forKey: key) {
+            // A load that just finished may have stored the value after this caller's miss.
+            if let value = self.memory.value(forKey: key) { return value }
+            do {
+                if let value = try await self.disk.onWorkQueue({ try self.diskResult(forKey: key).value }) {
+                    return value
+                }
+            } catch KVCacheError.decodingFailed {
+                // Recomputed below, and the undecodable bytes replaced.
+            }
+            self.counters.withLock { $0.computations &+= 1 }
+            let value = try await compute()
+            try await self.setValue(value, forKey: key, expiration: expiration, diskWrite: diskWrite)
+            return value
+        }
+    }
+}

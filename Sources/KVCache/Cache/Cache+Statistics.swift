@@ -1,0 +1,56 @@
+/// The facade's own counters: plain integers behind one short lock.
+struct CacheCounters {
+    var diskHits = 0
+    var misses = 0
+    var sets = 0
+    var decodingFailures = 0
+    var computations = 0
+}
+
+extension Cache {
+    /// A snapshot of what a cache and each of its levels have done since it was opened.
+    public struct Statistics: Sendable, Equatable {
+        /// Reads answered by the memory level. This is the memory level's own hit
+        /// count (counting there keeps a memory hit as cheap as on `MemoryCache`),
+        /// so reads made directly through `memory` count too.
+        public var memoryHits: Int
+        /// Reads through the cache answered by the disk level (and promoted).
+        public var diskHits: Int
+        /// Reads through the cache that found nothing in either level. A
+        /// `value(forKey:orCompute:)` call that joins a load already running
+        /// counts as neither hit nor miss.
+        public var misses: Int
+        /// Values stored through the cache (any `DiskWrite`), including computed ones.
+        public var sets: Int
+        /// Stored values that failed to decode.
+        public var decodingFailures: Int
+        /// Compute closures run by `value(forKey:orCompute:)`.
+        public var computations: Int
+        /// `.background` disk writes that failed.
+        public var failedBackgroundWrites: Int
+        /// The memory level's own counters, evictions and totals.
+        public var memory: MemoryCache<String, Value>.Statistics
+        /// The disk level's own counters, evictions, totals, files and inline rows.
+        public var disk: DiskCache.Statistics
+
+        /// Reads answered by either level.
+        public var hits: Int { memoryHits + diskHits }
+
+        /// Hits divided by reads; 0 before the first read.
+        public var hitRatio: Double {
+            let reads = hits + misses
+            return reads == 0 ? 0 : Double(hits) / Double(reads)
+        }
+    }
+
+    /// A snapshot of the cache's counters and both levels' statistics.
+    public var statistics: Statistics {
+        let counters = counters.withLock { $0 }
+        let memory = memory.statistics
+        return Statistics(
+            memoryHits: memory.hits, diskHits: counters.diskHits, misses: counters.misses,
+            sets: counters.sets, decodingFailures: counters.decodingFailures,
+            computations: counters.computations, failedBackgroundWrites: writes.failureCount,
+            memory: memory, disk: disk.statistics)
+    }
+}

@@ -1,0 +1,278 @@
+import Foundation
+
+/// A two-level cache: values in memory first, then on disk, with disk hits
+/// promoted into memory.
+///
+/// Values of any type go through a ``CacheCoder``: `Data` passes through
+/// untouched and any `Codable` type can use ``JSONCoder`` or ``PropertyListCoder``.
+/// The memory level holds decoded values; the disk level holds their encodings.
+///
+/// ```swift
+/// let thumbnails = try Cache<Data>(name: "thumbnails", baseDirectory: cachesURL)
+/// try thumbnails.setValue(png, forKey: url.absoluteString, expiration: .days(7))
+/// let hit = try thumbnails.value(forKey: url.absoluteString)
+/// ```
+///
+/// A stored value that no longer decodes (its type changed, say) makes a read
+/// throw ``KVCacheError/decodingFailed(key:message:)`` and, by default, is removed,
+/// so the next read is a plain miss; other entries are unaffected.
+public final class Cache<Value: Sendable>: Sendable {
+    /// The name given to `init(name:baseDirectory:...)`, or nil.
+    public let name: String?
+    /// The directory of the disk level.
+    public let directory: URL
+    /// The memory level; register it with a ``MemoryPressureMonitor`` to trim it under pressure.
+    /// Reading and trimming it directly is fine; writes made directly bypass the
+    /// cache's ordering of the two levels.
+    public let memory: MemoryCache<String, Value>
+    /// The disk level (same caveat for direct writes).
+    public let disk: DiskCache
+    /// Turns values into the disk level's bytes and back.
+    public let coder: any CacheCoder<Value>
+
+    let cost: (@Sendable (Value) -> Int64)?
+    let removesUndecodableValues: Bool
+    @usableFromInline let writes: WriteCoordinator
+    let counters = MutexBox(CacheCounters())
+    let loads: SingleFlight<String, Value>
+
+    /// Opens the cache `name` in `baseDirectory/name/`, so caches with different
+    /// names share a base directory without touching each other.
+    ///
+    /// - Throws: `KVCacheError.invalidArgument` unless `name` is 1–255 ASCII letters,
+    ///   digits, `.`, `-` or `_` (and not `.` or `..`); the disk level's errors.
+    public convenience init(
+        name: String, baseDirectory: URL, coder: some CacheCoder<Value>, configuration: Configuration = .init()
+    ) throws {
+        try CacheName.validate(name)
+        try self.init(
+            directory: baseDirectory.appendingPathComponent(name, isDirectory: true), name: name,
+            coder: coder, configuration: configuration, memoryClock: .system)
+    }
+
+    /// Opens the cache whose disk level lives in `directory`.
+    public convenience init(
+        directory: URL, coder: some CacheCoder<Value>, configuration: Configuration = .init()
+    ) throws {
+        try self.init(directory: directory, name: nil, coder: coder, configuration: configuration, memoryClock: .system)
+    }
+
+    /// Tests pass a manual memory clock (and a disk clock in `configuration.disk`), and
+    /// may observe callers joining a load (see `SingleFlight`).
+    init(
+        directory: URL, name: String?, coder: any CacheCoder<Value>, configuration: Configuration,
+        memoryClock: CacheClock, didJoinLoad: @escaping @Sendable (String, Int) -> Void = { _, _ in }
+    ) throws {
+        disk = try DiskCache(directory: directory, configuration: configuration.disk)
+        memory = MemoryCache(configuration: configuration.memory, clock: memoryClock)
+        self.name = name
+        self.directory = directory
+        self.coder = coder
+        cost = configuration.cost
+        removesUndecodableValues = configuration.removesUndecodableValues
+        writes = WriteCoordinator(disk: disk)
+        loads = SingleFlight(didJoin: didJoinLoad)
+        configuration.memoryPressureMonitor?.register(memory)
+    }
+
+    // MARK: - Reading
+
+    /// The value for `key`, from memory or else from disk, or nil.
+    ///
+    /// - Throws: `KVCacheError.decodingFailed` if the stored bytes do not decode;
+    ///   the disk level's errors.
+    // Inlinable, like the memory level's reads: a memory hit then costs what it
+    // costs on `MemoryCache` itself, specialized for the caller's value type.
+    @inlinable
+    public func value(forKey key: String) throws -> Value? {
+        if let value = memory.value(forKey: key) { return value }
+        return try diskResult(forKey: key).value
+    }
+
+    /// The value for `key` and the level it came from.
+    @inlinable
+    public func result(forKey key: String) throws -> CacheResult<Value> {
+        if let value = memory.value(forKey: key) { return .memory(value) }
+        return try diskResult(forKey: key)
+    }
+
+    /// Reads the disk level and promotes a hit into memory.
+    @inlinable
+    func diskResult(forKey key: String) throws -> CacheResult<Value> {
+        var promotion = Promotion()
+        guard let value = try readDisk(forKey: key, promotion: &promotion) else { return .none }
+        // Here rather than in `readDisk`: inlined into the caller, the memory write is specialized.
+        writes.ifUnchanged(since: promotion.epoch) {
+            memory.setValue(value, forKey: key, cost: promotion.cost, expiration: promotion.expiration)
+        }
+        return .disk(value)
+    }
+
+    /// The decoded value for `key` from the disk level (or from a background write
+    /// not landed yet), counted as a disk hit or a miss, with what its promotion needs.
+    @usableFromInline
+    func readDisk(forKey key: String, promotion: inout Promotion) throws -> Value? {
+        promotion.epoch = writes.epoch
+        let entry: (data: Data, expiration: Expiration)?
+        if let write = writes.pendingWrite(forKey: key) {
+            entry = write.isExpired(at: disk.configuration.clock())
+                ? nil : (write.data, write.deadline.map { .date(Date(timeIntervalSince1970: $0)) } ?? .never)
+        } else {
+            entry = try disk.entry(forKey: key)
+        }
+        guard let entry else {
+            counters.withLock { $0.misses &+= 1 }
+            return nil
+        }
+        let value: Value
+        do {
+            value = try coder.decode(entry.data)
+        } catch {
+            counters.withLock { $0.decodingFailures &+= 1 }
+            if removesUndecodableValues {
+                // Only if nothing replaced it meanwhile: the new value may decode.
+                try writes.ifUnchanged(since: promotion.epoch) { try disk.removeValue(forKey: key) }
+            }
+            throw KVCacheError.decodingFailed(key: key, message: String(describing: error))
+        }
+        counters.withLock { $0.diskHits &+= 1 }
+        promotion.cost = cost(of: value, encodedSize: entry.data.count)
+        promotion.expiration = entry.expiration
+        return value
+    }
+
+    /// Whether either level holds a live value for `key`. Does not count as a read.
+    public func contains(_ key: String) throws -> Bool {
+        if memory.contains(key) { return true }
+        if let write = writes.pendingWrite(forKey: key) { return !write.isExpired(at: disk.configuration.clock()) }
+        return try disk.contains(key)
+    }
+
+    /// The extended data stored on disk with `key`'s value, or nil.
+    public func extendedData(forKey key: String) throws -> Data? {
+        if let write = writes.pendingWrite(forKey: key) {
+            return write.isExpired(at: disk.configuration.clock()) ? nil : write.extendedData
+        }
+        return try disk.extendedData(forKey: key)
+    }
+
+    // MARK: - Writing
+
+    /// Stores `value` for `key` in memory and, as `diskWrite` says, on disk.
+    ///
+    /// - Parameters:
+    ///   - expiration: When the value stops being returned, by both levels.
+    ///   - extendedData: Small metadata kept beside the value on disk
+    ///     (not with `.skipped`, which keeps nothing on disk).
+    ///   - diskWrite: `.immediate` (default), `.background` or `.skipped`.
+    /// - Throws: `KVCacheError.encodingFailed`; with `.immediate`, the disk level's
+    ///   errors, and then neither level changes.
+    @inlinable
+    public func setValue(
+        _ value: Value, forKey key: String, expiration: Expiration = .never, extendedData: Data? = nil,
+        diskWrite: DiskWrite = .immediate
+    ) throws {
+        try store(value, forKey: key, expiration: expiration, extendedData: extendedData, diskWrite: diskWrite)
+    }
+
+    /// `setValue`, under a name async code can call without picking the async variant.
+    /// Inlinable so the memory write is specialized for the caller's value type.
+    @inlinable
+    func store(_ value: Value, forKey key: String, expiration: Expiration, extendedData: Data?,
+               diskWrite: DiskWrite) throws {
+        let (data, cost) = try prepareWrite(value, forKey: key)
+        switch diskWrite {
+        case .immediate:
+            try writes.mutate(key) {
+                try disk.setValue(data, forKey: key, expiration: expiration, extendedData: extendedData)
+                memory.setValue(value, forKey: key, cost: cost, expiration: expiration)
+            }
+        case .background:
+            writes.enqueue(data, forKey: key, expiration: expiration, extendedData: extendedData) {
+                memory.setValue(value, forKey: key, cost: cost, expiration: expiration)
+            }
+        case .skipped:
+            // An older value left on disk would come back once memory evicts this one.
+            try writes.mutate(key) {
+                try disk.removeValue(forKey: key)
+                memory.setValue(value, forKey: key, cost: cost, expiration: expiration)
+            }
+        }
+    }
+
+    /// Removes the value for `key` from both levels.
+    public func removeValue(forKey key: String) throws {
+        try writes.mutate(key) {
+            memory.removeValue(forKey: key)
+            try disk.removeValue(forKey: key)
+        }
+    }
+
+    /// Removes every value from both levels (queued background writes are dropped).
+    public func removeAll() throws {
+        try writes.mutate(nil) {
+            memory.removeAll()
+            try disk.removeAll()
+        }
+    }
+
+    /// Removes every value, reporting `(removed, total)` disk entries after each step.
+    public func removeAll(progress: (_ removed: Int, _ total: Int) -> Void) throws {
+        try writes.mutate(nil) {
+            memory.removeAll()
+            try disk.removeAll(progress: progress)
+        }
+    }
+
+    /// Blocks until the `.background` disk writes made so far have landed.
+    ///
+    /// - Throws: the first background write failure not reported before; such a
+    ///   value was kept in memory only.
+    public func waitForBackgroundWrites() throws {
+        try writes.waitForBackgroundWrites()
+    }
+
+    /// Lands background writes, then commits the disk level and makes it durable.
+    public func flush() throws {
+        try waitForBackgroundWrites()
+        try disk.flush()
+    }
+
+    /// Lands background writes, then closes the disk level; later disk
+    /// operations throw `KVCacheError.closed`. Throws a background write failure.
+    public func close() throws {
+        defer { disk.close() }
+        try waitForBackgroundWrites()
+    }
+
+    // MARK: - Coding
+
+    /// Validates the key, encodes the value, weighs it and counts the set.
+    @usableFromInline
+    func prepareWrite(_ value: Value, forKey key: String) throws -> (data: Data, cost: Int64) {
+        try validate(key)
+        let data = try encode(value)
+        counters.withLock { $0.sets &+= 1 }
+        return (data, cost(of: value, encodedSize: data.count))
+    }
+
+    func encode(_ value: Value) throws -> Data {
+        do {
+            return try coder.encode(value)
+        } catch {
+            throw KVCacheError.encodingFailed(String(describing: error))
+        }
+    }
+
+    func cost(of value: Value, encodedSize: Int) -> Int64 {
+        cost?(value) ?? Int64(encodedSize)
+    }
+
+    /// Rejects keys the disk level would reject, before memory takes them.
+    func validate(_ key: String) throws {
+        if key.isEmpty { throw KVCacheError.invalidKey(reason: "the key is empty") }
+        if key.utf8.count > disk.configuration.maxKeyLength {
+            throw KVCacheError.invalidKey(reason: "the key is longer than \(disk.configuration.maxKeyLength) UTF-8 bytes")
+        }
+    }
+}

@@ -1,0 +1,35 @@
+/// Which level of a ``Cache`` answered a read.
+public enum ValueSource: String, Sendable, Hashable, CaseIterable, CustomStringConvertible {
+    /// The memory level.
+    case memory
+    /// The disk level; the value was promoted into memory.
+    case disk
+    /// Neither level had a live value.
+    case none
+
+    public var description: String { rawValue }
+}
+
+/// The outcome of a ``Cache`` read: the value and the level it came from.
+public enum CacheResult<Value: Sendable>: Sendable {
+    case memory(Value)
+    case disk(Value)
+    case none
+
+    /// The value found, or `nil` on a miss.
+    public var value: Value? {
+        switch self {
+        case .memory(let value), .disk(let value): return value
+        case .none: return nil
+        }
+    }
+
+    /// The level that answered.
+    public var source: ValueSource {
+        switch self {
+        case .memory: return .memory
+        case .disk: return .disk
+        case .none: return .none
+        }
+    }
+}

@@ -1,0 +1,80 @@
+import Foundation
+import Testing
+@testable import KVCache
+
+struct CacheStatisticsTests {
+    @Test func statisticsCountEveryLevelExactlyInAScriptedScenario() async throws {
+        let fixture = CacheFixture()
+        defer { fixture.remove() }
+        let cache = try fixture.make()
+
+        try await cache.setValue(bytes(100), forKey: "a")
+        try await cache.setValue(bytes(30_000), forKey: "b")
+        try await cache.setValue(bytes(50), forKey: "c", diskWrite: .skipped)
+        _ = try await cache.value(forKey: "a")                  // memory hit; LRU order now a, c, b
+        cache.memory.trim(toCount: 1)                     // evicts b and c by count
+        _ = try await cache.value(forKey: "b")                  // disk hit, promoted
+        _ = try await cache.value(forKey: "c")                  // miss: c lived in memory only
+        _ = try await cache.value(forKey: "zzz")                // miss
+
+        let middle = cache.statistics
+        #expect(middle.disk.count == 2)
+        #expect(middle.disk.fileCount == 1)
+        #expect(middle.disk.fileSize == 30_000)
+        #expect(middle.disk.inlineCount == 1)
+        #expect(middle.disk.inlineSize == 100)
+
+        try await cache.removeValue(forKey: "a")                // removed from both levels
+        try await cache.setValue(bytes(100), forKey: "b")       // replaces b in both levels
+        _ = try await cache.value(forKey: "d") { bytes(10) }  // miss, computed, stored
+        _ = try await cache.value(forKey: "d") { bytes(10) }  // memory hit
+
+        let statistics = cache.statistics
+        #expect(statistics.memoryHits == 2)
+        #expect(statistics.diskHits == 1)
+        #expect(statistics.misses == 3)
+        #expect(statistics.hits == 3)
+        #expect(statistics.hitRatio == 0.5)
+        #expect(statistics.sets == 5)
+        #expect(statistics.computations == 1)
+        #expect(statistics.decodingFailures == 0)
+        #expect(statistics.failedBackgroundWrites == 0)
+
+        #expect(statistics.memory.hits == 2)
+        #expect(statistics.memory.misses == 5)  // b, c, zzz, and d twice (before and inside the load)
+        #expect(statistics.memory.insertions == 6)
+        #expect(statistics.memory.evictions[.count] == 2)
+        #expect(statistics.memory.evictions[.removed] == 1)
+        #expect(statistics.memory.evictions[.replaced] == 1)
+        #expect(statistics.memory.count == 2)
+        #expect(statistics.memory.totalCost == 110)
+
+        #expect(statistics.disk.hits == 1)
+        #expect(statistics.disk.misses == 3)
+        #expect(statistics.disk.sets == 4)
+        #expect(statistics.disk.removals == 1)
+        #expect(statistics.disk.evictions[.replaced] == 1)
+        #expect(statistics.disk.count == 2)
+        #expect(statistics.disk.size == 110)
+        #expect(statistics.disk.fileCount == 0)
+        #expect(statistics.disk.inlineCount == 2)
+    }
+
+    @Test func backgroundWritesAndUndecodableValuesAreCounted() throws {
+        let fixture = CacheFixture()
+        defer { fixture.remove() }
+        let cache = try fixture.make(coder: JSONCoder<Profile>())
+        try cache.disk.setValue(Data("{".utf8), forKey: "bad")
+
+        _ = try? cache.value(forKey: "bad")
+        try cache.setValue(Profile(name: "A", age: 1), forKey: "a", diskWrite: .background)
+        try cache.waitForBackgroundWrites()
+
+        let statistics = cache.statistics
+        #expect(statistics.decodingFailures == 1)
+        #expect(statistics.sets == 1)
+        #expect(statistics.misses == 0)
+        #expect(statistics.disk.sets == 2)
+        #expect(statistics.disk.count == 1)
+    }
+}

@@ -1,0 +1,81 @@
+import Foundation
+import Testing
+@testable import KVCache
+
+/// Many tasks mutating and reading a small key space through every write path
+/// (run under ThreadSanitizer in CI).
+struct ConcurrencyCacheTests {
+    @Test func levelsAgreeAfterConcurrentMixedWrites() async throws {
+        let fixture = CacheFixture()
+        defer { fixture.remove() }
+        // A small memory level, so reads miss and promote while others write.
+        let cache = try fixture.make { $0.memory.countLimit = 4 }
+        let keys = (0..<12).map { "key\($0)" }
+
+        try await withThrowingTaskGroup(of: Void.self) { group in
+            for worker in 0..<6 {
+                group.addTask { try Self.work(on: cache, keys: keys, seed: UInt64(worker)) }
+            }
+            try await group.waitForAll()
+        }
+        try await cache.waitForBackgroundWrites()
+
+        for key in keys {
+            if let inMemory = cache.memory.value(forKey: key), let onDisk = try await cache.disk.value(forKey: key) {
+                #expect(inMemory == onDisk, "\(key)")
+            }
+        }
+        #expect(cache.statistics.sets > 0)
+    }
+
+    /// Random synchronous calls: writes of every kind, removals and reads.
+    private static func work(on cache: Cache<Data>, keys: [String], seed: UInt64) throws {
+        var random = SplitMix(seed: seed)
+        for step in 0..<300 {
+            let key = keys[Int(random.next() % UInt64(keys.count))]
+            let value = Data("\(seed)-\(step)".utf8)
+            switch random.next() % 10 {
+            case 0: try cache.setValue(value, forKey: key)
+            case 1: try cache.setValue(value, forKey: key, diskWrite: .background)
+            case 2: try cache.setValue(value, forKey: key, diskWrite: .skipped)
+            case 3: try cache.removeValue(forKey: key)
+            default: _ = try cache.value(forKey: key)
+            }
+        }
+    }
+
+    @Test func asyncReadsAndWritesFromManyTasks() async throws {
+        let fixture = CacheFixture()
+        defer { fixture.remove() }
+        let cache = try fixture.make()
+
+        try await withThrowingTaskGroup(of: Void.self) { group in
+            for worker in 0..<8 {
+                group.addTask {
+                    for index in 0..<50 {
+                        let key = "w\(worker)-\(index)"
+                        try await cache.setValue(bytes(64, seed: UInt8(worker)), forKey: key)
+                        #expect(try await cache.value(forKey: key) == bytes(64, seed: UInt8(worker)))
+                    }
+                }
+            }
+            try await group.waitForAll()
+        }
+
+        #expect(try await cache.disk.keys(limit: 1000).count == 400)
+        #expect(cache.statistics.memoryHits == 400)
+    }
+}
+
+/// A small seeded generator, so a failing interleaving's operations can be replayed.
+struct SplitMix {
+    var state: UInt64
+    init(seed: UInt64) { state = seed }
+    mutating func next() -> UInt64 {
+        state &+= 0x9E37_79B9_7F4A_7C15
+        var z = state
+        z = (z ^ (z >> 30)) &* 0xBF58_476D_1CE4_E5B9
+        z = (z ^ (z >> 27)) &* 0x94D0_49BB_1331_11EB
+        return z ^ (z >> 31)
+    }
+}
