@@ -157,7 +157,10 @@ import Testing
     @Test func theAutoTrimTimerDoesNotKeepTheCacheAlive() {
         weak var weakCache: MemoryCache<Int, Int>?
         do {
-            let cache = MemoryCache<Int, Int>(configuration: .init(autoTrimInterval: 0.001))
+            // A scheduled timer that has not fired: a strong capture in its handler
+            // would keep the cache alive. (A timer firing at this moment holds the
+            // cache for the length of one trim, which is fine but would race the check.)
+            let cache = MemoryCache<Int, Int>(configuration: .init(autoTrimInterval: 60))
             cache[1] = 1
             weakCache = cache
         }
