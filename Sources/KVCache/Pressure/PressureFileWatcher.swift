@@ -63,7 +63,9 @@ final class PressureFileWatcher: @unchecked Sendable {
     }
 
     func start() {
-        let thread = Thread { [self] in run() }
+        // Weak: the watcher holds the thread, so a strong capture would be a cycle
+        // that outlives `stop()`. `run()` keeps the watcher alive while it runs.
+        let thread = Thread { [weak self] in self?.run() }
         thread.name = "KVCache.MemoryPressureMonitor"
         self.thread = thread
         thread.start()

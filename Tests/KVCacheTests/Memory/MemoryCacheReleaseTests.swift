@@ -35,6 +35,8 @@ import Glibc
         let cache: MemoryCache<Int, TrackedValue> = makeCache(
             .init(countLimit: 2, autoTrimInterval: nil, releasesValuesInBackground: false))
         recorder.probedCache.withLock { $0 = cache }
+        // The recorder holds the cache that holds values holding the recorder.
+        defer { recorder.probedCache.withLock { $0 = nil } }
         for key in 0..<10 { cache.setValue(TrackedValue(key, recorder), forKey: key) }
         cache[9] = nil
         cache[8] = TrackedValue(-1, recorder)
