@@ -26,14 +26,23 @@ struct DiskBenchmark {
     var openSizes: [Int]
     var workspace: Workspace
 
+    /// Python's diskcache, run alongside when importable (and not turned off).
+    var peer: PythonDiskcachePeer?
+
     init(options: CommonOptions, workspace: Workspace) {
         self.workspace = workspace
-        runs = max(1, options.runs ?? (options.quick ? 3 : 5))
-        bytesPerRun = options.quick ? 1 << 20 : 48 << 20
-        maximumOperations = options.quick ? 100 : 2_000
-        minimumOperations = options.quick ? 4 : 32
-        trimEntries = options.quick ? 2_000 : 100_000
-        openSizes = options.quick ? [1_000, 5_000] : [10_000, 100_000, 1_000_000]
+        runs = options.runCount
+        switch options.scale {
+        case .quick:
+            (bytesPerRun, maximumOperations, minimumOperations) = (1 << 20, 100, 4)
+            (trimEntries, openSizes) = (2_000, [1_000, 5_000])
+        case .standard:
+            (bytesPerRun, maximumOperations, minimumOperations) = (16 << 20, 2_000, 16)
+            (trimEntries, openSizes) = (20_000, [10_000, 100_000])
+        case .full:
+            (bytesPerRun, maximumOperations, minimumOperations) = (48 << 20, 2_000, 32)
+            (trimEntries, openSizes) = (100_000, [10_000, 100_000, 1_000_000])
+        }
     }
 
     func run(into report: Report) throws {
@@ -55,7 +64,8 @@ struct DiskBenchmark {
 
     private func measureOperations(valueSize: Int, into report: Report) throws {
         let run = ValueSizeRun(strategies: Self.strategies, valueSize: valueSize,
-                               operations: operations(for: valueSize), runs: runs, workspace: workspace)
+                               operations: operations(for: valueSize), runs: runs, workspace: workspace,
+                               peer: peer)
         for comparison in try run.measure() {
             report.add(comparison)
         }
