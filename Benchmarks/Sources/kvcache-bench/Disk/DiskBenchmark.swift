@@ -17,6 +17,9 @@ struct DiskBenchmark {
 
     static let valueSizes = [1, 10, 20, 50, 100, 1024].map { $0 * 1024 }
 
+    /// All sizes, or with --quick one inline, one around the threshold and one in a file.
+    var valueSizes = Self.valueSizes
+
     var runs: Int
     /// Bytes written per strategy per run and size; sets the op count per size.
     var bytesPerRun: Int
@@ -35,10 +38,12 @@ struct DiskBenchmark {
         switch options.scale {
         case .quick:
             (bytesPerRun, maximumOperations, minimumOperations) = (1 << 20, 100, 4)
-            (trimEntries, openSizes) = (2_000, [1_000, 5_000])
+            (trimEntries, openSizes) = (1_000, [1_000, 5_000])
+            valueSizes = [1, 20, 1024].map { $0 * 1024 }
         case .standard:
-            (bytesPerRun, maximumOperations, minimumOperations) = (16 << 20, 2_000, 16)
-            (trimEntries, openSizes) = (20_000, [10_000, 100_000])
+            // About a minute and a half on 2 cores, even where creating a file takes 0.5 ms.
+            (bytesPerRun, maximumOperations, minimumOperations) = (8 << 20, 1_000, 16)
+            (trimEntries, openSizes) = (10_000, [10_000, 100_000])
         case .full:
             (bytesPerRun, maximumOperations, minimumOperations) = (48 << 20, 2_000, 32)
             (trimEntries, openSizes) = (100_000, [10_000, 100_000, 1_000_000])
@@ -47,7 +52,7 @@ struct DiskBenchmark {
 
     func run(into report: Report) throws {
         guard MD5.selfTest() else { throw ValidationFailure("MD5 self-test failed") }
-        for size in Self.valueSizes {
+        for size in valueSizes {
             try measureOperations(valueSize: size, into: report)
         }
         try TrimBenchmark(entries: trimEntries, runs: runs, workspace: workspace).run(into: report)
