@@ -68,13 +68,13 @@ enum Charts {
             return ""
         }
         let base = floor.nanosecondsPerOperation.median
-        let unit = TablePrinter.Unit.of(comparison)
+        let isTime = comparison.unit == Comparison.nanoseconds
         let left = 190.0, right = 470.0, rowHeight = 20.0, top = 26.0
         let height = top + rowHeight * Double(rows.count) + 30
         let ratios = rows.flatMap { [$0.nanosecondsPerOperation.min / base, $0.nanosecondsPerOperation.max / base] }
         let x = LogScale(covering: ratios + [1], start: left, end: right)
-        let title = "\(comparison.group) · \(comparison.workload)"
-        var svg = SVG.open(width: 600, height: height, title: title)
+        let title = "\(comparison.suite) · \(comparison.group) · \(comparison.workload)"
+        var svg = SVG.open(width: 640, height: height, title: title)
         svg += SVG.text(8, 16, title, size: 13, weight: "bold")
         let one = x.position(1)
         for (index, row) in rows.enumerated() {
@@ -87,8 +87,9 @@ enum Charts {
             svg += SVG.rect(min(one, end), y + 3, abs(end - one) < 1 ? 1 : abs(end - one), rowHeight - 7, fill: color)
             svg += SVG.line(x.position(summary.min / base), y + rowHeight / 2, x.position(summary.max / base),
                             y + rowHeight / 2, stroke: "#222")
-            svg += SVG.text(right + 6, y + 13, String(format: "×%.2f", ratio) + "  "
-                + unit.format(summary.median) + " " + unit.symbol, size: 11)
+            let median = isTime ? duration(summary.median)
+                : String(format: "%.0f", summary.median) + " " + comparison.unit
+            svg += SVG.text(right + 8, y + 13, String(format: "×%.2f", ratio) + "   " + median, size: 11)
         }
         let axisY = top + rowHeight * Double(rows.count) + 4
         svg += SVG.line(left, axisY, right, axisY, stroke: "#666")
@@ -108,8 +109,8 @@ enum Charts {
         let height = top + rowHeight * Double(rows.count) + 46
         let x = LogScale(covering: rows.flatMap { [max($0.latency!.p50, 1), $0.latency!.p999] },
                          start: left, end: right)
-        let title = "\(comparison.group) · \(comparison.workload)"
-        var svg = SVG.open(width: 600, height: height, title: title)
+        let title = "\(comparison.suite) · \(comparison.group) · \(comparison.workload)"
+        var svg = SVG.open(width: 640, height: height, title: title)
         svg += SVG.text(8, 16, title, size: 13, weight: "bold")
         for (index, row) in rows.enumerated() {
             let latency = row.latency!
@@ -146,8 +147,7 @@ enum Charts {
     /// "850 ns", "12 µs", "3.4 ms".
     static func duration(_ nanoseconds: Double) -> String {
         func short(_ value: Double) -> String {
-            value >= 100 ? String(format: "%.0f", value) : value >= 10 ? String(format: "%.0f", value)
-                : String(format: "%.2g", value)
+            value >= 10 ? String(format: "%.0f", value) : String(format: "%.2g", value)
         }
         if nanoseconds >= 1_000_000_000 { return short(nanoseconds / 1e9) + " s" }
         if nanoseconds >= 1_000_000 { return short(nanoseconds / 1e6) + " ms" }

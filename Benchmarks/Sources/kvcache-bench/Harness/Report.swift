@@ -40,6 +40,7 @@ final class Report {
         }
         let encoder = JSONEncoder()
         encoder.outputFormatting = [.prettyPrinted, .sortedKeys]
+        try Self.createParent(of: path)
         let data = try encoder.encode(Document(quick: quick, system: system, notes: notes,
                                                   thresholdRecommendation: thresholdRecommendation,
                                                   comparisons: comparisons))
@@ -48,8 +49,15 @@ final class Report {
     }
 
     func writeHTML(to path: String) throws {
+        try Self.createParent(of: path)
         let html = HTMLReport.render(self)
         try Data(html.utf8).write(to: URL(fileURLWithPath: path))
         Progress.log("wrote \(path)")
+    }
+
+    /// So `--report docs/benchmarks.html` works from a fresh checkout.
+    private static func createParent(of path: String) throws {
+        let parent = URL(fileURLWithPath: path).deletingLastPathComponent()
+        try FileManager.default.createDirectory(at: parent, withIntermediateDirectories: true)
     }
 }
