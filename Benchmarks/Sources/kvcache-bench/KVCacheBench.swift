@@ -17,14 +17,21 @@ struct KVCacheBench: ParsableCommand {
 
 extension KVCacheBench {
     struct All: ParsableCommand {
-        static let configuration = CommandConfiguration(abstract: "Run the memory, disk and cache benchmarks.")
+        static let configuration = CommandConfiguration(
+            abstract: "Run the memory, disk and cache benchmarks (about two minutes; --full adds the threshold sweep).")
         @OptionGroup var options: CommonOptions
+
+        @Flag(help: "Also sweep the inline threshold (always with --full).")
+        var threshold = false
 
         func run() throws {
             try Session(options: options).run { report, workspace in
                 MemoryBenchmark(options: options).run(into: report)
-                try DiskBenchmark(options: options, workspace: workspace).run(into: report)
+                try DiskBenchmark.run(options: options, workspace: workspace, into: report)
                 try CacheBenchmark(options: options, workspace: workspace).run(into: report)
+                if threshold || options.full {
+                    try ThresholdSweep(options: options, workspace: workspace).run(into: report)
+                }
             }
         }
     }
@@ -34,7 +41,7 @@ extension KVCacheBench {
             abstract: "Memory caches: set, get hit (uniform, Zipf 0.9), get miss, set with eviction.")
         @OptionGroup var options: CommonOptions
 
-        @Option(help: "Distinct keys (default 200000, or 20000 with --quick).")
+        @Option(help: "Distinct keys (default 100000; 20000 with --quick, 200000 with --full).")
         var keys: Int?
 
         func run() throws {
@@ -51,7 +58,7 @@ extension KVCacheBench {
 
         func run() throws {
             try Session(options: options).run { report, workspace in
-                try DiskBenchmark(options: options, workspace: workspace).run(into: report)
+                try DiskBenchmark.run(options: options, workspace: workspace, into: report)
             }
         }
     }
@@ -74,13 +81,12 @@ extension KVCacheBench {
 extension KVCacheBench {
     struct Threshold: ParsableCommand {
         static let configuration = CommandConfiguration(
-            abstract: "Inline (SQLite, 4 and 16 KiB pages) against file storage by value size: the inline threshold.")
+            abstract: "Inline (SQLite, 4 and 16 KiB pages) against file storage, 1 KB to 1 MB values, on --dir: recommends the inline threshold.")
         @OptionGroup var options: CommonOptions
 
         func run() throws {
             try Session(options: options).run { report, workspace in
-                let sizing = DiskBenchmark(options: options, workspace: workspace)
-                try ThresholdSweep(runs: sizing.runs, sizing: sizing, workspace: workspace).run(into: report)
+                try ThresholdSweep(options: options, workspace: workspace).run(into: report)
             }
         }
     }
@@ -88,6 +94,19 @@ extension KVCacheBench {
 
 extension MemoryBenchmark {
     init(options: CommonOptions, keyCount: Int? = nil) {
-        self.init(keyCount: max(100, keyCount ?? (options.quick ? 20_000 : 200_000)), runs: options.runCount)
+        let defaultCount: Int
+        switch options.scale {
+        case .quick: defaultCount = 20_000
+        case .standard: defaultCount = 100_000
+        case .full: defaultCount = 200_000
+        }
+        self.init(keyCount: max(100, keyCount ?? defaultCount), runs: options.runCount)
+    }
+}
+
+extension ThresholdSweep {
+    init(options: CommonOptions, workspace: Workspace) {
+        let sizing = DiskBenchmark(options: options, workspace: workspace)
+        self.init(runs: sizing.runs, valueSizes: Self.valueSizes(options.scale), sizing: sizing, workspace: workspace)
     }
 }

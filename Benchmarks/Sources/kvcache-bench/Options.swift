@@ -3,24 +3,44 @@ import Foundation
 
 /// Options every subcommand takes.
 struct CommonOptions: ParsableArguments {
-    @Flag(help: "A smoke run of a few seconds: tiny key counts and few runs.")
+    @Flag(help: "A smoke run of a few seconds (CI): tiny key counts and few runs; figures are not meaningful.")
     var quick = false
 
-    @Option(help: "Repeated runs per figure (default 7, or 3 with --quick).")
+    @Flag(help: "The long version: more keys, bigger batches, 7 runs, 1 M-entry open times (about 3x the default).")
+    var full = false
+
+    @Option(help: "Repeated runs per figure (default 5; 3 with --quick, 7 with --full).")
     var runs: Int?
 
     @Option(name: .customLong("json"), help: "Also write machine-readable results to this file.")
     var jsonPath: String?
 
-    @Option(name: .customLong("html"), help: "Also write an HTML report with SVG charts to this file.")
-    var htmlPath: String?
+    @Option(name: [.customLong("report"), .customLong("html")],
+            help: "Also write a self-contained HTML page with SVG charts to this file (--html is an alias).")
+    var reportPath: String?
 
     @Option(name: .customLong("dir"), help: "Directory for the disk benchmarks (default: a new temporary directory).")
     var directory: String?
 
-    var runCount: Int { max(1, runs ?? (quick ? 3 : 7)) }
+    @Flag(help: "Do not run python's diskcache as a peer in the disk tables, even when it is importable.")
+    var noPeer = false
+
+    /// How long a run is: the sizes below follow from it.
+    enum Scale { case quick, standard, full }
+
+    var scale: Scale { quick ? .quick : full ? .full : .standard }
+
+    var runCount: Int {
+        if let runs { return max(1, runs) }
+        switch scale {
+        case .quick: return 3
+        case .standard: return 5
+        case .full: return 7
+        }
+    }
 
     func validate() throws {
         if let runs, runs < 1 { throw ValidationError("--runs must be at least 1") }
+        if quick && full { throw ValidationError("--quick and --full exclude each other") }
     }
 }

@@ -11,6 +11,8 @@ struct ValueSizeRun {
     var workspace: Workspace
     /// Prefix for progress lines and the comparisons' suite.
     var suite = "disk"
+    /// A store in another process, run after the in-process ones in each run.
+    var peer: PythonDiskcachePeer?
 
     /// The set, get-hit and get-miss comparisons, in that order.
     func measure() throws -> [Comparison] {
@@ -30,32 +32,59 @@ struct ValueSizeRun {
                 let store = try kind.open(directory)
                 defer { store.close() }
 
-                let setTime = try Clock.measure {
-                    for key in keys { try store.setValue(value, forKey: key) }
-                    try store.flush()
+                // One clock read per operation: the batch is the sum of the latencies
+                // (the set batch also ends with the store's flush).
+                var setTimer = LapTimer(capacity: operations)
+                for key in keys {
+                    try store.setValue(value, forKey: key)
+                    setTimer.lap()
                 }
-                sets.record(kind.name, isFloor: kind.isFloor, nanoseconds: setTime, operations: operations)
+                try store.flush()
+                sets.record(kind.name, isFloor: kind.isFloor, nanoseconds: setTimer.elapsed(),
+                            operations: operations, latencies: setTimer.latencies)
 
                 var bytesRead = 0
-                let hitTime = try Clock.measure {
-                    for index in hitOrder { bytesRead += try store.value(forKey: keys[index])?.count ?? 0 }
+                var hitTimer = LapTimer(capacity: operations)
+                for index in hitOrder {
+                    bytesRead += try store.value(forKey: keys[index])?.count ?? 0
+                    hitTimer.lap()
                 }
+                let hitTime = hitTimer.elapsed()
                 if bytesRead != operations * valueSize {
                     Progress.log("warning: \(kind.name) read \(bytesRead) bytes, expected \(operations * valueSize)")
                 }
-                hits.record(kind.name, isFloor: kind.isFloor, nanoseconds: hitTime, operations: operations)
+                hits.record(kind.name, isFloor: kind.isFloor, nanoseconds: hitTime, operations: operations,
+                            latencies: hitTimer.latencies)
 
                 var found = 0
-                let missTime = try Clock.measure {
-                    for key in missing where try store.value(forKey: key) != nil { found += 1 }
+                var missTimer = LapTimer(capacity: operations)
+                for key in missing {
+                    if try store.value(forKey: key) != nil { found += 1 }
+                    missTimer.lap()
                 }
+                let missTime = missTimer.elapsed()
                 if found != 0 { Progress.log("warning: \(kind.name) found \(found) missing keys") }
-                misses.record(kind.name, isFloor: kind.isFloor, nanoseconds: missTime, operations: operations)
+                misses.record(kind.name, isFloor: kind.isFloor, nanoseconds: missTime, operations: operations,
+                              latencies: missTimer.latencies)
+            }
+            if let peer, peer.isUsable {
+                let directory = try workspace.makeDirectory("ops-peer")
+                defer { workspace.remove(directory) }
+                if let result = peer.run(directory: directory, valueSize: valueSize, operations: operations,
+                                         hitOrder: hitOrder) {
+                    sets.record(peer.name, isFloor: false, nanoseconds: result.set.nanoseconds,
+                                operations: operations, latencies: result.set.latencies)
+                    hits.record(peer.name, isFloor: false, nanoseconds: result.getHit.nanoseconds,
+                                operations: operations, latencies: result.getHit.latencies)
+                    misses.record(peer.name, isFloor: false, nanoseconds: result.getMiss.nanoseconds,
+                                  operations: operations, latencies: result.getMiss.latencies)
+                }
             }
         }
         return [("set", sets), ("get-hit", hits), ("get-miss", misses)].map { workload, samples in
             var comparison = Comparison(suite: suite, group: group, workload: workload,
                                         operationsPerRun: operations)
+            comparison.valueSize = valueSize
             samples.fill(&comparison)
             return comparison
         }

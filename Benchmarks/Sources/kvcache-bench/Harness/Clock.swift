@@ -20,3 +20,16 @@ enum Clock {
         return now() - start
     }
 }
+
+extension Clock {
+    /// The median time between two back-to-back clock reads: what a timed
+    /// single operation carries on top of the operation itself.
+    static let overhead: UInt64 = {
+        var deltas = (0..<1_001).map { _ -> UInt64 in
+            let first = now()
+            return now() - first
+        }
+        deltas.sort()
+        return deltas[deltas.count / 2]
+    }()
+}

@@ -6,6 +6,8 @@ struct Comparison: Codable, Sendable {
     /// The variable held fixed across the rows, e.g. "1 thread" or "1 KB".
     var group: String
     var workload: String
+    /// The value size in bytes, for the disk comparisons by value size.
+    var valueSize: Int?
     /// Operations timed per run; figures are nanoseconds per operation.
     var operationsPerRun: Int
     /// What the figures count: "ns" (per operation) unless stated, e.g. "bytes/entry".
@@ -23,6 +25,8 @@ struct Comparison: Codable, Sendable {
         var nanosecondsPerOperation: Summary
         var samples: [Double]
         var ratioToFloor: Double?
+        /// Single-operation latency percentiles, when the workload records them.
+        var latency: Latency?
     }
 
     static let nanoseconds = "ns"
@@ -35,12 +39,14 @@ struct Comparison: Codable, Sendable {
     }
 
     /// Records one strategy's runs, given in nanoseconds per operation.
-    mutating func add(_ strategy: String, isFloor: Bool, samples: [Double], operationsPerRun: Int? = nil) {
+    mutating func add(_ strategy: String, isFloor: Bool, samples: [Double], operationsPerRun: Int? = nil,
+                      latencies: [UInt64] = []) {
         guard !samples.isEmpty else { return }
         rows.append(Row(
             strategy: strategy, isFloor: isFloor,
             operationsPerRun: operationsPerRun ?? self.operationsPerRun,
-            nanosecondsPerOperation: Summary(samples), samples: samples, ratioToFloor: nil))
+            nanosecondsPerOperation: Summary(samples), samples: samples, ratioToFloor: nil,
+            latency: Latency(latencies)))
         computeRatios()
     }
 
@@ -60,10 +66,13 @@ struct SampleSet {
     private var samples: [String: [Double]] = [:]
     private var floors: Set<String> = []
     private var operations: [String: Int] = [:]
+    private var latencies: [String: [UInt64]] = [:]
 
-    mutating func record(_ strategy: String, isFloor: Bool, nanoseconds: UInt64, operations count: Int) {
+    mutating func record(_ strategy: String, isFloor: Bool, nanoseconds: UInt64, operations count: Int,
+                         latencies: [UInt64] = []) {
         record(strategy, isFloor: isFloor, perOperation: Double(nanoseconds) / Double(max(count, 1)),
                operations: count)
+        self.latencies[strategy, default: []].append(contentsOf: latencies)
     }
 
     /// Records a figure already divided by the operation count (or not a time at all).
@@ -79,7 +88,8 @@ struct SampleSet {
     func fill(_ comparison: inout Comparison) {
         for strategy in order {
             comparison.add(strategy, isFloor: floors.contains(strategy),
-                           samples: samples[strategy] ?? [], operationsPerRun: operations[strategy])
+                           samples: samples[strategy] ?? [], operationsPerRun: operations[strategy],
+                           latencies: latencies[strategy] ?? [])
         }
     }
 }

@@ -1,82 +1,121 @@
 import Foundation
 
-/// A self-contained HTML page: the system header, then one SVG bar chart per
-/// comparison (median per operation, min–max whisker, ratio to the floor).
+/// One self-contained HTML page (inline SVG, no scripts, no network): the
+/// system header, throughput by value size, the inline-threshold curves,
+/// ratio bars against the floor and latency percentiles.
 enum HTMLReport {
-    static func render(system: SystemInfo, comparisons: [Comparison], quick: Bool) -> String {
+    static func render(_ report: Report) -> String {
+        let comparisons = report.comparisons
         var html = """
             <!doctype html>
             <html lang="en"><head><meta charset="utf-8"><title>kvcache-bench</title>
             <style>
-            body { font: 14px system-ui, sans-serif; margin: 2em; color: #222; }
-            h2 { font-size: 16px; margin: 1.6em 0 0.3em; }
-            pre { background: #f5f5f5; padding: 0.8em; }
-            p.note { color: #555; margin: 0.2em 0; }
-            svg text { font: 12px system-ui, sans-serif; }
+            body { font: 14px/1.45 system-ui, sans-serif; margin: 2em auto; max-width: 1250px; color: #222; padding: 0 1em; }
+            h1 { font-size: 22px; } h2 { font-size: 18px; margin-top: 2em; border-bottom: 1px solid #ddd; }
+            h3 { font-size: 15px; margin: 1.2em 0 0.4em; }
+            pre { background: #f5f5f5; padding: 0.8em; overflow-x: auto; }
+            .grid { display: flex; flex-wrap: wrap; gap: 8px 20px; }
+            figure { margin: 0; } figcaption, p.note { color: #555; font-size: 12px; max-width: 600px; }
+            svg { max-width: 100%; height: auto; }
             </style></head><body>
-            <h1>kvcache-bench\(quick ? " (smoke run: figures are not meaningful)" : "")</h1>
-            <pre>\(escape(system.description))</pre>
-            <p>Bars: median time per operation over repeated runs; whiskers: min–max; label: ratio to the
-            floor (hatched) measured in the same run. KVCache rows in blue.</p>
+            <h1>kvcache-bench\(report.quick ? " — smoke run (--quick): figures are not meaningful" : "")</h1>
+            <pre>\(SVG.escape(report.system.description))</pre>
 
             """
-        for (index, comparison) in comparisons.enumerated() {
-            html += "<h2>\(escape("\(comparison.suite) · \(comparison.group) · \(comparison.workload)"))</h2>\n"
-            html += chart(comparison, id: "floor\(index)")
-            for note in comparison.notes { html += "<p class=\"note\">\(escape(note))</p>\n" }
-        }
+        for note in report.notes { html += "<p class=\"note\">\(SVG.escape(note))</p>\n" }
+        html += """
+            <p>Every figure is the median of repeated runs; whiskers span the fastest to the slowest run.
+            Ratios divide by the floor (the cheapest way to do the same operation) measured in the same run,
+            so 2× means twice the floor's time. Latency percentiles come from single operations: every disk
+            operation, one memory operation in \(LatencySampler.interval).</p>
+
+            """
+        html += throughputSection(comparisons)
+        html += thresholdSection(report)
+        html += perComparisonSection(
+            title: "Ratio to the floor", comparisons: comparisons.filter { $0.suite != "threshold" },
+            chart: Charts.ratioBars)
+        html += perComparisonSection(
+            title: "Latency percentiles (p50, p99, p999)",
+            comparisons: comparisons.filter { $0.suite != "threshold" && $0.rows.contains { $0.latency != nil } },
+            chart: Charts.latencyRanges)
         return html + "</body></html>\n"
     }
 
-    /// `id` names the chart's hatch pattern, unique in the page.
-    private static func chart(_ comparison: Comparison, id: String) -> String {
-        let labelWidth = 260.0, barWidth = 420.0, rowHeight = 22.0, right = 150.0
-        let unit = TablePrinter.Unit.of(comparison)
-        let scaleMax = comparison.rows.map(\.nanosecondsPerOperation.max).max() ?? 1
-        let height = rowHeight * Double(comparison.rows.count) + 24
-        var svg = """
-            <svg xmlns="http://www.w3.org/2000/svg" width="\(Int(labelWidth + barWidth + right))" \
-            height="\(Int(height))">
-            <defs><pattern id="\(id)" width="6" height="6" patternUnits="userSpaceOnUse" \
-            patternTransform="rotate(45)"><rect width="6" height="6" fill="#9a9a9a"/>\
-            <line x1="0" y1="0" x2="0" y2="6" stroke="#ddd" stroke-width="3"/></pattern></defs>
-
-            """
-        func x(_ nanoseconds: Double) -> String {
-            String(format: "%.1f", labelWidth + barWidth * nanoseconds / max(scaleMax, 1))
+    /// Operations per second by value size, one chart per disk workload.
+    private static func throughputSection(_ comparisons: [Comparison]) -> String {
+        let disk = comparisons.filter { $0.suite == "disk" && $0.valueSize != nil }
+        guard !disk.isEmpty else { return "" }
+        var html = "<h2>Disk: throughput by value size</h2>\n<div class=\"grid\">\n"
+        for workload in ["set", "get-hit", "get-miss"] {
+            let series = seriesByStrategy(disk.filter { $0.workload == workload }) { 1e9 / $0 }
+            guard !series.isEmpty else { continue }
+            html += "<figure>" + Charts.byValueSize(
+                title: "disk \(workload): operations per second", yLabel: "ops/s (log scale), higher is better",
+                series: series, format: { TablePrinter.rate(perSecond: $0) }) + "</figure>\n"
         }
-        for (index, row) in comparison.rows.enumerated() {
-            let y = Double(index) * rowHeight + 4
-            let summary = row.nanosecondsPerOperation
-            let fill = row.isFloor ? "url(#\(id))" : row.strategy.hasPrefix("KVCache") ? "#2f6fd0" : "#d08a2f"
-            let ratio = row.ratioToFloor.map { String(format: "×%.2f", $0) } ?? ""
-            let value = unit.format(summary.median) + " " + unit.symbol
-            svg += """
-                <text x="\(labelWidth - 8)" y="\(y + 14)" text-anchor="end">\(escape(row.strategy))</text>
-                <rect x="\(labelWidth)" y="\(y + 3)" width="\(String(format: "%.1f", max(1, barWidth * summary.median / max(scaleMax, 1))))" \
-                height="\(rowHeight - 8)" fill="\(fill)"/>
-                <line x1="\(x(summary.min))" y1="\(y + 10)" x2="\(x(summary.max))" y2="\(y + 10)" \
-                stroke="#222" stroke-width="1"/>
-                <text x="\(labelWidth + barWidth + 8)" y="\(y + 14)">\(escape(value))  \(ratio)</text>
-
-                """
-        }
-        let axisY = Double(comparison.rows.count) * rowHeight + 8
-        svg += """
-            <line x1="\(labelWidth)" y1="\(axisY)" x2="\(labelWidth + barWidth)" y2="\(axisY)" stroke="#999"/>
-            <text x="\(labelWidth)" y="\(axisY + 14)">0</text>
-            <text x="\(labelWidth + barWidth)" y="\(axisY + 14)" text-anchor="end">\
-            \(unit.format(scaleMax)) \(unit.symbol)</text>
-            </svg>
-
-            """
-        return svg
+        return html + "</div>\n"
     }
 
-    private static func escape(_ text: String) -> String {
-        text.replacingOccurrences(of: "&", with: "&amp;")
-            .replacingOccurrences(of: "<", with: "&lt;")
-            .replacingOccurrences(of: ">", with: "&gt;")
-            .replacingOccurrences(of: "\"", with: "&quot;")
+    /// µs per operation, inline against file, with the recommended threshold marked.
+    private static func thresholdSection(_ report: Report) -> String {
+        let sweep = report.comparisons.filter { $0.suite == "threshold" && $0.valueSize != nil }
+        guard !sweep.isEmpty else { return "" }
+        var html = "<h2>Inline threshold: inline (SQLite) against file by value size</h2>\n"
+        let recommendation = report.thresholdRecommendation
+        if let recommendation {
+            html += "<pre>" + SVG.escape(recommendation.lines.joined(separator: "\n")) + "</pre>\n"
+        }
+        let marker = recommendation?.recommendedBytes.map {
+            (size: $0, label: "recommended: \(DiskBenchmark.label(bytes: $0))")
+        }
+        html += "<div class=\"grid\">\n"
+        for workload in ["set", "get-hit"] {
+            let series = seriesByStrategy(sweep.filter { $0.workload == workload }) { $0 }
+            html += "<figure>" + Charts.byValueSize(
+                title: "threshold \(workload): time per operation", yLabel: "per operation (log scale), lower is better",
+                series: series, format: Charts.duration, marker: marker) + "</figure>\n"
+        }
+        return html + "</div>\n"
+    }
+
+    /// One chart per comparison, grouped by suite.
+    private static func perComparisonSection(title: String, comparisons: [Comparison],
+                                             chart: (Comparison) -> String) -> String {
+        guard !comparisons.isEmpty else { return "" }
+        var html = "<h2>\(SVG.escape(title))</h2>\n"
+        var suites: [String] = []
+        for comparison in comparisons where !suites.contains(comparison.suite) { suites.append(comparison.suite) }
+        for suite in suites {
+            html += "<h3>\(SVG.escape(suite))</h3>\n<div class=\"grid\">\n"
+            for comparison in comparisons where comparison.suite == suite {
+                let svg = chart(comparison)
+                guard !svg.isEmpty else { continue }
+                html += "<figure>" + svg
+                let notes = comparison.notes.map(SVG.escape).joined(separator: "<br>")
+                html += notes.isEmpty ? "" : "<figcaption>\(notes)</figcaption>"
+                html += "</figure>\n"
+            }
+            html += "</div>\n"
+        }
+        return html
+    }
+
+    /// Each strategy's medians across the comparisons' value sizes, mapped by `transform`.
+    private static func seriesByStrategy(_ comparisons: [Comparison],
+                                         transform: (Double) -> Double) -> [Charts.Series] {
+        var series: [Charts.Series] = []
+        for comparison in comparisons.sorted(by: { ($0.valueSize ?? 0) < ($1.valueSize ?? 0) }) {
+            guard let size = comparison.valueSize else { continue }
+            for row in comparison.rows {
+                let point = (size, transform(row.nanosecondsPerOperation.median))
+                if let index = series.firstIndex(where: { $0.name == row.strategy }) {
+                    series[index].points.append(point)
+                } else {
+                    series.append(Charts.Series(name: row.strategy, isFloor: row.isFloor, points: [point]))
+                }
+            }
+        }
+        return series
     }
 }

@@ -9,17 +9,24 @@ enum ParallelRunner {
         /// What each worker returned (e.g. its hit count), for sanity checks.
         var results: [Int]
         var total: Int { results.reduce(0, +) }
+        /// Sampled single-operation latencies of all workers.
+        var latencies: [UInt64] = []
     }
 
-    /// Calls `body(worker)` for `worker` in `0..<threads`. With one thread the
-    /// batch runs on the calling thread, so no thread hop is timed.
-    static func run(threads: Int, _ body: @escaping @Sendable (Int) -> Int) -> Outcome {
+    /// Calls `body(worker, sampler)` for `worker` in `0..<threads`; the body
+    /// times a sample of its operations with its own `sampler`. With one thread
+    /// the batch runs on the calling thread, so no thread hop is timed.
+    static func run(threads: Int, expectedOperations: Int = 0,
+                    _ body: @escaping @Sendable (Int, inout LatencySampler) -> Int) -> Outcome {
+        _ = Clock.overhead  // calibrated before any timing
         if threads <= 1 {
             var result = 0
-            let nanoseconds = Clock.measure { result = body(0) }
-            return Outcome(nanoseconds: nanoseconds, results: [result])
+            var sampler = LatencySampler(expectedOperations: expectedOperations)
+            let nanoseconds = Clock.measure { result = body(0, &sampler) }
+            return Outcome(nanoseconds: nanoseconds, results: [result], latencies: sampler.latencies)
         }
         let results = ResultBox(count: threads)
+        let latencies = LatencyBox()
         let ready = DispatchSemaphore(value: 0)
         let start = DispatchSemaphore(value: 0)
         let done = DispatchGroup()
@@ -27,8 +34,10 @@ enum ParallelRunner {
             done.enter()
             let thread = Thread {
                 ready.signal()
+                var sampler = LatencySampler(expectedOperations: expectedOperations / threads)
                 start.wait()
-                results.set(worker, body(worker))
+                results.set(worker, body(worker, &sampler))
+                latencies.append(sampler.latencies)
                 done.leave()
             }
             thread.stackSize = 1 << 20
@@ -40,7 +49,7 @@ enum ParallelRunner {
         for _ in 0..<threads { start.signal() }
         done.wait()
         let elapsed = Clock.now() - begin
-        return Outcome(nanoseconds: elapsed, results: results.values)
+        return Outcome(nanoseconds: elapsed, results: results.values, latencies: latencies.values)
     }
 
     /// The `worker`-th of `parts` contiguous slices of `0..<count`.
@@ -56,5 +65,12 @@ enum ParallelRunner {
         init(count: Int) { storage = Array(repeating: 0, count: count) }
         func set(_ index: Int, _ value: Int) { lock.lock(); storage[index] = value; lock.unlock() }
         var values: [Int] { lock.lock(); defer { lock.unlock() }; return storage }
+    }
+
+    private final class LatencyBox: @unchecked Sendable {
+        private let lock = NSLock()
+        private var storage: [UInt64] = []
+        func append(_ values: [UInt64]) { lock.lock(); storage += values; lock.unlock() }
+        var values: [UInt64] { lock.lock(); defer { lock.unlock() }; return storage }
     }
 }

@@ -6,6 +6,10 @@ final class Report {
     let system: SystemInfo
     let quick: Bool
     private(set) var comparisons: [Comparison] = []
+    /// One-line remarks on the whole run (e.g. whether the python peer ran).
+    private(set) var notes: [String] = []
+    /// The inline threshold `threshold` recommends for the measured file system.
+    var thresholdRecommendation: ThresholdRecommendation?
 
     init(system: SystemInfo, quick: Bool) {
         self.system = system
@@ -18,24 +22,42 @@ final class Report {
         if printing { Output.print(TablePrinter.render(comparison)) }
     }
 
+    /// Records a remark on the whole run and prints it.
+    func note(_ text: String) {
+        notes.append(text)
+        Output.print(text + "\n")
+    }
+
     func writeJSON(to path: String) throws {
         struct Document: Encodable {
             var tool = "kvcache-bench"
             var unit = "nanoseconds per operation"
             var quick: Bool
             var system: SystemInfo
+            var notes: [String]
+            var thresholdRecommendation: ThresholdRecommendation?
             var comparisons: [Comparison]
         }
         let encoder = JSONEncoder()
         encoder.outputFormatting = [.prettyPrinted, .sortedKeys]
-        let data = try encoder.encode(Document(quick: quick, system: system, comparisons: comparisons))
+        try Self.createParent(of: path)
+        let data = try encoder.encode(Document(quick: quick, system: system, notes: notes,
+                                                  thresholdRecommendation: thresholdRecommendation,
+                                                  comparisons: comparisons))
         try data.write(to: URL(fileURLWithPath: path))
         Progress.log("wrote \(path)")
     }
 
     func writeHTML(to path: String) throws {
-        let html = HTMLReport.render(system: system, comparisons: comparisons, quick: quick)
+        try Self.createParent(of: path)
+        let html = HTMLReport.render(self)
         try Data(html.utf8).write(to: URL(fileURLWithPath: path))
         Progress.log("wrote \(path)")
+    }
+
+    /// So `--report docs/benchmarks.html` works from a fresh checkout.
+    private static func createParent(of path: String) throws {
+        let parent = URL(fileURLWithPath: path).deletingLastPathComponent()
+        try FileManager.default.createDirectory(at: parent, withIntermediateDirectories: true)
     }
 }

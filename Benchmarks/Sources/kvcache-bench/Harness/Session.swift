@@ -19,7 +19,7 @@ struct Session {
         Output.print(SummaryPrinter.render(report.comparisons))
         Progress.log(String(format: "done in %.1f s", Double(Clock.now() - start) / 1e9))
         if let path = options.jsonPath { try report.writeJSON(to: path) }
-        if let path = options.htmlPath { try report.writeHTML(to: path) }
+        if let path = options.reportPath { try report.writeHTML(to: path) }
     }
 }
 

@@ -34,6 +34,12 @@ struct SystemInfo: Codable, Sendable {
             mountOptions: mount?.options ?? "unknown")
     }
 
+    /// "ext4, journaled", "tmpfs", ...
+    var fileSystemLabel: String {
+        guard fileSystem == "ext4" else { return fileSystem }
+        return fileSystem + (journal == "yes" ? ", journaled" : journal == "no" ? ", NO journal" : "")
+    }
+
     var description: String {
         var journalNote = ""
         if fileSystem == "ext4" { journalNote = journal == "yes" ? ", journaled" : journal == "no" ? ", NO journal" : "" }

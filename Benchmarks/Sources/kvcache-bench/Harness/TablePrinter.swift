@@ -9,20 +9,28 @@ enum TablePrinter {
         let perOp = comparison.operationsPerRun == 1 || comparison.unit != Comparison.nanoseconds ? "" : "/op"
         lines.append("\(comparison.suite) · \(comparison.group) · \(comparison.workload)"
             + "  (\(comparison.operationsPerRun) ops/run, \(comparison.rows.first?.nanosecondsPerOperation.runs ?? 0) runs)")
-        let header = [
-            "strategy", "median \(unit.symbol)\(perOp)", "min", "max", "IQR", "× floor",
-        ]
+        let showsThroughput = comparison.unit == Comparison.nanoseconds && comparison.operationsPerRun > 1
+        let showsLatency = comparison.rows.contains { $0.latency != nil }
+        var header = ["strategy", "median \(unit.symbol)\(perOp)", "min", "max", "IQR", "× floor"]
+        if showsThroughput { header.append("ops/s") }
+        if showsLatency { header += ["p50", "p99", "p999"] }
         var table: [[String]] = [header]
         for row in comparison.rows {
             let s = row.nanosecondsPerOperation
             var name = row.strategy + (row.isFloor ? " (floor)" : "")
             if row.operationsPerRun != comparison.operationsPerRun { name += " [\(row.operationsPerRun) ops]" }
-            table.append([
+            var cells = [
                 name,
                 unit.format(s.median), unit.format(s.min), unit.format(s.max),
                 unit.format(s.q3 - s.q1),
                 row.ratioToFloor.map { String(format: "%.2f", $0) } ?? "–",
-            ])
+            ]
+            if showsThroughput { cells.append(Self.rate(perSecond: 1e9 / max(s.median, 1e-3))) }
+            if showsLatency {
+                cells += row.latency.map { [unit.format($0.p50), unit.format($0.p99), unit.format($0.p999)] }
+                    ?? ["–", "–", "–"]
+            }
+            table.append(cells)
         }
         let widths = (0..<header.count).map { column in table.map { $0[column].count }.max() ?? 0 }
         for (index, cells) in table.enumerated() {
@@ -35,8 +43,22 @@ enum TablePrinter {
             if index == 0 { lines.append("  " + String(repeating: "-", count: line.count - 2)) }
         }
         if let floor = comparison.floor { lines.append("  floor: \(floor)") }
+        if showsLatency, let sample = comparison.rows.compactMap(\.latency).first {
+            lines.append("  p50/p99/p999: single operations in \(unit.symbol), " + (comparison.suite == "memory"
+                ? "1 in \(LatencySampler.interval) timed, clock cost subtracted (\(sample.samples) samples)"
+                : "every one timed (\(sample.samples) samples)"))
+        }
         for note in comparison.notes { lines.append("  note: \(note)") }
         return lines.joined(separator: "\n") + "\n"
+    }
+
+    /// Operations per second with a k/M suffix, e.g. "12.3 k".
+    static func rate(perSecond rate: Double) -> String {
+        if rate >= 10_000_000 { return String(format: "%.0f M", rate / 1e6) }
+        if rate >= 1_000_000 { return String(format: "%.1f M", rate / 1e6) }
+        if rate >= 10_000 { return String(format: "%.0f k", rate / 1e3) }
+        if rate >= 1_000 { return String(format: "%.1f k", rate / 1e3) }
+        return String(format: "%.0f", rate)
     }
 
     /// One unit for the whole table so the columns compare at a glance.

@@ -89,7 +89,8 @@ struct MemoryBenchmark {
                 Progress.log("warning: \(S.name) \(workload.rawValue): \(outcome.total) hits, expected \(expectedHits)")
             }
             samples[workload, default: SampleSet()].record(
-                S.name, isFloor: S.isFloor, nanoseconds: outcome.nanoseconds, operations: n)
+                S.name, isFloor: S.isFloor, nanoseconds: outcome.nanoseconds, operations: n,
+                latencies: outcome.latencies)
         }
 
         // Only allocations on this thread show in mallinfo2: measure the single-thread fill.
@@ -122,9 +123,9 @@ struct MemoryBenchmark {
 
     /// Each worker sets its own contiguous slice of the keys.
     private static func set<S: MemoryStrategy>(_ cache: S, keys: [S.Key], threads: Int) -> ParallelRunner.Outcome {
-        ParallelRunner.run(threads: threads) { worker in
+        ParallelRunner.run(threads: threads, expectedOperations: keys.count) { worker, sampler in
             for index in ParallelRunner.slice(keys.count, worker: worker, parts: threads) {
-                cache.setValue(SmallValue(index), forKey: keys[index])
+                sampler.measure { cache.setValue(SmallValue(index), forKey: keys[index]) }
             }
             return 0
         }
@@ -133,15 +134,15 @@ struct MemoryBenchmark {
     /// Each worker looks up its slice of `order` (or of the keys in order).
     private static func get<S: MemoryStrategy>(_ cache: S, keys: [S.Key], order: [Int]?,
                                                threads: Int) -> ParallelRunner.Outcome {
-        ParallelRunner.run(threads: threads) { worker in
+        ParallelRunner.run(threads: threads, expectedOperations: order?.count ?? keys.count) { worker, sampler in
             var hits = 0
             if let order {
                 for position in ParallelRunner.slice(order.count, worker: worker, parts: threads) {
-                    if cache.value(forKey: keys[order[position]]) != nil { hits &+= 1 }
+                    if sampler.measure({ cache.value(forKey: keys[order[position]]) }) != nil { hits &+= 1 }
                 }
             } else {
                 for index in ParallelRunner.slice(keys.count, worker: worker, parts: threads) {
-                    if cache.value(forKey: keys[index]) != nil { hits &+= 1 }
+                    if sampler.measure({ cache.value(forKey: keys[index]) }) != nil { hits &+= 1 }
                 }
             }
             return hits
