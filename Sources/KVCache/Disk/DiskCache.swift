@@ -102,9 +102,19 @@ public final class DiskCache: Sendable {
         try perform { try $0.keys(after: after, limit: limit) }
     }
 
-    /// Commits pending writes and access times and makes them durable.
-    public func flush() throws {
-        try perform { try $0.flush() }
+    /// How far `flush(durability:)` takes the writes made so far.
+    public enum Durability: Sendable, Hashable {
+        /// Committed to the manifest: they survive a crash of this process (not a
+        /// power loss). One commit, no checkpoint, no fsync.
+        case committed
+        /// Committed and synced to the disk: they also survive a power loss.
+        case synced
+    }
+
+    /// Commits pending writes and access times; with `.synced` (the default) also
+    /// makes them survive a power loss.
+    public func flush(durability: Durability = .synced) throws {
+        try perform { try $0.flush(durability: durability) }
     }
 
     // MARK: - Serialized access

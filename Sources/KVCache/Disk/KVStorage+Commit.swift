@@ -184,10 +184,10 @@ extension KVStorage {
         }
     }
 
-    /// Commits everything and makes it durable: the WAL is checkpointed and
-    /// fsynced, and with `syncsFiles` the data folder is fsynced too.
+    /// Commits everything; `.synced` also makes it durable: the WAL is checkpointed
+    /// and fsynced, and with `syncsFiles` the data folder is fsynced too.
     /// Throws the error of a commit that dropped acknowledged writes since the last flush.
-    func flush() throws {
+    func flush(durability: DiskCache.Durability = .synced) throws {
         if let error = flushError {
             flushError = nil
             droppedWritesError = nil
@@ -195,6 +195,7 @@ extension KVStorage {
         }
         try commit()
         let database = try requireDatabase()
+        guard durability == .synced else { return }
         try database.execute("PRAGMA wal_checkpoint(PASSIVE)")
         // A passive checkpoint may stop at another process's reader; syncing the
         // WAL itself makes every commit so far survive a power loss.
