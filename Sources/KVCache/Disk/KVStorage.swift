@@ -31,6 +31,8 @@ final class KVStorage {
     /// The open write transaction, if any (only inside `write(_:)`).
     var transaction: Transaction?
     var accessTimes = AccessTimeBuffer()
+    /// Random parts of new file names.
+    var fileNameSuffixes = FileNameSuffixes()
     /// The latest modification or access time recorded (see `stamp(_:)`).
     var latestStamp = -Double.infinity
     /// Totals as of the last commit or stats read (pending writes not included).
@@ -332,7 +334,7 @@ final class KVStorage {
         var lifetime: Double?
         if case .seconds(let seconds) = expiration { lifetime = max(0, seconds) }
         let isFile = storesInFile(size: data.count)
-        let filename = isFile ? try files.write(data, forKey: key, sync: options.syncsFiles) : nil
+        let filename = isFile ? try files.write(data, forKey: key, sync: options.syncsFiles, suffixes: &fileNameSuffixes) : nil
         let value = PendingWrites.Value(filename: filename, inline: isFile ? nil : data, size: Int64(data.count),
                                         time: stamp(now), deadline: expiration.deadline(from: now), lifetime: lifetime,
                                         extendedData: extendedData)
