@@ -1,3 +1,9 @@
+#if canImport(Glibc)
+import Glibc
+#elseif canImport(Darwin)
+import Darwin
+#endif
+
 /// A key that compares and hashes by its UTF-8 bytes, as SQLite compares TEXT.
 ///
 /// Swift's `String ==` treats canonically equivalent spellings as equal ("é" as
@@ -10,11 +16,23 @@ struct ByteWiseKey: Hashable {
     init(_ string: String) { self.string = string }
 
     static func == (lhs: ByteWiseKey, rhs: ByteWiseKey) -> Bool {
-        lhs.string.utf8.elementsEqual(rhs.string.utf8)
+        let left = lhs.string.utf8, right = rhs.string.utf8
+        guard left.count == right.count else { return false }
+        // Native strings (all keys in practice) compare with one memcmp.
+        let compared = left.withContiguousStorageIfAvailable { left in
+            right.withContiguousStorageIfAvailable { right in
+                left.isEmpty || memcmp(left.baseAddress!, right.baseAddress!, left.count) == 0
+            }
+        }
+        if let compared, let compared { return compared }
+        return left.elementsEqual(right)
     }
 
     func hash(into hasher: inout Hasher) {
-        var copy = string
-        copy.withUTF8 { hasher.combine(bytes: UnsafeRawBufferPointer($0)) }
+        // Same bytes either way, so the hash does not depend on the string's storage.
+        if string.utf8.withContiguousStorageIfAvailable({ hasher.combine(bytes: UnsafeRawBufferPointer($0)) }) == nil {
+            var copy = string
+            copy.withUTF8 { hasher.combine(bytes: UnsafeRawBufferPointer($0)) }
+        }
     }
 }

@@ -48,8 +48,8 @@ extension DiskCache {
         try await onWorkQueue { try self.trim(toAge: seconds) }
     }
 
-    public func flush() async throws {
-        try await onWorkQueue { try self.flush() }
+    public func flush(durability: Durability = .synced) async throws {
+        try await onWorkQueue { try self.flush(durability: durability) }
     }
 
     func onWorkQueue<Value: Sendable>(_ work: @escaping @Sendable () throws -> Value) async throws -> Value {

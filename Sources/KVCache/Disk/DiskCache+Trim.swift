@@ -52,7 +52,7 @@ extension DiskCache {
         var removed = 0
         progress(0, total)
         while true {
-            let step = try perform { try $0.removeSome(limit: KVStorage.trimStepLimit) }
+            let step = try perform { try $0.removeSome(limit: KVStorage.removeAllStepLimit) }
             if step == 0 { break }
             removed += step
             progress(removed, max(total, removed))

@@ -22,6 +22,8 @@ public final class DiskCache: Sendable {
 
     let store: MutexBox<KVStorage>
     let path: String
+    /// The data folder; its files are read outside the lock (see `value(forKey:)`).
+    let files: FileStore
     /// Group commits and access-time flushes: short work, never behind a sweep.
     let commitQueue: DispatchQueue
     /// Sweeps, trash deletion, trims.
@@ -43,6 +45,7 @@ public final class DiskCache: Sendable {
         self.directory = directory
         self.configuration = configuration
         path = storage.directory
+        files = storage.files
         store = MutexBox(storage)
         commitQueue = DispatchQueue(label: "KVCache.DiskCache.commit")
         backgroundQueue = DispatchQueue(label: "KVCache.DiskCache.background", qos: .utility)
@@ -61,7 +64,35 @@ public final class DiskCache: Sendable {
 
     /// The value stored for `key`, or nil if there is none or it expired.
     public func value(forKey key: String) throws -> Data? {
-        try perform { try $0.value(forKey: key) }
+        try entry(forKey: key)?.data
+    }
+
+    /// `value(forKey:)` with the entry's expiration as it stands after this read
+    /// (the facade promotes a disk hit into memory with it).
+    func entry(forKey key: String) throws -> (data: Data, expiration: Expiration)? {
+        // A file value is read without the lock, so large reads do not serialize every
+        // other call: its name is never reused and the file is deleted only after the
+        // commit that dropped its row. A read racing such a deletion finds no file and
+        // looks the key up again; after a few such races it reads under the lock.
+        for _ in 0..<3 {
+            switch try perform({ try $0.lookUp(forKey: key) }) {
+            case .value(let data, let expiration):
+                return (data, expiration)
+            case .miss:
+                return nil
+            case .file(let name, let size, let expiration):
+                let result: FileStore.ReadResult
+                do {
+                    result = try files.read(name, expectedSize: size)
+                } catch {
+                    _ = try perform { $0.fileReadFailed(forKey: key, filename: name, error: error) }
+                    throw error
+                }
+                if case .value(let data) = result { return (data, expiration) }
+                guard try perform({ $0.fileReadFailed(forKey: key, filename: name) }) else { return nil }
+            }
+        }
+        return try perform { try $0.entry(forKey: key) }
     }
 
     /// Stores `data` for `key`, replacing any value, with an optional expiration and
@@ -102,9 +133,19 @@ public final class DiskCache: Sendable {
         try perform { try $0.keys(after: after, limit: limit) }
     }
 
-    /// Commits pending writes and access times and makes them durable.
-    public func flush() throws {
-        try perform { try $0.flush() }
+    /// How far `flush(durability:)` takes the writes made so far.
+    public enum Durability: Sendable, Hashable {
+        /// Committed to the manifest: they survive a crash of this process (not a
+        /// power loss). One commit, no checkpoint, no fsync.
+        case committed
+        /// Committed and synced to the disk: they also survive a power loss.
+        case synced
+    }
+
+    /// Commits pending writes and access times; with `.synced` (the default) also
+    /// makes them survive a power loss.
+    public func flush(durability: Durability = .synced) throws {
+        try perform { try $0.flush(durability: durability) }
     }
 
     // MARK: - Serialized access

@@ -23,12 +23,12 @@ struct FileStore: Sendable {
 
     func path(_ name: String) -> String { directory + "/" + name }
 
-    /// Writes `data` to a new file (mode 0600) and returns its name.
-    /// On failure nothing is left behind.
-    func write(_ data: Data, forKey key: String, sync: Bool) throws -> String {
+    /// Writes `data` to a new file (mode 0600) and returns its name, whose random
+    /// part comes from `suffixes`. On failure nothing is left behind.
+    func write(_ data: Data, forKey key: String, sync: Bool, suffixes: inout FileNameSuffixes) throws -> String {
         var recreatedFolder = false
         while true {
-            let name = FileNameHash.fileName(forKey: key)
+            let name = FileNameHash.fileName(forKey: key, suffix: suffixes.next())
             let path = path(name)
             let fd = open(path, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0o600)
             if fd < 0 {

@@ -17,8 +17,9 @@ extension KVStorage {
     /// that a rebuild fixes) and dropped otherwise (their files deleted).
     func write<Result>(_ body: () throws -> Result) throws -> Result {
         let database = try requireDatabase()
+        let statements = try requireStatements()
         precondition(transaction == nil, "write transactions do not nest")
-        try database.statement("BEGIN IMMEDIATE").run { try $0.execute() }
+        try statements.begin.run { try $0.execute() }
         transaction = Transaction()
         let result: Result
         do {
@@ -29,7 +30,7 @@ extension KVStorage {
             result = try body()
             let delta = transaction!.delta
             if delta != .zero {
-                try database.statement(Manifest.addToStats).run { statement in
+                try statements.addToStats.run { statement in
                     statement.bind(delta.count, at: 1)
                     statement.bind(delta.size, at: 2)
                     statement.bind(delta.fileCount, at: 3)
@@ -37,7 +38,7 @@ extension KVStorage {
                     try statement.execute()
                 }
             }
-            try database.statement("COMMIT").run { try $0.execute() }
+            try statements.commit.run { try $0.execute() }
         } catch {
             transaction = nil
             if database.isInTransaction { try? database.execute("ROLLBACK") }
@@ -97,15 +98,22 @@ extension KVStorage {
     private func applyPendingWrites() throws {
         guard !pending.isEmpty else { return }
         let database = try requireDatabase()
-        let insert = try database.statement(Manifest.insertNew)
-        let upsert = try database.statement(Manifest.upsert)
+        let insert = try requireStatements().insertNew
+        let upsert = try requireStatements().upsert
+        // New rows' totals, added to the transaction's delta once (the loop
+        // only adds, so the order does not matter; a failure discards it all).
+        var inserted = Totals.zero
+        defer {
+            let delta = transaction!.delta + inserted
+            transaction!.delta = delta
+        }
         for (byteWiseKey, write) in pending.writes {
             let key = byteWiseKey.string
             if case .set(let value) = write {
                 // New keys (the common case) need no lookup of an old row.
                 try bind(insert, key: key, value: value)
                 if database.changes > 0 {
-                    transaction!.delta.add(size: value.size, isFile: value.filename != nil)
+                    inserted.add(size: value.size, isFile: value.filename != nil)
                     continue
                 }
             }
@@ -135,24 +143,28 @@ extension KVStorage {
     }
 
     /// Binds a pending value to an insert or upsert (same parameters) and runs it.
+    /// The key and the bytes are bound in place: SQLite copies them into the row anyway.
     private func bind(_ statement: Statement, key: String, value: PendingWrites.Value) throws {
         try statement.run { statement in
-            statement.bind(key, at: 1)
             statement.bind(value.filename, at: 2)
             statement.bind(value.size, at: 3)
             statement.bind(value.time, at: 4)
             statement.bind(value.deadline, at: 5)
             statement.bind(value.lifetime, at: 6)
-            statement.bind(value.extendedData, at: 7)
-            statement.bind(value.inline, at: 8)
-            try statement.execute()
+            try statement.withBorrowedText(key, at: 1) {
+                try statement.withBorrowedBlob(value.extendedData, at: 7) {
+                    try statement.withBorrowedBlob(value.inline, at: 8) {
+                        try statement.execute()
+                    }
+                }
+            }
         }
     }
 
     /// Writes buffered access times inside the open transaction.
     private func applyAccessTimes() throws {
         guard !accessTimes.isEmpty else { return }
-        let statement = try requireDatabase().statement(Manifest.updateAccessTime)
+        let statement = try requireStatements().updateAccessTime
         let extends: Int64 = options.extendsExpirationOnAccess ? 1 : 0
         for (key, time) in accessTimes.drain() {
             try statement.run { statement in
@@ -177,17 +189,17 @@ extension KVStorage {
     }
 
     func readTotals() throws -> Totals {
-        try requireDatabase().statement(Manifest.selectStats).run { statement in
+        try requireStatements().selectStats.run { statement in
             guard try statement.step() else { return .zero }
             return Totals(count: Int(statement.int64(at: 0)), size: statement.int64(at: 1),
                           fileCount: Int(statement.int64(at: 2)), fileSize: statement.int64(at: 3))
         }
     }
 
-    /// Commits everything and makes it durable: the WAL is checkpointed and
-    /// fsynced, and with `syncsFiles` the data folder is fsynced too.
+    /// Commits everything; `.synced` also makes it durable: the WAL is checkpointed
+    /// and fsynced, and with `syncsFiles` the data folder is fsynced too.
     /// Throws the error of a commit that dropped acknowledged writes since the last flush.
-    func flush() throws {
+    func flush(durability: DiskCache.Durability = .synced) throws {
         if let error = flushError {
             flushError = nil
             droppedWritesError = nil
@@ -195,6 +207,7 @@ extension KVStorage {
         }
         try commit()
         let database = try requireDatabase()
+        guard durability == .synced else { return }
         try database.execute("PRAGMA wal_checkpoint(PASSIVE)")
         // A passive checkpoint may stop at another process's reader; syncing the
         // WAL itself makes every commit so far survive a power loss.

@@ -30,14 +30,7 @@ extension KVStorage {
 
     /// Removes up to `limit` entries (any order) in one transaction; for removeAll with progress.
     func removeSome(limit: Int) throws -> Int {
-        let removed = try write { () throws -> Int in
-            var removed = 0
-            for victim in try selectVictims(Manifest.selectAny, limit: limit)
-            where try deleteRow(key: victim.key, filename: victim.filename, size: victim.size) {
-                removed += 1
-            }
-            return removed
-        }
+        let removed = try write { try deleteRows(Manifest.deleteAny, limit: limit) }
         counters.evictions[.removed, default: 0] += removed
         return removed
     }

@@ -35,18 +35,17 @@ extension KVStorage {
                 PRAGMA wal_autocheckpoint = \(options.walAutocheckpointPages);
                 """)
             try migrate(database)
+            // Prepared now, once per connection: this also reads the schema pages.
+            statements = try ManifestStatements(database)
             committedTotals = try readTotals()
             // Start the time line at the newest recorded access (an indexed lookup).
             let newest = try database.statement(Manifest.selectNewestAccess).run { statement in
                 try statement.step() ? statement.optionalDouble(at: 0) : nil
             }
             if let newest, newest > latestStamp { latestStamp = newest }
-            // Prepare the hot statements now: this also reads the schema pages.
-            for sql in [Manifest.selectValue, Manifest.selectMetadata, Manifest.upsert, Manifest.deleteKey] {
-                _ = try database.statement(sql)
-            }
             return database
         } catch {
+            statements = nil
             database.close()
             self.database = nil
             throw error
@@ -104,6 +103,7 @@ extension KVStorage {
         // Pending writes stay: their files exist and the new manifest takes their rows.
         transaction = nil
         accessTimes.removeAll()
+        statements = nil
         database?.close()
         database = nil
         moveManifestAside()

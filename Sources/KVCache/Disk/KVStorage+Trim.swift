@@ -1,9 +1,13 @@
 /// Trims, driven by the indexes on last_access_time and expiration_time: each
-/// step removes a bounded number of rows, oldest access first, in one
-/// transaction, so the owner can release its lock between steps.
+/// step removes a bounded number of rows, oldest access first, with one DELETE
+/// … RETURNING in one transaction (stats updated once, files deleted after the
+/// commit), so the owner can release its lock between steps.
 extension KVStorage {
-    /// Rows removed per trim step (one transaction).
-    static let trimStepLimit = 256
+    /// Rows removed per trim step (one transaction, the lock held throughout): about
+    /// 10 ms of deleting 1 KB inline rows here, so other callers wait at most that long.
+    static let trimStepLimit = 2048
+    /// Rows removed per step of `removeAll(progress:)`: finer, since each step reports progress.
+    static let removeAllStepLimit = 1024
 
     /// Removes up to `limit` entries toward `goal`; returns how many, 0 when the goal is met.
     func trimStep(_ goal: TrimGoal, reason: EvictionReason, limit: Int = KVStorage.trimStepLimit) throws -> Int {
@@ -17,49 +21,62 @@ extension KVStorage {
         // The transaction applies pending writes and buffered access times first,
         // so the LRU order and extended expirations are right.
         let removed = try write { () throws -> Int in
-            var victims: [Victim]
             switch goal {
             case .count(let target):
                 let excess = currentTotals.count - target
-                victims = excess > 0 ? try selectVictims(Manifest.selectOldest, limit: min(excess, limit)) : []
+                return excess > 0 ? try deleteRows(Manifest.deleteOldest, limit: min(excess, limit)) : 0
             case .size(let target):
-                var excess = currentTotals.size - target
-                victims = excess > 0 ? try selectVictims(Manifest.selectOldest, limit: limit) : []
-                if let cut = victims.firstIndex(where: { excess -= $0.size; return excess <= 0 }) {
-                    victims.removeSubrange((cut + 1)...)
-                }
+                let excess = currentTotals.size - target
+                guard excess > 0 else { return 0 }
+                return try deleteRows(Manifest.deleteOldest, limit: try oldestCount(coveringSize: excess, limit: limit))
             case .age(let seconds):
                 // Ages count on the same time line as the recorded access times.
-                victims = try selectVictims(Manifest.selectAccessedBefore, limit: limit, time: stamp(now) - seconds)
+                return try deleteRows(Manifest.deleteAccessedBefore, limit: limit, time: stamp(now) - seconds)
             case .expired:
-                victims = try selectVictims(Manifest.selectExpired, limit: limit, time: now)
+                return try deleteRows(Manifest.deleteExpired, limit: limit, time: now)
             }
-            var removed = 0
-            for victim in victims where try deleteRow(key: victim.key, filename: victim.filename, size: victim.size) {
-                removed += 1
-            }
-            return removed
         }
         if removed > 0 { counters.evictions[reason, default: 0] += removed }
         return removed
     }
 
-    /// Runs a victim query; `time` (if any) binds to ?1 and the limit follows it.
-    func selectVictims(_ sql: String, limit: Int, time: Double? = nil) throws -> [Victim] {
-        try requireDatabase().statement(sql).run { statement in
+    /// Runs a DELETE … RETURNING filename, size inside the open transaction; `time`
+    /// (if any) binds to ?1 and the limit follows it. The removed rows' totals go to
+    /// the transaction's delta and their files to its obsolete files. Returns the row count.
+    func deleteRows(_ sql: String, limit: Int, time: Double? = nil) throws -> Int {
+        guard limit > 0 else { return 0 }
+        return try requireDatabase().statement(sql).run { statement in
             var index: Int32 = 1
             if let time {
                 statement.bind(time, at: 1)
                 index = 2
             }
             statement.bind(limit, at: index)
-            var victims: [Victim] = []
-            victims.reserveCapacity(limit)
+            var removed = Totals.zero
+            var files: [String] = []
             while try statement.step() {
-                victims.append(Victim(key: statement.string(at: 0) ?? "", filename: statement.string(at: 1),
-                                      size: statement.int64(at: 2)))
+                let filename = statement.string(at: 0)
+                removed.add(size: statement.int64(at: 1), isFile: filename != nil)
+                if let filename { files.append(filename) }
             }
-            return victims
+            transaction!.delta = transaction!.delta + Totals(count: -removed.count, size: -removed.size,
+                                                             fileCount: -removed.fileCount, fileSize: -removed.fileSize)
+            transaction!.obsoleteFiles.append(contentsOf: files)
+            return removed.count
+        }
+    }
+
+    /// How many of the oldest rows (at most `limit`) it takes to free `size` bytes.
+    private func oldestCount(coveringSize size: Int64, limit: Int) throws -> Int {
+        try requireDatabase().statement(Manifest.selectOldestSizes).run { statement in
+            statement.bind(limit, at: 1)
+            var count = 0
+            var freed: Int64 = 0
+            while freed < size, try statement.step() {
+                freed += statement.int64(at: 0)
+                count += 1
+            }
+            return count
         }
     }
 

@@ -24,11 +24,15 @@ final class KVStorage {
 
     /// Nil once closed.
     var database: Database?
+    /// The hot statements of `database` (nil with it).
+    var statements: ManifestStatements?
     /// Writes not yet committed (group commit).
     var pending = PendingWrites()
     /// The open write transaction, if any (only inside `write(_:)`).
     var transaction: Transaction?
     var accessTimes = AccessTimeBuffer()
+    /// Random parts of new file names.
+    var fileNameSuffixes = FileNameSuffixes()
     /// The latest modification or access time recorded (see `stamp(_:)`).
     var latestStamp = -Double.infinity
     /// Totals as of the last commit or stats read (pending writes not included).
@@ -89,6 +93,7 @@ final class KVStorage {
         if let database {
             try? commit()
             dropPendingWrites()
+            statements = nil
             database.close()
             self.database = nil
         }
@@ -103,6 +108,11 @@ final class KVStorage {
     func requireDatabase() throws -> Database {
         guard let database else { throw KVCacheError.closed }
         return database
+    }
+
+    func requireStatements() throws -> ManifestStatements {
+        guard let statements else { throw KVCacheError.closed }
+        return statements
     }
 
     func validate(_ key: String) throws {
@@ -131,8 +141,18 @@ final class KVStorage {
 
     // MARK: - Reads
 
-    /// The value for `key`, or nil if absent, expired, or its file is missing or
-    /// of the wrong size (such a row is removed). Records the access in the buffer.
+    /// What a read finds under the lock.
+    enum Lookup {
+        /// An inline value, with its expiration as it stands after this read.
+        case value(Data, Expiration)
+        /// No value: absent or expired.
+        case miss
+        /// A file value, to be read from `files` (the hit and the access are already recorded).
+        case file(name: String, size: Int64, Expiration)
+    }
+
+    /// The value for `key` (reading its file here, under the caller's lock), or nil if
+    /// absent, expired, or its file is missing or of the wrong size (such a row is removed).
     func value(forKey key: String) throws -> Data? {
         try entry(forKey: key)?.data
     }
@@ -140,25 +160,46 @@ final class KVStorage {
     /// `value(forKey:)` with the entry's expiration as it stands after this read,
     /// so a copy promoted into memory expires with it.
     func entry(forKey key: String) throws -> (data: Data, expiration: Expiration)? {
+        switch try lookUp(forKey: key) {
+        case .value(let data, let expiration): return (data, expiration)
+        case .miss: return nil
+        case .file(let name, let size, let expiration):
+            do {
+                if case .value(let data) = try files.read(name, expectedSize: size) { return (data, expiration) }
+            } catch {
+                fileReadFailed(forKey: key, filename: name, error: error)
+                throw error
+            }
+            // Another process may have replaced the value meanwhile: then this read is a miss.
+            if fileReadFailed(forKey: key, filename: name) { counters.misses += 1 }
+            return nil
+        }
+    }
+
+    /// Looks `key` up in the pending writes, then the manifest. Records the access in
+    /// the buffer and counts the hit, including for a file value, whose file the
+    /// caller reads (`DiskCache` does so outside its lock: file names are never
+    /// reused and a file is deleted only after the commit that dropped its row, so a
+    /// read racing that deletion finds no file, never other bytes; see `fileReadFailed`).
+    func lookUp(forKey key: String) throws -> Lookup {
         try validate(key)
-        let database = try requireDatabase()
+        let statements = try requireStatements()
         let now = options.clock()
-        var row: (filename: String?, size: Int64, expiration: Double?, lifetime: Double?, inline: Data?,
-                  accessed: Double)?
+        let row: StoredValue?
         var isPending = false
         if let write = pending[key] {
             guard let value = write.value else { return miss() }
-            row = (value.filename, value.size, value.deadline, value.lifetime, value.inline, value.time)
+            row = StoredValue(filename: value.filename, size: value.size, expiration: value.deadline,
+                              lifetime: value.lifetime, inline: value.inline, accessed: value.time)
             isPending = true
         } else {
-            row = try database.statement(Manifest.selectValue).run { statement in
-                statement.bind(key, at: 1)
+            row = try statements.selectValue.run { statement in try statement.withBorrowedText(key, at: 1) {
                 guard try statement.step() else { return nil }
                 let filename = statement.string(at: 0)
-                return (filename, statement.int64(at: 1), statement.optionalDouble(at: 2),
-                        statement.optionalDouble(at: 3), filename == nil ? statement.data(at: 5) : nil,
-                        statement.double(at: 4))
-            }
+                return StoredValue(filename: filename, size: statement.int64(at: 1),
+                                   expiration: statement.optionalDouble(at: 2), lifetime: statement.optionalDouble(at: 3),
+                                   inline: filename == nil ? statement.data(at: 5) : nil, accessed: statement.double(at: 4))
+            } }
         }
         guard let row else { return miss() }
         if isExpired(key: key, expiration: row.expiration, lifetime: row.lifetime, now: now) {
@@ -172,20 +213,6 @@ final class KVStorage {
             accessTimes.remove(key)
             return miss()
         }
-        let data: Data
-        if let filename = row.filename {
-            switch try files.read(filename, expectedSize: row.size) {
-            case .value(let bytes):
-                data = bytes
-            case .missing, .wrongSize:
-                counters.brokenRows += 1
-                if let replaced = pending.record(.removeIfFile(filename), forKey: key) { files.remove(replaced) }
-                accessTimes.remove(key)
-                return miss()
-            }
-        } else {
-            data = row.inline ?? Data()
-        }
         // Access times have a resolution: a read within it of the stored time writes
         // nothing, so hot keys cost no UPDATE at all (LRU order is kept to that resolution).
         let stamp = stamp(now)
@@ -194,9 +221,40 @@ final class KVStorage {
             accessTimes.record(key, at: stamp)
         }
         counters.hits += 1
-        guard let deadline = row.expiration else { return (data, .never) }
-        if options.extendsExpirationOnAccess, let lifetime = row.lifetime { return (data, .seconds(lifetime)) }
-        return (data, .date(Date(timeIntervalSince1970: deadline)))
+        let expiration = expirationAfterRead(deadline: row.expiration, lifetime: row.lifetime)
+        if let filename = row.filename { return .file(name: filename, size: row.size, expiration) }
+        return .value(row.inline ?? Data(), expiration)
+    }
+
+    /// An entry's expiration as a read leaves it: extended from now when reads extend it.
+    private func expirationAfterRead(deadline: Double?, lifetime: Double?) -> Expiration {
+        guard let deadline else { return .never }
+        if options.extendsExpirationOnAccess, let lifetime { return .seconds(lifetime) }
+        return .date(Date(timeIntervalSince1970: deadline))
+    }
+
+    /// Undoes what `lookUp` recorded for a file value whose read failed. A read
+    /// error (`error`) only takes back the hit. A missing or wrong-size file is
+    /// a miss: if the key still names that file the row is broken and its
+    /// conditional removal is queued, and the result is false; if the key has
+    /// changed meanwhile (the file was replaced or removed by a commit after the
+    /// lookup), the result is true: the caller looks it up again.
+    @discardableResult
+    func fileReadFailed(forKey key: String, filename: String, error: Error? = nil) -> Bool {
+        counters.hits -= 1
+        if error != nil { return false }
+        let current: String?
+        if let write = pending[key] {
+            current = write.value?.filename
+        } else {
+            current = (try? storedMetadata(forKey: key))?.filename
+        }
+        guard current == filename else { return true }
+        counters.brokenRows += 1
+        if let replaced = pending.record(.removeIfFile(filename), forKey: key) { files.remove(replaced) }
+        accessTimes.remove(key)
+        counters.misses += 1
+        return false
     }
 
     /// The time to record as a modification or access: the clock, but never earlier
@@ -208,9 +266,9 @@ final class KVStorage {
         return latestStamp
     }
 
-    private func miss<Entry>() -> Entry? {
+    private func miss() -> Lookup {
         counters.misses += 1
-        return nil
+        return .miss
     }
 
     /// True if a value for `key` is stored and not expired (the file is not opened).
@@ -240,6 +298,16 @@ final class KVStorage {
         }
     }
 
+    /// A value as a read finds it: a committed row or a pending write.
+    struct StoredValue {
+        var filename: String?
+        var size: Int64
+        var expiration: Double?
+        var lifetime: Double?
+        var inline: Data?
+        var accessed: Double
+    }
+
     struct Metadata {
         var filename: String?
         var size: Int64
@@ -258,7 +326,7 @@ final class KVStorage {
 
     /// The committed row's metadata (inside a transaction: the current row).
     func storedMetadata(forKey key: String) throws -> Metadata? {
-        try requireDatabase().statement(Manifest.selectMetadata).run { statement in
+        try requireStatements().selectMetadata.run { statement in
             statement.bind(key, at: 1)
             guard try statement.step() else { return nil }
             return Metadata(filename: statement.string(at: 0), size: statement.int64(at: 1),
@@ -280,7 +348,7 @@ final class KVStorage {
         var lifetime: Double?
         if case .seconds(let seconds) = expiration { lifetime = max(0, seconds) }
         let isFile = storesInFile(size: data.count)
-        let filename = isFile ? try files.write(data, forKey: key, sync: options.syncsFiles) : nil
+        let filename = isFile ? try files.write(data, forKey: key, sync: options.syncsFiles, suffixes: &fileNameSuffixes) : nil
         let value = PendingWrites.Value(filename: filename, inline: isFile ? nil : data, size: Int64(data.count),
                                         time: stamp(now), deadline: expiration.deadline(from: now), lifetime: lifetime,
                                         extendedData: extendedData)
@@ -306,7 +374,7 @@ final class KVStorage {
     /// Deletes the row of `key` inside the open transaction and schedules its file for deletion.
     func deleteRow(key: String, filename: String?, size: Int64) throws -> Bool {
         let database = try requireDatabase()
-        try database.statement(Manifest.deleteKey).run { statement in
+        try requireStatements().deleteKey.run { statement in
             statement.bind(key, at: 1)
             try statement.execute()
         }

@@ -99,18 +99,28 @@ enum Manifest {
             file_size = (SELECT coalesce(sum(size), 0) FROM manifest WHERE filename IS NOT NULL)
         WHERE id = 1
         """
-    static let selectOldest = """
-        SELECT key, filename, size FROM manifest ORDER BY last_access_time LIMIT ?1
+    // Trim steps: one statement deletes the rows and returns what the step must
+    // account for (sizes for the stats row, files to delete after the commit).
+    static let deleteOldest = """
+        DELETE FROM manifest WHERE rowid IN
+            (SELECT rowid FROM manifest ORDER BY last_access_time LIMIT ?1)
+        RETURNING filename, size
         """
-    static let selectAccessedBefore = """
-        SELECT key, filename, size FROM manifest WHERE last_access_time < ?1
-        ORDER BY last_access_time LIMIT ?2
+    /// Sizes of the oldest rows, in the order `deleteOldest` takes them (same index).
+    static let selectOldestSizes = "SELECT size FROM manifest ORDER BY last_access_time LIMIT ?1"
+    static let deleteAccessedBefore = """
+        DELETE FROM manifest WHERE rowid IN
+            (SELECT rowid FROM manifest WHERE last_access_time < ?1 ORDER BY last_access_time LIMIT ?2)
+        RETURNING filename, size
         """
-    static let selectExpired = """
-        SELECT key, filename, size FROM manifest
-        WHERE expiration_time IS NOT NULL AND expiration_time <= ?1 LIMIT ?2
+    static let deleteExpired = """
+        DELETE FROM manifest WHERE rowid IN
+            (SELECT rowid FROM manifest WHERE expiration_time IS NOT NULL AND expiration_time <= ?1 LIMIT ?2)
+        RETURNING filename, size
         """
-    static let selectAny = "SELECT key, filename, size FROM manifest LIMIT ?1"
+    static let deleteAny = """
+        DELETE FROM manifest WHERE rowid IN (SELECT rowid FROM manifest LIMIT ?1) RETURNING filename, size
+        """
     static let selectKeysAfter = """
         SELECT key FROM manifest WHERE key > ?1
             AND (expiration_time IS NULL OR expiration_time > ?2) ORDER BY key LIMIT ?3

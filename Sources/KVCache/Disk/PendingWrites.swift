@@ -52,7 +52,8 @@ struct PendingWrites {
     var files: [String] { writes.values.compactMap { $0.value?.filename } }
 
     mutating func removeAll() {
-        writes = [:]
+        // The next batch is usually as large: keep the table instead of regrowing it.
+        writes.removeAll(keepingCapacity: true)
         bytes = 0
     }
 

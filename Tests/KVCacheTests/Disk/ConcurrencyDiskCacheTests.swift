@@ -81,6 +81,35 @@ import Testing
         #expect(try cache.sweepOrphans(gracePeriod: 0) == 0)
     }
 
+    /// File values are read outside the lock: a read racing the commit that deletes
+    /// the file it looked up must look the key up again, never report a miss.
+    @Test func readsOfFileValuesRacingReplacementsNeverMiss() throws {
+        let dir = TemporaryDirectory()
+        defer { dir.remove() }
+        let cache = try DiskCache(directory: dir.url, configuration: .testing { $0.groupCommitDelay = 0 })
+        for key in 0..<2 { try cache.setValue(Self.value(key: key, version: 0, large: true), forKey: "k\(key)") }
+        let failures = MutexBox<[String]>([])
+        DispatchQueue.concurrentPerform(iterations: 4) { thread in
+            for step in 0..<150 {
+                let key = step % 2
+                do {
+                    if thread < 2 {
+                        try cache.setValue(Self.value(key: key, version: step, large: true), forKey: "k\(key)")
+                    } else if let data = try cache.value(forKey: "k\(key)") {
+                        if !Self.isValid(data, key: key) { failures.withLock { $0.append("bad value for k\(key)") } }
+                    } else {
+                        failures.withLock { $0.append("miss for k\(key), which always has a value") }
+                    }
+                } catch {
+                    failures.withLock { $0.append("\(error)") }
+                }
+            }
+        }
+        #expect(failures.withLock { $0 }.isEmpty)
+        #expect(cache.statistics.brokenEntries == 0)
+        #expect(cache.statistics.misses == 0)
+    }
+
     @Test func backgroundTrimsRaceWithWritersAndKeepTheLimit() throws {
         let dir = TemporaryDirectory()
         defer { dir.remove() }

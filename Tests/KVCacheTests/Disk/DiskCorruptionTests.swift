@@ -184,11 +184,13 @@ import Testing
         let dir = TemporaryDirectory()
         defer { dir.remove() }
         let cache = try DiskCache(directory: dir.url, configuration: .testing())
-        for index in 0..<600 { try cache.setValue(bytes(index % 50 == 0 ? 30_000 : 10), forKey: "k\(index)") }
+        // More than two steps (KVStorage.removeAllStepLimit rows each).
+        let count = 2 * KVStorage.removeAllStepLimit + 100
+        for index in 0..<count { try cache.setValue(bytes(index % 50 == 0 ? 30_000 : 10), forKey: "k\(index)") }
         var reports: [(Int, Int)] = []
         try cache.removeAll { reports.append(($0, $1)) }
-        #expect(reports.first! == (0, 600))
-        #expect(reports.last! == (600, 600))
+        #expect(reports.first! == (0, count))
+        #expect(reports.last! == (count, count))
         #expect(reports.count >= 3)
         #expect(zip(reports, reports.dropFirst()).allSatisfy { $0.0 < $1.0 })
         #expect(try cache.totalCount == 0)

@@ -3,16 +3,19 @@ import Testing
 @testable import KVCache
 
 @Suite struct DiskPersistenceTests {
-    @Test func flushedWritesAreVisibleToAnotherConnection() throws {
+    @Test(arguments: [DiskCache.Durability.committed, .synced])
+    func flushedWritesAreVisibleToAnotherConnection(durability: DiskCache.Durability) throws {
         let dir = TemporaryDirectory()
         defer { dir.remove() }
         let cache = try DiskCache(directory: dir.url, configuration: .testing { $0.groupCommitDelay = 3600 })
         try cache.setValue(bytes(10), forKey: "a")
+        try cache.setValue(bytes(30_000), forKey: "file")
         // Readable at once in this process, before any commit.
         #expect(try cache.value(forKey: "a") == bytes(10))
         #expect(try rawRows(dir.manifestPath, "SELECT count(*) FROM manifest") == [["0"]])
-        try cache.flush()
-        #expect(try rawRows(dir.manifestPath, "SELECT count(*) FROM manifest") == [["1"]])
+        try cache.flush(durability: durability)
+        #expect(try rawRows(dir.manifestPath, "SELECT count(*) FROM manifest") == [["2"]])
+        #expect(cache.statistics.commits == 1)
     }
 
     @Test func groupCommitCommitsOnItsOwnAfterTheDelay() async throws {

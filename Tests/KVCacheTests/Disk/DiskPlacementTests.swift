@@ -97,6 +97,14 @@ import Testing
         }
     }
 
+    @Test func fileNameSuffixesNeverRepeatWithinAStoreAndDifferBetweenStores() {
+        var first = FileNameSuffixes(), second = FileNameSuffixes()
+        let one = (0..<10_000).map { _ in first.next() }
+        let other = (0..<10_000).map { _ in second.next() }
+        #expect(Set(one).count == one.count)
+        #expect(Set(one).isDisjoint(with: other))
+    }
+
     @Test func invalidKeysThrowInvalidKey() throws {
         let dir = TemporaryDirectory()
         defer { dir.remove() }

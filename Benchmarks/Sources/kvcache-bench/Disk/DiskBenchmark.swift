@@ -20,6 +20,36 @@ struct DiskBenchmark {
     /// All sizes, or with --quick one inline, one around the threshold and one in a file.
     var valueSizes = Self.valueSizes
 
+    /// Narrowing for profiling one figure (not needed for a normal run), from the environment:
+    /// `KVCACHE_BENCH_DISK_SIZES=1,100` (value sizes in KB), `KVCACHE_BENCH_DISK_PARTS=ops,trim,open`,
+    /// `KVCACHE_BENCH_DISK_OPEN_SIZES=1000000`, `KVCACHE_BENCH_DISK_STRATEGIES=raw,KVCache mixed`
+    /// (strategies whose name starts with one of the prefixes).
+    struct Selection {
+        var sizes = DiskBenchmark.valueSizes
+        var parts: Set<String> = ["ops", "trim", "open"]
+        var openSizes: [Int]?
+        var strategyPrefixes: [String]?
+
+        init(environment: [String: String] = ProcessInfo.processInfo.environment) {
+            func list(_ name: String) -> [String]? {
+                environment[name].map { $0.split(separator: ",").map { $0.trimmingCharacters(in: .whitespaces) } }
+            }
+            if let sizes = list("KVCACHE_BENCH_DISK_SIZES") { self.sizes = sizes.compactMap { Int($0) }.map { $0 * 1024 } }
+            if let parts = list("KVCACHE_BENCH_DISK_PARTS") { self.parts = Set(parts) }
+            openSizes = list("KVCACHE_BENCH_DISK_OPEN_SIZES")?.compactMap { Int($0) }
+            strategyPrefixes = list("KVCACHE_BENCH_DISK_STRATEGIES")
+        }
+
+        func includes(_ kind: DiskStrategyKind) -> Bool {
+            strategyPrefixes.map { $0.contains { kind.name.hasPrefix($0) } } ?? true
+        }
+    }
+
+    static let selection = Selection()
+
+    /// The strategies of `strategies` that the selection keeps.
+    static var selectedStrategies: [DiskStrategyKind] { strategies.filter(selection.includes) }
+
     var runs: Int
     /// Bytes written per strategy per run and size; sets the op count per size.
     var bytesPerRun: Int
@@ -48,15 +78,24 @@ struct DiskBenchmark {
             (bytesPerRun, maximumOperations, minimumOperations) = (48 << 20, 2_000, 32)
             (trimEntries, openSizes) = (100_000, [10_000, 100_000, 1_000_000])
         }
+        if let sizes = Self.selection.openSizes { openSizes = sizes }
+        if Self.selection.sizes != Self.valueSizes { valueSizes = Self.selection.sizes }
     }
 
     func run(into report: Report) throws {
         guard MD5.selfTest() else { throw ValidationFailure("MD5 self-test failed") }
-        for size in valueSizes {
-            try measureOperations(valueSize: size, into: report)
+        let parts = Self.selection.parts
+        if parts.contains("ops") {
+            for size in valueSizes {
+                try measureOperations(valueSize: size, into: report)
+            }
         }
-        try TrimBenchmark(entries: trimEntries, runs: runs, workspace: workspace).run(into: report)
-        try OpenTimeBenchmark(sizes: openSizes, runs: runs, workspace: workspace).run(into: report)
+        if parts.contains("trim") {
+            try TrimBenchmark(entries: trimEntries, runs: runs, workspace: workspace).run(into: report)
+        }
+        if parts.contains("open") {
+            try OpenTimeBenchmark(sizes: openSizes, runs: runs, workspace: workspace).run(into: report)
+        }
     }
 
     static func label(bytes: Int) -> String {
@@ -68,7 +107,7 @@ struct DiskBenchmark {
     }
 
     private func measureOperations(valueSize: Int, into report: Report) throws {
-        let run = ValueSizeRun(strategies: Self.strategies, valueSize: valueSize,
+        let run = ValueSizeRun(strategies: Self.selectedStrategies, valueSize: valueSize,
                                operations: operations(for: valueSize), runs: runs, workspace: workspace,
                                peer: peer)
         for comparison in try run.measure() {

@@ -3,27 +3,33 @@ import KVCache
 
 /// KVCache's `DiskCache` in one storage mode, default configuration otherwise.
 ///
-/// `flush()` is KVCache's own: it commits the pending group commit, then
-/// checkpoints and fsyncs the WAL. The baselines never fsync, so the set
-/// figures carry one fsync per batch against KVCache.
+/// `flush()` is `DiskCache.flush(durability: .committed)`: it commits the pending
+/// group commit and nothing more, as the floors end a batch with a COMMIT under
+/// synchronous=NORMAL. (The default `.synced` flush also checkpoints and fsyncs
+/// the WAL, which no baseline does.)
 final class KVCacheDiskStrategy: TrimmableDiskStrategy {
     /// `pageSize` nil keeps the configuration's default.
-    static func kind(_ mode: DiskCache.StorageMode, pageSize: Int? = nil) -> DiskStrategyKind {
+    static func kind(_ mode: DiskCache.StorageMode, pageSize: Int? = nil,
+                     flushDurability: DiskCache.Durability = .committed) -> DiskStrategyKind {
         DiskStrategyKind(
-            name: "KVCache \(mode.rawValue)" + (pageSize.map { " \($0 >> 10)K pages" } ?? ""),
+            name: "KVCache \(mode.rawValue)" + (pageSize.map { " \($0 >> 10)K pages" } ?? "")
+                + (flushDurability == .synced ? " synced flush" : ""),
             open: { directory in
                 var configuration = DiskCache.Configuration()
                 configuration.storageMode = mode
                 if let pageSize { configuration.pageSize = pageSize }
-                return try KVCacheDiskStrategy(cache: DiskCache(directory: directory, configuration: configuration))
+                return try KVCacheDiskStrategy(cache: DiskCache(directory: directory, configuration: configuration),
+                                               flushDurability: flushDurability)
             },
             inOpenTime: mode != .file)
     }
 
     private let cache: DiskCache
+    private let flushDurability: DiskCache.Durability
 
-    init(cache: DiskCache) {
+    init(cache: DiskCache, flushDurability: DiskCache.Durability = .committed) {
         self.cache = cache
+        self.flushDurability = flushDurability
     }
 
     func setValue(_ data: Data, forKey key: String) throws {
@@ -35,7 +41,7 @@ final class KVCacheDiskStrategy: TrimmableDiskStrategy {
     }
 
     func flush() throws {
-        try cache.flush()
+        try cache.flush(durability: flushDurability)
     }
 
     func trim(toCount count: Int) throws {

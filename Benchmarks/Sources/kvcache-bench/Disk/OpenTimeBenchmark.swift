@@ -15,7 +15,7 @@ struct OpenTimeBenchmark {
             var samples = SampleSet()
             var directories: [(DiskStrategyKind, URL)] = []
             defer { for (_, directory) in directories { workspace.remove(directory) } }
-            for kind in DiskBenchmark.strategies where kind.inOpenTime {
+            for kind in DiskBenchmark.selectedStrategies where kind.inOpenTime {
                 Progress.log("disk open: filling \(kind.name) with \(size) entries")
                 let directory = try workspace.makeDirectory("open-\(kind.name.filter(\.isLetter))")
                 directories.append((kind, directory))

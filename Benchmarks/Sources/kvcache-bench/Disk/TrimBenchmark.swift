@@ -14,7 +14,7 @@ struct TrimBenchmark {
         let value = Data(repeating: 0xA5, count: valueSize)
         let target = entries - entries / 10
         var samples = SampleSet()
-        for kind in DiskBenchmark.strategies {
+        for kind in DiskBenchmark.selectedStrategies {
             let directory = try workspace.makeDirectory("trim-\(kind.name.filter(\.isLetter))")
             defer { workspace.remove(directory) }
             guard let store = try kind.open(directory) as? any TrimmableDiskStrategy else { continue }

@@ -96,6 +96,38 @@ final class Statement {
         }
     }
 
+    /// Runs `body` with `text` bound at `index` in place (SQLITE_STATIC: no copy).
+    /// The binding lives only inside `body`, which must step the statement there;
+    /// afterwards the parameter is NULL again.
+    func withBorrowedText<Result>(_ text: String, at index: Int32, _ body: () throws -> Result) rethrows -> Result {
+        var text = text
+        return try text.withUTF8 { bytes in
+            defer { sqlite3_bind_null(handle, index) }
+            if let base = bytes.baseAddress {
+                // Explicit length: a key may contain NUL characters.
+                base.withMemoryRebound(to: CChar.self, capacity: bytes.count) {
+                    _ = sqlite3_bind_text(handle, index, $0, Int32(bytes.count), nil)
+                }
+            } else {
+                sqlite3_bind_text(handle, index, "", 0, kvcache_sqlite_transient())
+            }
+            return try body()
+        }
+    }
+
+    /// Runs `body` with `data` (nil: NULL) bound at `index` in place, like `withBorrowedText`.
+    func withBorrowedBlob<Result>(_ data: Data?, at index: Int32, _ body: () throws -> Result) rethrows -> Result {
+        guard let data, !data.isEmpty else {
+            bind(data, at: index)
+            return try body()
+        }
+        return try data.withUnsafeBytes { bytes in
+            defer { sqlite3_bind_null(handle, index) }
+            sqlite3_bind_blob64(handle, index, bytes.baseAddress, sqlite3_uint64(bytes.count), nil)
+            return try body()
+        }
+    }
+
     func bindNull(at index: Int32) {
         sqlite3_bind_null(handle, index)
     }
