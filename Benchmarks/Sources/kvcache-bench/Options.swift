@@ -6,20 +6,23 @@ struct CommonOptions: ParsableArguments {
     @Flag(help: "A smoke run of a few seconds (CI): tiny key counts and few runs; figures are not meaningful.")
     var quick = false
 
-    @Flag(help: "The long version: more keys, bigger batches, 7 runs, 1 M-entry open times (about 3x the default).")
+    @Flag(help: "The long version: more keys, bigger batches, 7 runs, 1 M-entry open times, the threshold sweep (15-20 minutes).")
     var full = false
 
     @Option(help: "Repeated runs per figure (default 5; 3 with --quick, 7 with --full).")
     var runs: Int?
 
-    @Option(name: .customLong("json"), help: "Also write machine-readable results to this file.")
+    @Option(name: .customLong("json"), help: ArgumentHelp("Also write machine-readable results to this file.",
+                                                         valueName: "file.json"))
     var jsonPath: String?
 
     @Option(name: [.customLong("report"), .customLong("html")],
-            help: "Also write a self-contained HTML page with SVG charts to this file (--html is an alias).")
+            help: ArgumentHelp("Also write a self-contained HTML page with SVG charts to this file (--html is an alias).",
+                               valueName: "file.html"))
     var reportPath: String?
 
-    @Option(name: .customLong("dir"), help: "Directory for the disk benchmarks (default: a new temporary directory).")
+    @Option(name: .customLong("dir"), help: ArgumentHelp(
+        "Directory for the disk benchmarks (default: a new temporary directory).", valueName: "path"))
     var directory: String?
 
     @Flag(help: "Do not run python's diskcache as a peer in the disk tables, even when it is importable.")
