@@ -113,6 +113,21 @@ final class LRUStorage<Key: Hashable, Value> {
     @inlinable
     var count: Int { table.count }
 
+    /// Exchanges every entry with `other`, so the owner can keep this object
+    /// (and never has to retain it) while the entries leave.
+    func swapContents(with other: LRUStorage) {
+        swap(&table, &other.table)
+        swap(&slots, &other.slots)
+        swap(&links, &other.links)
+        swap(&capacity, &other.capacity)
+        swap(&initializedCount, &other.initializedCount)
+        swap(&freeHead, &other.freeHead)
+        swap(&head, &other.head)
+        swap(&tail, &other.tail)
+        swap(&totalCost, &other.totalCost)
+        swap(&expiringCount, &other.expiringCount)
+    }
+
     /// Slots in the slab, used or free.
     var slotCount: Int { Int(initializedCount) }
 
