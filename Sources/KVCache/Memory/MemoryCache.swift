@@ -112,7 +112,7 @@ public final class MemoryCache<Key: Hashable & Sendable, Value: Sendable>: @unch
         mutex.lock()
         defer { mutex.unlock() }
         guard let entry = storage.entry(forKey: key) else { return false }
-        return !isExpired(storage.slot(at: entry.index))
+        return !isExpired(at: entry.index)
     }
 
     /// The number of entries, including expired ones not yet removed.
