@@ -9,8 +9,9 @@
 /// Layout follows what a read touches. A read finds the value in the table
 /// itself, as a plain dictionary would; the links live in their own compact
 /// array (8 bytes a slot) because moving an entry to the front touches both
-/// neighbours; the rest of a slot (key, cost, times) is read only when an
-/// entry can expire or is evicted.
+/// neighbours; the rest of a slot (key, cost) is read only when an entry can
+/// expire or is evicted. Times (24 bytes a slot) get their own slab, allocated
+/// only once some entry can expire or ages are tracked.
 @usableFromInline
 final class LRUStorage<Key: Hashable, Value> {
     /// What the table holds for a key.
@@ -31,6 +32,17 @@ final class LRUStorage<Key: Hashable, Value> {
     struct Slot {
         @usableFromInline var key: Key?
         @usableFromInline var cost: Int64
+
+        @inlinable
+        init(key: Key, cost: Int64) {
+            self.key = key
+            self.cost = cost
+        }
+    }
+
+    /// When an entry was last used and when it expires.
+    @usableFromInline
+    struct Times {
         /// Monotonic seconds of the last set or read (kept only while ages are tracked).
         @usableFromInline var accessTime: Double
         /// Wall-clock seconds after which the entry is expired; `.infinity` if never.
@@ -38,14 +50,16 @@ final class LRUStorage<Key: Hashable, Value> {
         /// Seconds a read pushes the deadline forward, when reads extend it; 0 if they cannot.
         @usableFromInline var lifetime: Double
 
+        /// The times of every entry until some entry needs others.
         @inlinable
-        init(key: Key, cost: Int64, accessTime: Double, deadline: Double, lifetime: Double) {
-            self.key = key
-            self.cost = cost
+        init(accessTime: Double = 0, deadline: Double = .infinity, lifetime: Double = 0) {
             self.accessTime = accessTime
             self.deadline = deadline
             self.lifetime = lifetime
         }
+
+        @inlinable
+        var isDefault: Bool { accessTime == 0 && deadline == .infinity && lifetime == 0 }
     }
 
     /// A slot's place in the recency list (or in the free list).
@@ -87,6 +101,8 @@ final class LRUStorage<Key: Hashable, Value> {
     @usableFromInline @exclusivity(unchecked) var table: [Key: Entry] = [:]
     @usableFromInline @exclusivity(unchecked) var slots: UnsafeMutablePointer<Slot>?
     @usableFromInline @exclusivity(unchecked) var links: UnsafeMutablePointer<Link>?
+    /// `nil` while every entry has the default times.
+    @usableFromInline @exclusivity(unchecked) var times: UnsafeMutablePointer<Times>?
     /// Slots `0..<initializedCount` are initialized; the rest of `capacity` is raw memory.
     @usableFromInline @exclusivity(unchecked) var capacity: Int32 = 0
     @usableFromInline @exclusivity(unchecked) var initializedCount: Int32 = 0
@@ -108,10 +124,27 @@ final class LRUStorage<Key: Hashable, Value> {
             slots.deallocate()
             links.deallocate()
         }
+        times?.deallocate()
     }
 
     @inlinable
     var count: Int { table.count }
+
+    /// Exchanges every entry with `other`, so the owner can keep this object
+    /// (and never has to retain it) while the entries leave.
+    func swapContents(with other: LRUStorage) {
+        swap(&table, &other.table)
+        swap(&slots, &other.slots)
+        swap(&links, &other.links)
+        swap(&times, &other.times)
+        swap(&capacity, &other.capacity)
+        swap(&initializedCount, &other.initializedCount)
+        swap(&freeHead, &other.freeHead)
+        swap(&head, &other.head)
+        swap(&tail, &other.tail)
+        swap(&totalCost, &other.totalCost)
+        swap(&expiringCount, &other.expiringCount)
+    }
 
     /// Slots in the slab, used or free.
     var slotCount: Int { Int(initializedCount) }
@@ -128,6 +161,27 @@ final class LRUStorage<Key: Hashable, Value> {
     @inlinable
     func slot(at index: Int32) -> UnsafeMutablePointer<Slot> {
         slots.unsafelyUnwrapped + Int(index)
+    }
+
+    /// The times of the entry in a slot.
+    @inlinable
+    func times(at index: Int32) -> Times {
+        if let times { return times[Int(index)] }
+        return Times()
+    }
+
+    /// The times of a slot, to change them.
+    @inlinable
+    func mutableTimes(at index: Int32) -> UnsafeMutablePointer<Times> {
+        if times == nil { allocateTimes() }
+        return times.unsafelyUnwrapped + Int(index)
+    }
+
+    @usableFromInline
+    func allocateTimes() {
+        let newTimes = UnsafeMutablePointer<Times>.allocate(capacity: Int(capacity))
+        newTimes.initialize(repeating: Times(), count: Int(capacity))
+        times = newTimes
     }
 
     @inlinable
@@ -157,10 +211,14 @@ final class LRUStorage<Key: Hashable, Value> {
         let slot = slot(at: index)
         if index == freeHead {
             freeHead = link(at: index).pointee.next
-            slot.pointee = Slot(key: key, cost: cost, accessTime: accessTime, deadline: deadline, lifetime: lifetime)
+            slot.pointee = Slot(key: key, cost: cost)
         } else {
             initializedCount += 1
-            slot.initialize(to: Slot(key: key, cost: cost, accessTime: accessTime, deadline: deadline, lifetime: lifetime))
+            slot.initialize(to: Slot(key: key, cost: cost))
+        }
+        let times = Times(accessTime: accessTime, deadline: deadline, lifetime: lifetime)
+        if self.times != nil || !times.isDefault {
+            mutableTimes(at: index).pointee = times
         }
         totalCost.add(cost)
         if deadline != .infinity { expiringCount += 1 }
@@ -188,7 +246,7 @@ final class LRUStorage<Key: Hashable, Value> {
         slot.pointee.key = nil
         let cost = slot.pointee.cost
         totalCost.subtract(cost)
-        if slot.pointee.deadline != .infinity { expiringCount -= 1 }
+        if times(at: index).deadline != .infinity { expiringCount -= 1 }
         link(at: index).pointee.next = freeHead
         freeHead = index
         return cost
@@ -204,7 +262,7 @@ final class LRUStorage<Key: Hashable, Value> {
     func stampAll(accessTime: Double) {
         var index = head
         while index != Self.none {
-            slot(at: index).pointee.accessTime = accessTime
+            mutableTimes(at: index).pointee.accessTime = accessTime
             index = link(at: index).pointee.next
         }
     }
@@ -260,6 +318,13 @@ final class LRUStorage<Key: Hashable, Value> {
             newLinks.moveInitialize(from: links, count: Int(initializedCount))
             slots.deallocate()
             links.deallocate()
+        }
+        if let times {
+            let newTimes = UnsafeMutablePointer<Times>.allocate(capacity: Int(newCapacity))
+            newTimes.moveInitialize(from: times, count: Int(capacity))
+            newTimes.advanced(by: Int(capacity)).initialize(repeating: Times(), count: Int(newCapacity - capacity))
+            times.deallocate()
+            self.times = newTimes
         }
         slots = newSlots
         links = newLinks

@@ -90,12 +90,13 @@ extension MemoryCache {
 
     /// Whether an entry has outlived its deadline or the age limit.
     @inlinable
-    func isExpired(_ slot: UnsafeMutablePointer<LRUStorage<Key, Value>.Slot>) -> Bool {
-        if slot.pointee.deadline != .infinity, clock.wallUpperBound() >= slot.pointee.deadline {
+    func isExpired(at index: Int32) -> Bool {
+        let times = storage.times(at: index)
+        if times.deadline != .infinity, clock.wallUpperBound() >= times.deadline {
             return true
         }
         if limits.tracksAge, limits.age != .infinity {
-            let age = clock.monotonicNow() + clock.monotonicSlack() - slot.pointee.accessTime
+            let age = clock.monotonicNow() + clock.monotonicSlack() - times.accessTime
             return age > limits.age
         }
         return false
@@ -113,14 +114,14 @@ extension MemoryCache {
             return nil
         }
         let index = storage.table.values[position].index
-        let slot = storage.slot(at: index)
+        let times = storage.times(at: index)
         let now = limits.tracksAge ? clock.monotonicNow() : 0
         var expired = false
-        if slot.pointee.deadline != .infinity {
-            expired = clock.wallUpperBound() >= slot.pointee.deadline
+        if times.deadline != .infinity {
+            expired = clock.wallUpperBound() >= times.deadline
         }
         if !expired, limits.tracksAge, limits.age != .infinity {
-            expired = now + clock.monotonicSlack() - slot.pointee.accessTime > limits.age
+            expired = now + clock.monotonicSlack() - times.accessTime > limits.age
         }
         if expired {
             var removals = Removals()
@@ -132,10 +133,10 @@ extension MemoryCache {
             return nil
         }
         if limits.tracksAge {
-            slot.pointee.accessTime = now
+            storage.mutableTimes(at: index).pointee.accessTime = now
         }
-        if extendsExpirationOnAccess, slot.pointee.lifetime > 0 {
-            slot.pointee.deadline = clock.wallLowerBound() + slot.pointee.lifetime
+        if extendsExpirationOnAccess, times.lifetime > 0 {
+            storage.mutableTimes(at: index).pointee.deadline = clock.wallLowerBound() + times.lifetime
         }
         storage.moveToFront(index)
         counters.hits &+= 1
@@ -167,7 +168,7 @@ extension MemoryCache {
 
     private func removeLocked(_ key: Key, returningValue: Bool, into removals: inout Removals) -> Value? {
         guard let index = storage.entry(forKey: key)?.index else { return nil }
-        if isExpired(storage.slot(at: index)) {
+        if isExpired(at: index) {
             expire(at: index, into: &removals)
             return nil
         }

@@ -105,7 +105,7 @@ extension MemoryCache: MemoryPressureTrimmable {
         evictInBursts(reason: .expired, waitsForLock: waitsForLock) {
             guard limits.tracksAge, storage.tail != LRUStorage<Key, Value>.none else { return false }
             let now = clock.monotonicNow() + clock.monotonicSlack()
-            return now - storage.slot(at: storage.tail).pointee.accessTime > max(age, 0)
+            return now - storage.times(at: storage.tail).accessTime > max(age, 0)
         }
     }
 
@@ -131,7 +131,7 @@ extension MemoryCache: MemoryPressureTrimmable {
             var evicted = 0
             while cursor < end, evicted < Self.burstSize {
                 let slot = storage.slot(at: cursor)
-                if slot.pointee.key != nil, slot.pointee.deadline <= now {
+                if slot.pointee.key != nil, storage.times(at: cursor).deadline <= now {
                     expire(at: cursor, into: &removals)
                     evicted += 1
                 }

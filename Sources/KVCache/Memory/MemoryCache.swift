@@ -21,7 +21,9 @@ public final class MemoryCache<Key: Hashable & Sendable, Value: Sendable>: @unch
     // The mutex already guarantees exclusive access, so the run-time exclusivity
     // checks on these class properties (about 15 % of a set) are turned off.
     @usableFromInline let mutex = PThreadMutex()
-    @usableFromInline @exclusivity(unchecked) var storage = LRUStorage<Key, Value>()
+    /// A `let` whose contents are swapped out, not a `var`: reading a class
+    /// reference from a `var` makes every read retain and release it.
+    @usableFromInline let storage = LRUStorage<Key, Value>()
     @usableFromInline @exclusivity(unchecked) var counters = MemoryCacheCounters()
     @usableFromInline @exclusivity(unchecked) var limits: MemoryCacheLimits
     /// Evicted values waiting to be handed to the background releaser in one batch.
@@ -76,8 +78,8 @@ public final class MemoryCache<Key: Hashable & Sendable, Value: Sendable>: @unch
         timer?.cancel()
         if releasesValuesInBackground {
             // Swap the entries out so the releaser, not this thread, drops the last reference.
-            let entries = storage
-            storage = LRUStorage()
+            let entries = LRUStorage<Key, Value>()
+            storage.swapContents(with: entries)
             releaser.release(consume entries)
             releaser.release(takePendingReleases())
         }
@@ -110,7 +112,7 @@ public final class MemoryCache<Key: Hashable & Sendable, Value: Sendable>: @unch
         mutex.lock()
         defer { mutex.unlock() }
         guard let entry = storage.entry(forKey: key) else { return false }
-        return !isExpired(storage.slot(at: entry.index))
+        return !isExpired(at: entry.index)
     }
 
     /// The number of entries, including expired ones not yet removed.
@@ -174,10 +176,9 @@ public final class MemoryCache<Key: Hashable & Sendable, Value: Sendable>: @unch
     /// Removes every entry. The entries are released in the background (when
     /// so configured) and reported to `onEviction` as removed.
     public func removeAll() {
-        let fresh = LRUStorage<Key, Value>()
+        let removed = LRUStorage<Key, Value>()
         mutex.lock()
-        let removed = storage
-        storage = fresh
+        storage.swapContents(with: removed)
         counters.removed &+= removed.count
         let batch = takePendingReleases()
         mutex.unlock()

@@ -22,6 +22,25 @@ import Testing
         #expect(cache.count == 1)
     }
 
+    @Test func onlyEntriesGivenAnExpirationExpireAmongManyWithout() {
+        // The times of entries are kept only once one of them can expire:
+        // entries stored before and after that one, across slab growth, must not.
+        let clock = ManualClock()
+        let cache: MemoryCache<Int, Int> = makeCache(.init(autoTrimInterval: nil), clock: clock)
+        for key in 0..<100 { cache[key] = key }
+        cache.setValue(-1, forKey: -1, expiration: .seconds(10))
+        for key in 100..<300 { cache[key] = key }
+        cache.setValue(-2, forKey: -2, expiration: .seconds(30))
+        clock.advance(by: 20)
+        #expect(cache[-1] == nil)
+        #expect(cache[-2] == -2)
+        #expect((0..<300).allSatisfy { cache[$0] == $0 })
+        cache.removeAll()
+        cache[1] = 1
+        clock.advance(by: 1_000)
+        #expect(cache[1] == 1)
+    }
+
     @Test func anEntryExpiresAtItsDate() {
         let clock = ManualClock()
         let cache: MemoryCache<String, Int> = makeCache(.init(autoTrimInterval: nil), clock: clock)
