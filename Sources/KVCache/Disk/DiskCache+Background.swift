@@ -81,7 +81,8 @@ extension DiskCache {
     /// Trims to the limits' low watermark; the periodic run also removes expired
     /// and too-old entries and keeps the free-space limit.
     func trimToLimits(periodic: Bool) {
-        defer { store.withLock { $0.isLimitTrimScheduled = false } }
+        var removed = 0
+        defer { finishLimitTrim(madeProgress: removed > 0) }
         if periodic {
             _ = try? runTrim(.expired, reason: .expired)
             if configuration.ageLimit.isFinite { _ = try? runTrim(.age(configuration.ageLimit), reason: .expired) }
@@ -89,15 +90,30 @@ extension DiskCache {
         guard let totals = try? perform({ try $0.totals() }) else { return }
         if totals.count > configuration.countLimit {
             let target = Int(Double(configuration.countLimit) * configuration.lowWatermark)
-            _ = try? runTrim(.count(target), reason: .count)
+            removed += (try? runTrim(.count(target), reason: .count)) ?? 0
         }
         if totals.size > configuration.sizeLimit {
             let target = Int64(Double(configuration.sizeLimit) * configuration.lowWatermark)
-            _ = try? runTrim(.size(target), reason: .cost)
+            removed += (try? runTrim(.size(target), reason: .cost)) ?? 0
         }
         if periodic, configuration.freeDiskSpaceLimit > 0 {
             _ = try? trim(toFreeSpace: configuration.freeDiskSpaceLimit)
         }
+    }
+
+    /// Commits made while a limit trim ran skipped their own check (one trim at a
+    /// time), so the limits are checked again before the trim is marked done; a
+    /// trim that removed nothing does not retry, so a failing store cannot spin.
+    private func finishLimitTrim(madeProgress: Bool) {
+        let again = store.withLock { storage -> Bool in
+            if madeProgress, storage.exceeds(countLimit: configuration.countLimit, sizeLimit: configuration.sizeLimit) {
+                return true
+            }
+            storage.isLimitTrimScheduled = false
+            return false
+        }
+        // Enqueued from within the group's own work, so `waitForBackgroundWork()` waits for it too.
+        if again { backgroundQueue.async(group: backgroundWork) { [weak self] in self?.trimToLimits(periodic: false) } }
     }
 
     /// Runs trim steps until the goal is met, releasing the lock between steps.
