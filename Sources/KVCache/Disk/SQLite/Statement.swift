@@ -97,12 +97,13 @@ final class Statement {
     }
 
     /// Runs `body` with `text` bound at `index` in place (SQLITE_STATIC: no copy).
-    /// The binding lives only inside `body`, which must step the statement there;
-    /// afterwards the parameter is NULL again.
+    /// The binding lives only inside `body`, which must step the statement and read
+    /// its results there: afterwards the statement is reset and the parameter NULL
+    /// again (a bind only takes effect on a reset statement).
     func withBorrowedText<Result>(_ text: String, at index: Int32, _ body: () throws -> Result) rethrows -> Result {
         var text = text
         return try text.withUTF8 { bytes in
-            defer { sqlite3_bind_null(handle, index) }
+            defer { unbind(index) }
             if let base = bytes.baseAddress {
                 // Explicit length: a key may contain NUL characters.
                 base.withMemoryRebound(to: CChar.self, capacity: bytes.count) {
@@ -122,10 +123,16 @@ final class Statement {
             return try body()
         }
         return try data.withUnsafeBytes { bytes in
-            defer { sqlite3_bind_null(handle, index) }
+            defer { unbind(index) }
             sqlite3_bind_blob64(handle, index, bytes.baseAddress, sqlite3_uint64(bytes.count), nil)
             return try body()
         }
+    }
+
+    /// Resets the statement and sets parameter `index` back to NULL.
+    private func unbind(_ index: Int32) {
+        sqlite3_reset(handle)
+        sqlite3_bind_null(handle, index)
     }
 
     func bindNull(at index: Int32) {
