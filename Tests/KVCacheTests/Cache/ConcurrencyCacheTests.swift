@@ -1,3 +1,4 @@
+import KVCacheTestSupport
 import Foundation
 import Testing
 @testable import KVCache
@@ -30,7 +31,7 @@ struct ConcurrencyCacheTests {
 
     /// Random synchronous calls: writes of every kind, removals and reads.
     private static func work(on cache: Cache<Data>, keys: [String], seed: UInt64) throws {
-        var random = SplitMix(seed: seed)
+        var random = SeededGenerator(seed: seed)
         for step in 0..<300 {
             let key = keys[Int(random.next() % UInt64(keys.count))]
             let value = Data("\(seed)-\(step)".utf8)
@@ -64,18 +65,5 @@ struct ConcurrencyCacheTests {
 
         #expect(try await cache.disk.keys(limit: 1000).count == 400)
         #expect(cache.statistics.memoryHits == 400)
-    }
-}
-
-/// A small seeded generator, so a failing interleaving's operations can be replayed.
-struct SplitMix {
-    var state: UInt64
-    init(seed: UInt64) { state = seed }
-    mutating func next() -> UInt64 {
-        state &+= 0x9E37_79B9_7F4A_7C15
-        var z = state
-        z = (z ^ (z >> 30)) &* 0xBF58_476D_1CE4_E5B9
-        z = (z ^ (z >> 27)) &* 0x94D0_49BB_1331_11EB
-        return z ^ (z >> 31)
     }
 }

@@ -1,3 +1,4 @@
+import KVCacheTestSupport
 import Dispatch
 import Foundation
 import Testing
@@ -14,7 +15,7 @@ import Testing
                 onEviction: { _, _, _ in evictions.withLock { $0 += 1 } }),
             clock: clock)
         DispatchQueue.concurrentPerform(iterations: 8) { thread in
-            var generator = SplitMix64(seed: UInt64(thread))
+            var generator = SeededGenerator(seed: UInt64(thread))
             for step in 0..<3_000 {
                 if thread == 0 {
                     // Stands in for the timer, so the end state is quiet and exact.

@@ -1,3 +1,4 @@
+import KVCacheTestSupport
 import Testing
 @testable import KVCache
 
@@ -48,7 +49,7 @@ import Testing
         // Checks the slab list against a simple array model of LRU.
         let cache: MemoryCache<Int, Int> = makeCache(.init(countLimit: 20, autoTrimInterval: nil))
         var model: [Int] = []  // most recent first
-        var generator = SplitMix64(seed: 42)
+        var generator = SeededGenerator(seed: 42)
         for _ in 0..<5_000 {
             let key = Int(generator.next() % 40)
             switch generator.next() % 3 {
@@ -67,20 +68,5 @@ import Testing
             }
         }
         #expect(cache.keysByRecency == model)
-    }
-}
-
-/// A small deterministic random number generator for repeatable tests.
-struct SplitMix64: RandomNumberGenerator {
-    var state: UInt64
-
-    init(seed: UInt64) { state = seed }
-
-    mutating func next() -> UInt64 {
-        state &+= 0x9E37_79B9_7F4A_7C15
-        var z = state
-        z = (z ^ (z >> 30)) &* 0xBF58_476D_1CE4_E5B9
-        z = (z ^ (z >> 27)) &* 0x94D0_49BB_1331_11EB
-        return z ^ (z >> 31)
     }
 }
