@@ -35,18 +35,27 @@ extension KVStorage {
 
         static let zero = Totals()
 
+        // Sizes come from rows, which a damaged or tampered manifest can make absurd
+        // (8 GB for a 30 KB file, Int64.max): the sums saturate instead of trapping,
+        // and `verify(repair:)` recounts them.
         mutating func add(size: Int64, isFile: Bool, sign: Int = 1) {
+            let delta = sign >= 0 ? size : (size == .min ? .max : -size)
             count += sign
-            self.size += Int64(sign) * size
+            self.size = Self.sum(self.size, delta)
             if isFile {
                 fileCount += sign
-                fileSize += Int64(sign) * size
+                fileSize = Self.sum(fileSize, delta)
             }
         }
 
         static func + (lhs: Totals, rhs: Totals) -> Totals {
-            Totals(count: lhs.count + rhs.count, size: lhs.size + rhs.size,
-                   fileCount: lhs.fileCount + rhs.fileCount, fileSize: lhs.fileSize + rhs.fileSize)
+            Totals(count: lhs.count + rhs.count, size: sum(lhs.size, rhs.size),
+                   fileCount: lhs.fileCount + rhs.fileCount, fileSize: sum(lhs.fileSize, rhs.fileSize))
+        }
+
+        private static func sum(_ a: Int64, _ b: Int64) -> Int64 {
+            let (result, overflow) = a.addingReportingOverflow(b)
+            return overflow ? (b > 0 ? .max : .min) : result
         }
     }
 

@@ -90,6 +90,29 @@ import Testing
         #expect(try fixture.cache.value(forKey: "page") == nil)
     }
 
+    @Test func aRowDeclaringAMultiGigabyteSizeIsAMissAndOthersSurvive() throws {
+        let fixture = try Fixture()
+        defer { fixture.remove() }
+        fixture.cache.close()
+        let raw = try Database(path: fixture.dir.manifestPath, busyTimeout: 5)
+        // 8 GB and Int64.max declared for 30,000-byte files: a read must not trust the
+        // row's size to allocate, and must not return a value of the wrong size.
+        try raw.execute("UPDATE manifest SET size = 8589934592 WHERE key = 'k0'")
+        try raw.execute("UPDATE manifest SET size = 9223372036854775807 WHERE key = 'k1'")
+        raw.close()
+        let cache = try DiskCache(directory: fixture.dir.url, configuration: .testing { $0.storageMode = .file })
+        defer { cache.close() }
+        #expect(try cache.value(forKey: "k0") == nil)
+        #expect(try cache.value(forKey: "k1") == nil)
+        #expect(cache.statistics.brokenEntries == 2)
+        #expect(try cache.value(forKey: "k2") == bytes(30_000, seed: 2))
+        #expect(try cache.value(forKey: "k3") == bytes(30_000, seed: 3))
+        try cache.flush()
+        _ = try cache.verify(repair: true, orphanGracePeriod: 0)
+        #expect(try cache.verify(orphanGracePeriod: 0).isHealthy)
+        #expect(try cache.totalSize == 60_000)
+    }
+
     @Test func aManifestRowNamingAPathOutsideDataIsNeverFollowed() throws {
         let fixture = try Fixture()
         defer { fixture.remove() }
