@@ -20,15 +20,7 @@ struct CrashWriter {
     let firstSeq: UInt64
 
     func run() -> Never {
-        var configuration = DiskCache.Configuration()
-        configuration.autoTrimInterval = nil
-        let cache: DiskCache
-        do {
-            cache = try DiskCache(directory: directory, configuration: configuration)
-        } catch {
-            Output.fail("open: \(error)")
-        }
-        Output.line("ready")
+        let cache = openCacheAndReport(at: directory)
         var random = SeededGenerator(seed: seed)
         var seq = firstSeq
         while true {

@@ -26,15 +26,7 @@ struct MultiWriter {
     let chaos: Bool
 
     func run() -> Never {
-        var configuration = DiskCache.Configuration()
-        configuration.autoTrimInterval = nil
-        let cache: DiskCache
-        do {
-            cache = try DiskCache(directory: directory, configuration: configuration)
-        } catch {
-            Output.fail("open: \(error)")
-        }
-        Output.line("ready")
+        let cache = openCacheAndReport(at: directory)
         let start = monotonicNanoseconds()
         let end = start + UInt64(milliseconds) * 1_000_000
         let chaosEnd = start + UInt64(milliseconds) * 600_000

@@ -11,6 +11,13 @@ import Testing
         try cache.flush()
     }
 
+    /// A closed store holding `fill`'s entries.
+    func fillAndClose(_ dir: TemporaryDirectory) throws {
+        let cache = try DiskCache(directory: dir.url, configuration: .testing())
+        try fill(cache)
+        cache.close()
+    }
+
     func overwrite(_ path: String, at offset: UInt64, with data: Data) throws {
         let handle = try FileHandle(forWritingTo: URL(fileURLWithPath: path))
         try handle.seek(toOffset: offset)
@@ -21,11 +28,7 @@ import Testing
     @Test func garbageOverTheDatabaseIsMovedAsideAndRebuilt() throws {
         let dir = TemporaryDirectory()
         defer { dir.remove() }
-        do {
-            let cache = try DiskCache(directory: dir.url, configuration: .testing())
-            try fill(cache)
-            cache.close()
-        }
+        try fillAndClose(dir)
         #expect(!dir.dataFiles().isEmpty)
         try Data(repeating: 0x5a, count: 64 * 1024).write(to: URL(fileURLWithPath: dir.manifestPath))
         let cache = try DiskCache(directory: dir.url, configuration: .testing())
@@ -122,11 +125,7 @@ import Testing
     @Test func aBusyDatabaseThrowsAndKeepsTheCache() throws {
         let dir = TemporaryDirectory()
         defer { dir.remove() }
-        do {
-            let cache = try DiskCache(directory: dir.url, configuration: .testing())
-            try fill(cache)
-            cache.close()
-        }
+        try fillAndClose(dir)
         let locker = try Database(path: dir.manifestPath, busyTimeout: 0)
         try locker.execute("PRAGMA locking_mode = EXCLUSIVE; BEGIN EXCLUSIVE; UPDATE stats SET count = count;")
         #expect(throws: KVCacheError.sqlite(code: SQLITE_BUSY, message: "database is locked", sql: "PRAGMA journal_mode = WAL")) {
@@ -142,11 +141,7 @@ import Testing
     @Test func aNewerSchemaVersionIsRefusedWithoutWipingTheCache() throws {
         let dir = TemporaryDirectory()
         defer { dir.remove() }
-        do {
-            let cache = try DiskCache(directory: dir.url, configuration: .testing())
-            try fill(cache)
-            cache.close()
-        }
+        try fillAndClose(dir)
         let raw = try Database(path: dir.manifestPath, busyTimeout: 1)
         try raw.execute("PRAGMA user_version = 99")
         raw.close()
