@@ -25,7 +25,7 @@ final class SingleFlight<Key: Hashable & Sendable, Value: Sendable>: @unchecked 
 
     // `flights` and `lastID` are guarded by `lock`; continuations are resumed
     // and tasks cancelled only after it is released, so no foreign code runs under it.
-    private let lock = NSLock()
+    private let lock = PThreadMutex()
     private var flights: [Key: Flight] = [:]
     private var lastID: UInt64 = 0
     private let didJoin: @Sendable (Key, _ waiterCount: Int) -> Void

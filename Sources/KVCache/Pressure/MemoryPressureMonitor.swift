@@ -28,9 +28,9 @@ public final class MemoryPressureMonitor: @unchecked Sendable {
     }
 
     /// Serializes `start()` and `stop()`, which run trims and wait for the watcher thread outside `lock`.
-    private let lifecycle = NSLock()
+    private let lifecycle = PThreadMutex()
     // Everything below is guarded by `lock`. Targets are trimmed after it is released.
-    private let lock = NSLock()
+    private let lock = PThreadMutex()
     private var targets: [ObjectIdentifier: WeakTarget] = [:]
     /// The last level that trimmed, and when (seconds of uptime); `nil` once pressure is back to normal.
     private var lastTrim: (level: MemoryPressureLevel, time: Double)?

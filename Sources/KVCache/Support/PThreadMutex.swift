@@ -38,6 +38,14 @@ struct PThreadMutex: ~Copyable {
         assert(result == 0, "pthread_mutex_unlock failed: \(result)")
     }
 
+    /// Runs `body` with the lock held.
+    @inlinable
+    func withLock<Result>(_ body: () throws -> Result) rethrows -> Result {
+        lock()
+        defer { unlock() }
+        return try body()
+    }
+
     /// Takes the lock if it is free; never blocks.
     @inlinable
     func tryLock() -> Bool {
