@@ -56,8 +56,8 @@ extension DiskCache {
         /// The orphan sweep at open and in the background leaves files younger than this
         /// many seconds: another process may be about to commit their rows. Default 60.
         public var orphanGracePeriod: Double = 60
-        /// SQLite page size for a new store (an existing one keeps its own). Default 4096.
-        public var pageSize: Int = 4096
+        /// SQLite page size for a new store (an existing one keeps its own). Default 16384.
+        public var pageSize: Int = 16384
 
         /// The clock, in seconds since 1970; tests replace it.
         var clock: @Sendable () -> Double = KVStorage.wallClock

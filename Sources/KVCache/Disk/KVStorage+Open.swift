@@ -28,11 +28,13 @@ extension KVStorage {
             // page_size only takes effect while the file is still empty.
             try database.execute("PRAGMA page_size = \(options.pageSize)")
             try database.execute("PRAGMA journal_mode = WAL")
+            // An existing store keeps the page size it was created with.
+            let pageSize = max(512, try database.integer("PRAGMA page_size") ?? 4096)
             try database.execute("""
                 PRAGMA synchronous = NORMAL;
                 PRAGMA cache_size = -16384;
                 PRAGMA journal_size_limit = \(options.journalSizeLimit);
-                PRAGMA wal_autocheckpoint = \(options.walAutocheckpointPages);
+                PRAGMA wal_autocheckpoint = \(max(1, options.walAutocheckpointBytes / Int(pageSize)));
                 """)
             try migrate(database)
             // Prepared now, once per connection: this also reads the schema pages.

@@ -27,7 +27,13 @@ import Testing
         return try #require(UInt64(page))
     }
 
-    func copyPage(_ source: UInt64, over target: UInt64, in path: String, pageSize: UInt64 = 4096) throws {
+    func pageSize(of path: String) throws -> UInt64 {
+        let text = try #require(try rawRows(path, "PRAGMA page_size").first?[0])
+        return try #require(UInt64(text))
+    }
+
+    func copyPage(_ source: UInt64, over target: UInt64, in path: String) throws {
+        let pageSize = try pageSize(of: path)
         let handle = try FileHandle(forUpdating: URL(fileURLWithPath: path))
         defer { try? handle.close() }
         try handle.seek(toOffset: (source - 1) * pageSize)
@@ -159,9 +165,10 @@ import Testing
         defer { dir.remove() }
         try filledCache(dir).close()
         let table = try rootPage(of: "manifest", in: dir)
+        let pageSize = try pageSize(of: dir.manifestPath)
         let handle = try FileHandle(forUpdating: URL(fileURLWithPath: dir.manifestPath))
-        try handle.seek(toOffset: (table - 1) * 4096)
-        try handle.write(contentsOf: Data(repeating: 0xa5, count: 4096))
+        try handle.seek(toOffset: (table - 1) * pageSize)
+        try handle.write(contentsOf: Data(repeating: 0xa5, count: Int(pageSize)))
         try handle.close()
         let cache = try DiskCache(directory: dir.url, configuration: .testing { $0.orphanGracePeriod = .infinity })
         #expect(!(try cache.verify(orphanGracePeriod: 0).integrityErrors.isEmpty))
@@ -199,7 +206,7 @@ import Testing
         #expect(inspection.oldestAccess == Date(timeIntervalSince1970: start))
         #expect(inspection.newestAccess == Date(timeIntervalSince1970: start + 100))
         #expect(inspection.manifestSize > 0)
-        #expect(inspection.pageSize == 4096)
+        #expect(inspection.pageSize == 16384)
         #expect(inspection.schemaVersion == 1)
         #expect(inspection.directory.hasSuffix(dir.url.lastPathComponent))
     }

@@ -3,7 +3,7 @@ import Foundation
 import Testing
 @testable import KVCache
 
-/// A 2 MB tmpfs, half of it taken by another file, filled up: inline writes (buffered, committed in the background),
+/// A 4 MB tmpfs, half of it taken by another file, filled up: inline writes (buffered, committed in the background),
 /// file writes, and a write that fills the disk halfway through a value file. The
 /// caller gets `KVCacheError.diskFull` — at the latest on the write after a failed
 /// background commit, and from `flush()` — and everything flushed before stays
@@ -11,14 +11,15 @@ import Testing
 @Suite(.serialized, .enabled(if: TmpfsMount.isAvailable)) struct DiskFullTests {
     static let earlier = (0..<10).map { "early\($0)" }
 
-    /// Opens a cache on a fresh tmpfs with 1 MB free and stores (and flushes) `earlier`.
+    /// Opens a cache on a fresh tmpfs with 2 MB free and stores (and flushes) `earlier`.
+    /// (2 MB: a new store with 16 KiB pages takes a few hundred KB before any value.)
     func withFullDisk(_ configure: (inout DiskCache.Configuration) -> Void = { _ in },
                       _ body: (DiskCache, URL) throws -> Void) throws {
-        let mount = try TmpfsMount(size: "2m")
+        let mount = try TmpfsMount(size: "4m")
         defer { mount.unmount() }
         let url = URL(fileURLWithPath: mount.path + "/cache")
         // Space another program holds (half the disk); a test frees it by deleting the file.
-        try Data(repeating: 1, count: 1024 * 1024).write(to: URL(fileURLWithPath: mount.path + "/ballast"))
+        try Data(repeating: 1, count: 2 * 1024 * 1024).write(to: URL(fileURLWithPath: mount.path + "/ballast"))
         let configuration = DiskCache.Configuration.testing(configure)
         do {
             let cache = try DiskCache(directory: url, configuration: configuration)
@@ -58,7 +59,7 @@ import Testing
 
     @Test func inlineWritesInALoopGetDiskFullSoonAndFlushedEntriesSurvive() throws {
         try withFullDisk({ $0.groupCommitDelay = 0 }) { cache, _ in
-            // 1 MB holds about 250 such values; far fewer than one commit batch (512).
+            // 2 MB holds at most 500 such values, fewer than one commit batch (512).
             let (error, index) = writeUntilError(limit: 2_000) { index in
                 try cache.setValue(bytes(4_000, seed: UInt8(index % 256)), forKey: "fill\(index)")
             }
@@ -81,7 +82,7 @@ import Testing
     @Test func aFailedBackgroundCommitIsReportedByTheNextWriteAndByFlush() throws {
         try withFullDisk({ $0.groupCommitDelay = 3600 }) { cache, _ in
             // Buffered only (no commit yet), so every one of these is acknowledged...
-            for index in 0..<300 { try cache.setValue(bytes(4_000, seed: 9), forKey: "fill\(index)") }
+            for index in 0..<500 { try cache.setValue(bytes(4_000, seed: 9), forKey: "fill\(index)") }
             // ...and the background commit (here: run by waitForBackgroundWork) fails.
             cache.waitForBackgroundWork()
             #expect(cache.statistics.failedCommits == 1)
@@ -95,7 +96,7 @@ import Testing
 
     @Test func fileValuesFillingTheDiskThrowDiskFullAndLeaveNoPartialFile() throws {
         try withFullDisk { cache, url in
-            // 300 KB each: the fourth cannot fit, and fails partway through its file.
+            // 300 KB each: the seventh cannot fit, and fails partway through its file.
             let (error, index) = writeUntilError(limit: 20) { index in
                 try cache.setValue(CheckedValue.make(key: "big\(index)", seq: 2, size: 300_000), forKey: "big\(index)")
             }
