@@ -28,4 +28,7 @@ struct DiskStrategyKind: Sendable {
     /// stores open nothing (they find files by name), and filling a million
     /// files would dominate the whole run.
     var inOpenTime = true
+    /// Whether the set/get benchmark includes it (a variant that differs only in
+    /// how it trims does not).
+    var inOperations = true
 }

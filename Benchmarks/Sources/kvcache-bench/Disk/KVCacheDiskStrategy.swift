@@ -10,7 +10,8 @@ import KVCache
 final class KVCacheDiskStrategy: TrimmableDiskStrategy {
     /// `pageSize` nil keeps the configuration's default.
     static func kind(_ mode: DiskCache.StorageMode, pageSize: Int? = nil,
-                     flushDurability: DiskCache.Durability = .committed) -> DiskStrategyKind {
+                     flushDurability: DiskCache.Durability = .committed,
+                     inOperations: Bool = true) -> DiskStrategyKind {
         DiskStrategyKind(
             name: "KVCache \(mode.rawValue)" + (pageSize.map { " \($0 >> 10)K pages" } ?? "")
                 + (flushDurability == .synced ? " synced flush" : ""),
@@ -21,7 +22,8 @@ final class KVCacheDiskStrategy: TrimmableDiskStrategy {
                 return try KVCacheDiskStrategy(cache: DiskCache(directory: directory, configuration: configuration),
                                                flushDurability: flushDurability)
             },
-            inOpenTime: mode != .file)
+            inOpenTime: mode != .file && pageSize == nil,
+            inOperations: inOperations)
     }
 
     private let cache: DiskCache
