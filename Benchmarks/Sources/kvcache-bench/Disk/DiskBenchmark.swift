@@ -112,7 +112,7 @@ struct DiskBenchmark {
     private func measureOperations(valueSize: Int, into report: Report) throws {
         let run = ValueSizeRun(strategies: Self.selectedStrategies.filter(\.inOperations), valueSize: valueSize,
                                operations: operations(for: valueSize), runs: runs, workspace: workspace,
-                               peer: peer, minimumReads: maximumOperations)
+                               peer: peer, minimumReads: 4 * maximumOperations)
         for comparison in try run.measure() {
             report.add(comparison)
         }
