@@ -1,7 +1,8 @@
 import Foundation
+import KVCache
 
 /// `kvcache-bench threshold`: where a value stops being cheaper inside SQLite
-/// than in its own file, for set and get, with 4 KiB (the default) and 16 KiB
+/// than in its own file, for set and get, with 4 KiB and 16 KiB (the default)
 /// pages, on the directory given with --dir. Recommends `inlineThreshold` for
 /// that file system: the size from which file mode costs less than inline.
 struct ThresholdSweep {
@@ -117,8 +118,11 @@ struct ThresholdRecommendation: Codable, Sendable {
     var largestSize: Int
     var crossovers: [Crossover]
 
-    /// For the default 4 KiB pages; nil when files never won.
-    var recommendedBytes: Int? { crossovers.first?.setPlusGet }
+    /// For the default page size; nil when files never won.
+    var recommendedBytes: Int? {
+        let pageSize = DiskCache.Configuration().pageSize
+        return (crossovers.first { $0.pageSize == pageSize } ?? crossovers.first)?.setPlusGet
+    }
 
     var lines: [String] {
         func label(_ size: Int?) -> String {
