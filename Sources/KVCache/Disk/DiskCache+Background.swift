@@ -127,12 +127,16 @@ extension DiskCache {
     }
 
     /// Commits pending writes, then blocks until the background work started so
-    /// far (orphan sweeps, trash deletion, trims to the limits) is done.
+    /// far (orphan sweeps, trash deletion, trims to the limits, WAL checkpoints) is done.
     /// For tests and tools: no sleeping.
     public func waitForBackgroundWork() {
         // Committing may itself start a trim (limits are checked on committed totals).
-        try? perform { try $0.commit() }
+        let checkpointer = try? perform { storage -> WALCheckpointer? in
+            try storage.commit()
+            return storage.checkpointer
+        }
         backgroundWork.wait()
+        checkpointer?.waitForCheckpoint()
     }
 
     /// Deletes the files in the data folder that no entry references, now, and

@@ -28,14 +28,18 @@ extension KVStorage {
             // page_size only takes effect while the file is still empty.
             try database.execute("PRAGMA page_size = \(options.pageSize)")
             try database.execute("PRAGMA journal_mode = WAL")
-            // An existing store keeps the page size it was created with.
-            let pageSize = max(512, try database.integer("PRAGMA page_size") ?? 4096)
             try database.execute("""
                 PRAGMA synchronous = NORMAL;
                 PRAGMA cache_size = -16384;
                 PRAGMA journal_size_limit = \(options.journalSizeLimit);
-                PRAGMA wal_autocheckpoint = \(max(1, options.walAutocheckpointBytes / Int(pageSize)));
                 """)
+            // Replaces SQLite's auto-checkpoint (see WALCheckpointer). An existing
+            // store keeps the page size it was created with.
+            let pageSize = try database.integer("PRAGMA page_size") ?? 4096
+            let checkpointer = WALCheckpointer(path: manifestPath, limitBytes: options.walAutocheckpointBytes,
+                                               pageSize: Int(pageSize))
+            checkpointer.install(on: database)
+            self.checkpointer = checkpointer
             try migrate(database)
             // Prepared now, once per connection: this also reads the schema pages.
             statements = try ManifestStatements(database)
@@ -48,6 +52,8 @@ extension KVStorage {
             return database
         } catch {
             statements = nil
+            checkpointer?.close()
+            checkpointer = nil
             database.close()
             self.database = nil
             throw error
@@ -106,6 +112,7 @@ extension KVStorage {
         transaction = nil
         accessTimes.removeAll()
         statements = nil
+        checkpointer?.close()
         database?.close()
         database = nil
         moveManifestAside()

@@ -22,7 +22,7 @@ extension KVStorage {
         /// for trims (fewer pages per deleted row; see docs/BENCHMARKS.md).
         var pageSize = 16384
         var journalSizeLimit: Int64 = 4 << 20
-        /// WAL bytes after which a commit checkpoints (as pages of the store's own size).
+        /// WAL bytes after which a background checkpoint starts (see WALCheckpointer).
         var walAutocheckpointBytes = 4 << 20
         var clock: @Sendable () -> Double = KVStorage.wallClock
     }

@@ -26,6 +26,8 @@ final class KVStorage {
     var database: Database?
     /// The hot statements of `database` (nil with it).
     var statements: ManifestStatements?
+    /// Checkpoints `database`'s WAL in the background (replaced with it).
+    var checkpointer: WALCheckpointer?
     /// Writes not yet committed (group commit).
     var pending = PendingWrites()
     /// The open write transaction, if any (only inside `write(_:)`).
@@ -94,6 +96,7 @@ final class KVStorage {
             try? commit()
             dropPendingWrites()
             statements = nil
+            checkpointer?.close()
             database.close()
             self.database = nil
         }

@@ -156,5 +156,30 @@ import Testing
         // ~40 MB written; the WAL stays within checkpoint interval + one batch.
         #expect(largest > 0)
         #expect(largest < 16 << 20, "WAL grew to \(largest) bytes")
+        // The checkpoints ran in the background, not inside commits.
+        cache.waitForBackgroundWork()
+        #expect(cache.store.withLock { $0.checkpointer?.completedCheckpoints ?? 0 } > 0)
+    }
+
+    @Test func walStaysBoundedWhenTheBackgroundCheckpointerIsStopped() throws {
+        let dir = TemporaryDirectory()
+        defer { dir.remove() }
+        let cache = try DiskCache(directory: dir.url, configuration: .testing())
+        // Closed: it schedules nothing, so only the commits' own checkpoint (twice
+        // times the soft limit) keeps the WAL bounded.
+        let checkpointer = try #require(cache.store.withLock { $0.checkpointer })
+        checkpointer.close()
+        let value = bytes(10_000)
+        var largest: Int64 = 0
+        for index in 0..<4_000 {
+            try cache.setValue(value, forKey: "k\(index % 500)")
+            if index % 50 == 0 { largest = max(largest, fileSize(dir.manifestPath + "-wal") ?? 0) }
+        }
+        try cache.flush()
+        largest = max(largest, fileSize(dir.manifestPath + "-wal") ?? 0)
+        #expect(checkpointer.completedCheckpoints == 0)
+        #expect(largest > 4 << 20, "the soft limit alone should not have checkpointed: \(largest) bytes")
+        #expect(largest < 20 << 20, "WAL grew to \(largest) bytes")
+        for index in 0..<500 { #expect(try cache.value(forKey: "k\(index)") == value) }
     }
 }

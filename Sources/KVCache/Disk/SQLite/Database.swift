@@ -9,13 +9,16 @@ final class Database {
     let path: String
     private(set) var handle: OpaquePointer?
     private var statements: [String: Statement] = [:]
+    /// The context of a hook installed on this connection (SQLite holds it
+    /// unretained): kept alive exactly as long as the connection.
+    var hookContext: AnyObject?
 
-    /// Opens (creating if needed) the database at `path`.
-    init(path: String, busyTimeout: Double) throws {
+    /// Opens the database at `path`, creating it if needed unless `create` is false.
+    init(path: String, busyTimeout: Double, create: Bool = true) throws {
         self.path = path
         var connection: OpaquePointer?
         // NOFOLLOW: a manifest replaced by a symlink is refused (SQLITE_CANTOPEN), never followed.
-        let flags = SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE | SQLITE_OPEN_NOMUTEX | SQLITE_OPEN_NOFOLLOW
+        let flags = SQLITE_OPEN_READWRITE | (create ? SQLITE_OPEN_CREATE : 0) | SQLITE_OPEN_NOMUTEX | SQLITE_OPEN_NOFOLLOW
         let code = sqlite3_open_v2(path, &connection, flags, nil)
         handle = connection
         guard code == SQLITE_OK else {

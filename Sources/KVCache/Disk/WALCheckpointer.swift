@@ -1,0 +1,94 @@
+import CSQLite
+import Dispatch
+
+/// Checkpoints the manifest's WAL on a background queue, through a connection of
+/// its own, so copying WAL pages into the database and its two fsyncs never run
+/// inside a commit, under the cache's lock, while callers wait.
+///
+/// The store's connection calls `walDidGrow` after each commit (SQLite's WAL hook,
+/// which replaces its auto-checkpoint). From `softLimit` frames a background
+/// checkpoint is requested; from `hardLimit` (twice as many) the committing
+/// connection completes the checkpoint itself, so the WAL stays bounded even when
+/// the background falls behind. The background does most of the copying and both
+/// fsyncs' worth of waiting; the commit at the hard limit copies what is left.
+final class WALCheckpointer: Sendable {
+    let path: String
+    let softLimit: Int32
+    let hardLimit: Int32
+    private let queue = DispatchQueue(label: "KVCache.DiskCache.checkpoint", qos: .utility)
+    private let state = MutexBox(State())
+
+    private struct State {
+        var isScheduled = false
+        var isClosed = false
+        var completed = 0
+    }
+
+    /// Background checkpoints run so far.
+    var completedCheckpoints: Int { state.withLock { $0.completed } }
+
+    /// `limitBytes` of WAL requests a checkpoint; twice as much checkpoints inline.
+    init(path: String, limitBytes: Int, pageSize: Int) {
+        self.path = path
+        softLimit = Int32(clamping: max(1, limitBytes / max(512, pageSize)))
+        hardLimit = softLimit.multipliedReportingOverflow(by: 2).overflow ? .max : softLimit * 2
+    }
+
+    /// Makes `database` (the store's connection) report its WAL growth here; the
+    /// connection keeps this object alive (`hookContext`).
+    func install(on database: Database) {
+        database.hookContext = self
+        sqlite3_wal_hook(database.handle, { context, connection, _, frames in
+            let checkpointer = Unmanaged<WALCheckpointer>.fromOpaque(context!).takeUnretainedValue()
+            checkpointer.walDidGrow(frames: frames, connection: connection)
+            return SQLITE_OK
+        }, Unmanaged.passUnretained(self).toOpaque())
+    }
+
+    private func walDidGrow(frames: Int32, connection: OpaquePointer?) {
+        if frames >= hardLimit {
+            // A background checkpoint holds the checkpoint lock (BUSY): wait for it, then
+            // copy what it left. With a steady writer it never reaches the WAL's end
+            // (frames keep arriving), so this complete checkpoint is what lets the next
+            // commit restart the WAL from its start.
+            if sqlite3_wal_checkpoint_v2(connection, nil, SQLITE_CHECKPOINT_PASSIVE, nil, nil) == SQLITE_BUSY {
+                waitForCheckpoint()
+                sqlite3_wal_checkpoint_v2(connection, nil, SQLITE_CHECKPOINT_PASSIVE, nil, nil)
+            }
+        } else if frames >= softLimit {
+            requestCheckpoint()
+        }
+    }
+
+    /// Schedules one background checkpoint, unless one is pending or this is closed.
+    func requestCheckpoint() {
+        let schedule = state.withLock { state -> Bool in
+            guard !state.isScheduled, !state.isClosed else { return false }
+            state.isScheduled = true
+            return true
+        }
+        if schedule { queue.async { self.checkpoint() } }
+    }
+
+    private func checkpoint() {
+        defer { state.withLock { $0.isScheduled = false } }
+        guard !state.withLock({ $0.isClosed }) else { return }
+        // Never creates the file: a rebuild may be moving the manifest aside.
+        guard let database = try? Database(path: path, busyTimeout: 0, create: false) else { return }
+        defer { database.close() }
+        // PASSIVE: takes no lock that writers or readers wait for; busy is fine.
+        try? database.execute("PRAGMA wal_checkpoint(PASSIVE)")
+        state.withLock { $0.completed += 1 }
+    }
+
+    /// Stops scheduling checkpoints and waits for a running one to finish.
+    func close() {
+        state.withLock { $0.isClosed = true }
+        queue.sync {}
+    }
+
+    /// Waits for the checkpoint scheduled so far, if any.
+    func waitForCheckpoint() {
+        queue.sync {}
+    }
+}
