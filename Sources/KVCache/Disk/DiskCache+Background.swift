@@ -39,11 +39,24 @@ extension DiskCache {
     }
 
     private func runScheduledCommit() {
-        // A failure that drops writes is recorded by the commit itself for the next
-        // write and flush to throw; a busy one keeps them for the next attempt.
+        // Detached: the SQLite work runs without the lock. A failure that drops writes
+        // is recorded when the batch settles, for the next write and flush to throw;
+        // a busy one puts them back for the next attempt.
         try? perform { storage in
             storage.isCommitScheduled = false
-            try storage.commit()
+            if let (batch, connection) = try storage.detachCommit() {
+                storage.startDetachedCommit?(batch, connection)
+            }
+        }
+    }
+
+    /// Settles a detached batch once applied, unless a caller already has; then the
+    /// follow-ups (the next commit, a trim past the limits) are scheduled as usual.
+    func settleSoon(_ batch: DetachedCommit) {
+        commitQueue.async { [weak self] in
+            try? self?.perform { storage in
+                if storage.detached === batch { storage.settleDetachedCommit() }
+            }
         }
     }
 

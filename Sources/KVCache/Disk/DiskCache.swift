@@ -26,6 +26,9 @@ public final class DiskCache: Sendable {
     let files: FileStore
     /// Group commits and access-time flushes: short work, never behind a sweep.
     let commitQueue: DispatchQueue
+    /// The SQLite work of detached commits. Its jobs never take the lock, so a
+    /// caller holding it may wait for them (see `KVStorage.commitIfFull`).
+    let detachedCommitQueue: DispatchQueue
     /// Sweeps, trash deletion, trims.
     let backgroundQueue: DispatchQueue
     /// Async variants.
@@ -48,8 +51,21 @@ public final class DiskCache: Sendable {
         files = storage.files
         store = MutexBox(storage)
         commitQueue = DispatchQueue(label: "KVCache.DiskCache.commit")
+        detachedCommitQueue = DispatchQueue(label: "KVCache.DiskCache.detachedCommit")
         backgroundQueue = DispatchQueue(label: "KVCache.DiskCache.background", qos: .utility)
         workQueue = DispatchQueue(label: "KVCache.DiskCache.work", attributes: .concurrent)
+        let extends = configuration.extendsExpirationOnAccess
+        let settle: @Sendable (DetachedCommit) -> Void = { [weak self] batch in self?.settleSoon(batch) }
+        store.withLock { [detachedCommitQueue] storage in
+            storage.startDetachedCommit = { batch, connection in
+                // Strong references only to the batch and its connection: whoever settles
+                // it (also a closing store) waits for this job, so it must always run.
+                detachedCommitQueue.async {
+                    batch.apply(on: connection, extendsExpirationOnAccess: extends)
+                    settle(batch)
+                }
+            }
+        }
         startBackgroundWorkAtOpen()
     }
 

@@ -16,28 +16,27 @@ extension KVStorage {
     /// for a retry when the failure is transient (busy, locked, or corruption
     /// that a rebuild fixes) and dropped otherwise (their files deleted).
     func write<Result>(_ body: () throws -> Result) throws -> Result {
+        // One writer at a time in this process: the batch in flight commits first.
+        settleDetachedCommit()
         let database = try requireDatabase()
         let statements = try requireStatements()
         precondition(transaction == nil, "write transactions do not nest")
+        let batch = ManifestBatch(database: database, statements: statements)
         try statements.begin.run { try $0.execute() }
         transaction = Transaction()
+        var changes = ManifestBatch.Changes()
         let result: Result
         do {
             // We hold the write lock: these totals include other processes' commits.
-            committedTotals = try readTotals()
-            try applyPendingWrites()
-            try applyAccessTimes()
-            result = try body()
-            let delta = transaction!.delta
-            if delta != .zero {
-                try statements.addToStats.run { statement in
-                    statement.bind(delta.count, at: 1)
-                    statement.bind(delta.size, at: 2)
-                    statement.bind(delta.fileCount, at: 3)
-                    statement.bind(delta.fileSize, at: 4)
-                    try statement.execute()
-                }
+            committedTotals = try batch.readTotals()
+            if !pending.isEmpty { try batch.apply(pending, into: &changes) }
+            if !accessTimes.isEmpty {
+                try batch.apply(accessTimes: accessTimes.drain(), extends: options.extendsExpirationOnAccess)
             }
+            transaction!.delta = transaction!.delta + changes.delta
+            transaction!.obsoleteFiles += changes.obsoleteFiles
+            result = try body()
+            try batch.addToStats(transaction!.delta)
             try statements.commit.run { try $0.execute() }
         } catch {
             transaction = nil
@@ -60,6 +59,8 @@ extension KVStorage {
         committedTotals = committedTotals + committed.delta
         pending.removeAll()
         counters.commits += 1
+        counters.evictions[.replaced, default: 0] += changes.replaced
+        counters.evictions[.expired, default: 0] += changes.expired
         for name in committed.obsoleteFiles { files.remove(name) }
         return result
     }
@@ -71,6 +72,7 @@ extension KVStorage {
 
     /// Commits pending writes and access times, if any.
     func commit() throws {
+        settleDetachedCommit()
         guard !pending.isEmpty || !accessTimes.isEmpty else { return }
         try write {}
     }
@@ -83,97 +85,23 @@ extension KVStorage {
         }
     }
 
+    /// Commits when the buffer is full: detached (off the caller's lock) when the
+    /// owner runs detached commits, after waiting for the batch in flight, so at
+    /// most two buffers' worth of writes are ever uncommitted.
     func commitIfFull() throws {
-        if pending.count >= options.groupCommitMaxWrites || pending.bytes >= options.groupCommitMaxBytes {
-            try commit()
+        guard pending.count >= options.groupCommitMaxWrites || pending.bytes >= options.groupCommitMaxBytes else {
+            return
         }
+        guard let startDetachedCommit else { return try commit() }
+        settleDetachedCommit()
+        try throwDroppedWritesError()
+        if let (batch, connection) = try detachCommit() { startDetachedCommit(batch, connection) }
     }
 
     /// Forgets the pending writes and deletes the files written for them.
     func dropPendingWrites() {
         for name in pending.files { files.remove(name) }
         pending.removeAll()
-    }
-
-    private func applyPendingWrites() throws {
-        guard !pending.isEmpty else { return }
-        let database = try requireDatabase()
-        let insert = try requireStatements().insertNew
-        let upsert = try requireStatements().upsert
-        // New rows' totals, added to the transaction's delta once (the loop
-        // only adds, so the order does not matter; a failure discards it all).
-        var inserted = Totals.zero
-        defer {
-            let delta = transaction!.delta + inserted
-            transaction!.delta = delta
-        }
-        for (byteWiseKey, write) in pending.writes {
-            let key = byteWiseKey.string
-            if case .set(let value) = write {
-                // New keys (the common case) need no lookup of an old row.
-                try bind(insert, key: key, value: value)
-                if database.changes > 0 {
-                    inserted.add(size: value.size, isFile: value.filename != nil)
-                    continue
-                }
-            }
-            let old = try storedMetadata(forKey: key)
-            switch write {
-            case .set(let value):
-                try bind(upsert, key: key, value: value)
-                if let old {
-                    transaction!.delta.add(size: old.size, isFile: old.filename != nil, sign: -1)
-                    if let oldFile = old.filename { transaction!.obsoleteFiles.append(oldFile) }
-                    counters.evictions[.replaced, default: 0] += 1
-                }
-                transaction!.delta.add(size: value.size, isFile: value.filename != nil)
-            case .remove:
-                if let old { _ = try deleteRow(key: key, filename: old.filename, size: old.size) }
-            case .removeIfExpired(let now):
-                if let old, let expiration = old.expiration, expiration <= now,
-                   try deleteRow(key: key, filename: old.filename, size: old.size) {
-                    counters.evictions[.expired, default: 0] += 1
-                }
-            case .removeIfFile(let name):
-                if let old, old.filename == name {
-                    _ = try deleteRow(key: key, filename: old.filename, size: old.size)
-                }
-            }
-        }
-    }
-
-    /// Binds a pending value to an insert or upsert (same parameters) and runs it.
-    /// The key and the bytes are bound in place: SQLite copies them into the row anyway.
-    private func bind(_ statement: Statement, key: String, value: PendingWrites.Value) throws {
-        try statement.run { statement in
-            statement.bind(value.filename, at: 2)
-            statement.bind(value.size, at: 3)
-            statement.bind(value.time, at: 4)
-            statement.bind(value.deadline, at: 5)
-            statement.bind(value.lifetime, at: 6)
-            try statement.withBorrowedText(key, at: 1) {
-                try statement.withBorrowedBlob(value.extendedData, at: 7) {
-                    try statement.withBorrowedBlob(value.inline, at: 8) {
-                        try statement.execute()
-                    }
-                }
-            }
-        }
-    }
-
-    /// Writes buffered access times inside the open transaction.
-    private func applyAccessTimes() throws {
-        guard !accessTimes.isEmpty else { return }
-        let statement = try requireStatements().updateAccessTime
-        let extends: Int64 = options.extendsExpirationOnAccess ? 1 : 0
-        for (key, time) in accessTimes.drain() {
-            try statement.run { statement in
-                statement.bind(time, at: 1)
-                statement.bind(extends, at: 2)
-                statement.bind(key, at: 3)
-                try statement.execute()
-            }
-        }
     }
 
     /// Totals as of the last commit, plus the open transaction's changes.

@@ -62,7 +62,7 @@ extension KVStorage {
     /// committing its row. Files of this process's pending writes are always kept.
     func removeOrphans(among names: [String], modifiedAfterIsKept cutoff: Double?) throws -> Int {
         let database = try requireDatabase()
-        let pending = Set(pending.files)
+        let pending = uncommittedFiles
         let statement = try database.statement(Manifest.fileIsReferenced)
         var removed = 0
         for name in names where !pending.contains(name) {

@@ -109,6 +109,7 @@ extension KVStorage {
     /// Rebuilds after SQLite reported corruption during an operation.
     func rebuildAfterCorruption() throws {
         // Pending writes stay: their files exist and the new manifest takes their rows.
+        closeCommitter()
         transaction = nil
         accessTimes.removeAll()
         statements = nil

@@ -24,6 +24,7 @@ extension KVStorage {
 
     /// Rebuilds the indexes, the repair for index-only damage.
     func reindex() throws {
+        settleDetachedCommit()
         try requireDatabase().execute("REINDEX")
     }
 
@@ -95,7 +96,7 @@ extension KVStorage {
     /// The files among `names` that no row references and that this process is not writing.
     func unreferencedFiles(among names: [String]) throws -> [String] {
         let statement = try requireDatabase().statement(Manifest.fileIsReferenced)
-        let pending = Set(pending.files)
+        let pending = uncommittedFiles
         return try names.filter { name in
             if pending.contains(name) { return false }
             return try !statement.run { statement in

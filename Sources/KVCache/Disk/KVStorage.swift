@@ -30,6 +30,13 @@ final class KVStorage {
     var checkpointer: WALCheckpointer?
     /// Writes not yet committed (group commit).
     var pending = PendingWrites()
+    /// The batch being committed on `committer`, outside the owner's lock.
+    var detached: DetachedCommit?
+    /// The second connection, for detached commits (opened on first use).
+    var committer: CommitConnection?
+    /// Runs a detached batch off the lock; set by the owner. Nil: commits stay
+    /// on the store's connection, under the caller's lock.
+    var startDetachedCommit: ((DetachedCommit, CommitConnection) -> Void)?
     /// The open write transaction, if any (only inside `write(_:)`).
     var transaction: Transaction?
     var accessTimes = AccessTimeBuffer()
@@ -93,6 +100,7 @@ final class KVStorage {
     /// Commits pending writes and access times, closes SQLite, releases the directory.
     func close() {
         if let database {
+            closeCommitter()
             try? commit()
             dropPendingWrites()
             statements = nil
@@ -136,7 +144,7 @@ final class KVStorage {
     /// True if the entry's deadline, extended by a buffered access if configured, has passed.
     func isExpired(key: String, expiration: Double?, lifetime: Double?, now: Double) -> Bool {
         guard var deadline = expiration else { return false }
-        if options.extendsExpirationOnAccess, let lifetime, let accessed = accessTimes.time(for: key) {
+        if options.extendsExpirationOnAccess, let lifetime, let accessed = bufferedAccessTime(forKey: key) {
             deadline = max(deadline, accessed + lifetime)
         }
         return deadline <= now
@@ -190,7 +198,7 @@ final class KVStorage {
         let now = options.clock()
         let row: StoredValue?
         var isPending = false
-        if let write = pending[key] {
+        if let write = latestWrite(forKey: key) {
             guard let value = write.value else { return miss() }
             row = StoredValue(filename: value.filename, size: value.size, expiration: value.deadline,
                               lifetime: value.lifetime, inline: value.inline, accessed: value.time)
@@ -247,7 +255,7 @@ final class KVStorage {
         counters.hits -= 1
         if error != nil { return false }
         let current: String?
-        if let write = pending[key] {
+        if let write = latestWrite(forKey: key) {
             current = write.value?.filename
         } else {
             current = (try? storedMetadata(forKey: key))?.filename
@@ -287,7 +295,7 @@ final class KVStorage {
         try validate(key)
         let database = try requireDatabase()
         let now = options.clock()
-        if let write = pending[key] {
+        if let write = latestWrite(forKey: key) {
             guard let value = write.value,
                   !isExpired(key: key, expiration: value.deadline, lifetime: value.lifetime, now: now) else { return nil }
             return value.extendedData
@@ -320,7 +328,7 @@ final class KVStorage {
 
     /// The entry's metadata as this process sees it (pending writes first).
     func metadata(forKey key: String) throws -> Metadata? {
-        if let write = pending[key] {
+        if let write = latestWrite(forKey: key) {
             guard let value = write.value else { return nil }
             return Metadata(filename: value.filename, size: value.size, expiration: value.deadline, lifetime: value.lifetime)
         }
@@ -371,19 +379,6 @@ final class KVStorage {
         if let replaced = pending.record(.remove, forKey: key) { files.remove(replaced) }
         accessTimes.remove(key)
         counters.removals += 1
-        return true
-    }
-
-    /// Deletes the row of `key` inside the open transaction and schedules its file for deletion.
-    func deleteRow(key: String, filename: String?, size: Int64) throws -> Bool {
-        let database = try requireDatabase()
-        try requireStatements().deleteKey.run { statement in
-            statement.bind(key, at: 1)
-            try statement.execute()
-        }
-        guard database.changes > 0 else { return false }
-        transaction!.delta.add(size: size, isFile: filename != nil, sign: -1)
-        if let filename { transaction!.obsoleteFiles.append(filename) }
         return true
     }
 }

@@ -62,6 +62,8 @@ import Testing
             $0.groupCommitMaxWrites = 10
         })
         for index in 0..<25 { try cache.setValue(bytes(10), forKey: "k\(index)") }
+        // The second full batch is committing off the lock: wait for it (no timer involved).
+        cache.store.withLock { $0.settleDetachedCommit() }
         #expect(try rawRows(dir.manifestPath, "SELECT count(*) FROM manifest") == [["20"]])
         #expect(try rawRows(dir.manifestPath, "SELECT count, size FROM stats") == [["20", "200"]])
     }

@@ -1,0 +1,87 @@
+import CSQLite
+
+/// Group commits off the cache's lock (see DetachedCommit): at most one batch is
+/// in flight; reads look in the pending writes, then in that batch, then in the
+/// manifest; every use of the store's own connection for writing settles the
+/// batch first, so the two connections never write at the same time.
+extension KVStorage {
+    /// The write this process made last for `key` and has not settled as committed.
+    func latestWrite(forKey key: String) -> PendingWrites.Write? {
+        if let write = pending[key] { return write }
+        return detached?.writes[key]
+    }
+
+    /// Files of writes not committed yet, which the orphan sweep must keep.
+    var uncommittedFiles: Set<String> {
+        var names = Set(pending.files)
+        if let detached { names.formUnion(detached.writes.files) }
+        return names
+    }
+
+    /// A buffered access time for `key`, also from the batch in flight.
+    func bufferedAccessTime(forKey key: String) -> Double? {
+        accessTimes.time(for: key) ?? detached?.accessTimes[ByteWiseKey(key)]
+    }
+
+    /// Hands the pending writes and access times over as a batch for the commit
+    /// connection (opened on first use). Nil if there is nothing to commit or a
+    /// batch is already in flight.
+    func detachCommit() throws -> (DetachedCommit, CommitConnection)? {
+        guard detached == nil, !pending.isEmpty || !accessTimes.isEmpty else { return nil }
+        _ = try requireDatabase()
+        if committer == nil {
+            committer = try CommitConnection(path: manifestPath, options: options, checkpointer: checkpointer)
+        }
+        let batch = DetachedCommit(writes: pending, accessTimes: accessTimes.times)
+        pending = PendingWrites()
+        accessTimes.removeAll()
+        detached = batch
+        return (batch, committer!)
+    }
+
+    /// Waits for the batch in flight, if any, and accounts for it: totals, counters
+    /// and obsolete files after a commit; after a failure, the writes go back under
+    /// newer ones for the next commit (busy, corruption) or are dropped and reported
+    /// (disk full, I/O), as a failed commit on the store's connection would.
+    func settleDetachedCommit() {
+        guard let batch = detached else { return }
+        let result = batch.waitUntilApplied()
+        detached = nil
+        switch result {
+        case .success(let outcome):
+            committedTotals = outcome.totals
+            counters.commits += 1
+            counters.evictions[.replaced, default: 0] += outcome.changes.replaced
+            counters.evictions[.expired, default: 0] += outcome.changes.expired
+            for name in outcome.changes.obsoleteFiles { files.remove(name) }
+        case .failure(let error):
+            counters.failedCommits += 1
+            guard Self.isTransient(error) else {
+                for name in batch.writes.files { files.remove(name) }
+                droppedWritesError = error
+                flushError = error
+                return
+            }
+            for (key, write) in batch.writes.writes {
+                if pending.writes[key] == nil {
+                    _ = pending.record(write, forKey: key.string)
+                } else if let name = write.value?.filename {
+                    files.remove(name)  // superseded before it was ever committed
+                }
+            }
+            for (key, time) in batch.accessTimes where accessTimes.time(for: key.string) == nil {
+                accessTimes.record(key.string, at: time)
+            }
+            if let error = error as? SQLiteError, error.isCorruption {
+                try? rebuildAfterCorruption()
+            }
+        }
+    }
+
+    /// Closes the commit connection (after settling its batch).
+    func closeCommitter() {
+        settleDetachedCommit()
+        committer?.close()
+        committer = nil
+    }
+}

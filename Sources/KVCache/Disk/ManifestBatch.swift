@@ -1,0 +1,129 @@
+/// Applies a batch of pending writes and access times to one connection, inside
+/// its open write transaction, and records what the commit changes. Shared by the
+/// store's own connection (`KVStorage.write`) and the commit connection
+/// (`DetachedCommit`), so both write rows the same way.
+struct ManifestBatch {
+    let database: Database
+    let statements: ManifestStatements
+
+    /// What applying a batch changed, for the owner to account for after the commit.
+    struct Changes: Sendable {
+        var delta = KVStorage.Totals.zero
+        /// Files of replaced or removed rows: deleted only after the commit.
+        var obsoleteFiles: [String] = []
+        var replaced = 0
+        var expired = 0
+    }
+
+    func apply(_ writes: PendingWrites, into changes: inout Changes) throws {
+        // New rows' totals, added once (the loop only adds; a failure discards it all).
+        var inserted = KVStorage.Totals.zero
+        defer { changes.delta = changes.delta + inserted }
+        for (byteWiseKey, write) in writes.writes {
+            let key = byteWiseKey.string
+            if case .set(let value) = write {
+                // New keys (the common case) need no lookup of an old row.
+                try bind(statements.insertNew, key: key, value: value)
+                if database.changes > 0 {
+                    inserted.add(size: value.size, isFile: value.filename != nil)
+                    continue
+                }
+            }
+            let old = try metadata(forKey: key)
+            switch write {
+            case .set(let value):
+                try bind(statements.upsert, key: key, value: value)
+                if let old {
+                    changes.delta.add(size: old.size, isFile: old.filename != nil, sign: -1)
+                    if let oldFile = old.filename { changes.obsoleteFiles.append(oldFile) }
+                    changes.replaced += 1
+                }
+                changes.delta.add(size: value.size, isFile: value.filename != nil)
+            case .remove:
+                if let old { try deleteRow(key: key, old, into: &changes) }
+            case .removeIfExpired(let now):
+                if let old, let expiration = old.expiration, expiration <= now,
+                   try deleteRow(key: key, old, into: &changes) {
+                    changes.expired += 1
+                }
+            case .removeIfFile(let name):
+                if let old, old.filename == name { try deleteRow(key: key, old, into: &changes) }
+            }
+        }
+    }
+
+    /// Writes buffered access times (extending lifetimes if `extends`).
+    func apply(accessTimes: [(key: String, time: Double)], extends: Bool) throws {
+        let flag: Int64 = extends ? 1 : 0
+        for (key, time) in accessTimes {
+            try statements.updateAccessTime.run { statement in
+                statement.bind(time, at: 1)
+                statement.bind(flag, at: 2)
+                statement.bind(key, at: 3)
+                try statement.execute()
+            }
+        }
+    }
+
+    /// Adds `delta` to the stats row.
+    func addToStats(_ delta: KVStorage.Totals) throws {
+        guard delta != .zero else { return }
+        try statements.addToStats.run { statement in
+            statement.bind(delta.count, at: 1)
+            statement.bind(delta.size, at: 2)
+            statement.bind(delta.fileCount, at: 3)
+            statement.bind(delta.fileSize, at: 4)
+            try statement.execute()
+        }
+    }
+
+    func readTotals() throws -> KVStorage.Totals {
+        try statements.selectStats.run { statement in
+            guard try statement.step() else { return .zero }
+            return KVStorage.Totals(count: Int(statement.int64(at: 0)), size: statement.int64(at: 1),
+                                    fileCount: Int(statement.int64(at: 2)), fileSize: statement.int64(at: 3))
+        }
+    }
+
+    /// The committed (or, inside the transaction, current) row's metadata.
+    func metadata(forKey key: String) throws -> KVStorage.Metadata? {
+        try statements.selectMetadata.run { statement in
+            statement.bind(key, at: 1)
+            guard try statement.step() else { return nil }
+            return KVStorage.Metadata(filename: statement.string(at: 0), size: statement.int64(at: 1),
+                                      expiration: statement.optionalDouble(at: 2),
+                                      lifetime: statement.optionalDouble(at: 3))
+        }
+    }
+
+    @discardableResult
+    private func deleteRow(key: String, _ old: KVStorage.Metadata, into changes: inout Changes) throws -> Bool {
+        try statements.deleteKey.run { statement in
+            statement.bind(key, at: 1)
+            try statement.execute()
+        }
+        guard database.changes > 0 else { return false }
+        changes.delta.add(size: old.size, isFile: old.filename != nil, sign: -1)
+        if let filename = old.filename { changes.obsoleteFiles.append(filename) }
+        return true
+    }
+
+    /// Binds a pending value to an insert or upsert (same parameters) and runs it.
+    /// The key and the bytes are bound in place: SQLite copies them into the row anyway.
+    private func bind(_ statement: Statement, key: String, value: PendingWrites.Value) throws {
+        try statement.run { statement in
+            statement.bind(value.filename, at: 2)
+            statement.bind(value.size, at: 3)
+            statement.bind(value.time, at: 4)
+            statement.bind(value.deadline, at: 5)
+            statement.bind(value.lifetime, at: 6)
+            try statement.withBorrowedText(key, at: 1) {
+                try statement.withBorrowedBlob(value.extendedData, at: 7) {
+                    try statement.withBorrowedBlob(value.inline, at: 8) {
+                        try statement.execute()
+                    }
+                }
+            }
+        }
+    }
+}

@@ -1,0 +1,117 @@
+import Foundation
+import Testing
+@testable import KVCache
+
+/// Group commits that run on the second connection, off the cache's lock: what
+/// readers see while a batch is in flight, and what happens when it fails.
+@Suite struct DetachedCommitTests {
+    /// A cache whose commits happen only when the test says so.
+    func makeCache(_ dir: TemporaryDirectory, busyTimeout: Double = 5) throws -> DiskCache {
+        try DiskCache(directory: dir.url, configuration: .testing {
+            $0.groupCommitDelay = 3600
+            $0.busyTimeout = busyTimeout
+        })
+    }
+
+    func detach(_ cache: DiskCache) throws -> (DetachedCommit, CommitConnection) {
+        try #require(try cache.store.withLock { try $0.detachCommit() })
+    }
+
+    func manifestKeys(_ dir: TemporaryDirectory) throws -> [String?] {
+        try rawRows(dir.manifestPath, "SELECT key FROM manifest ORDER BY key").map { $0[0] }
+    }
+
+    @Test func writesInFlightAreReadableAndNewerWritesWinOverThem() throws {
+        let dir = TemporaryDirectory()
+        defer { dir.remove() }
+        let cache = try makeCache(dir)
+        try cache.setValue(bytes(10, seed: 1), forKey: "a")
+        try cache.setValue(bytes(30_000, seed: 2), forKey: "file")
+        try cache.setValue(bytes(10, seed: 3), forKey: "gone")
+        let (batch, connection) = try detach(cache)
+
+        // Handed over, not committed: this process still reads them.
+        #expect(try manifestKeys(dir).isEmpty)
+        #expect(try cache.value(forKey: "a") == bytes(10, seed: 1))
+        #expect(try cache.value(forKey: "file") == bytes(30_000, seed: 2))
+        #expect(try cache.contains("gone"))
+        // Newer writes go to the next batch and win over the one in flight.
+        try cache.setValue(bytes(10, seed: 4), forKey: "a")
+        try cache.removeValue(forKey: "gone")
+        #expect(try cache.value(forKey: "a") == bytes(10, seed: 4))
+        #expect(try cache.value(forKey: "gone") == nil)
+
+        batch.apply(on: connection, extendsExpirationOnAccess: false)
+        #expect(try manifestKeys(dir) == ["a", "file", "gone"])
+        #expect(try cache.value(forKey: "a") == bytes(10, seed: 4))
+        #expect(try cache.value(forKey: "gone") == nil)
+
+        try cache.flush()
+        #expect(try manifestKeys(dir) == ["a", "file"])
+        #expect(try cache.totalCount == 2)
+        #expect(try cache.totalSize == 30_010)
+        #expect(cache.statistics.commits == 2)
+        #expect(try cache.verify(orphanGracePeriod: 0).isHealthy)
+    }
+
+    @Test func theOrphanSweepKeepsTheFilesOfABatchInFlight() throws {
+        let dir = TemporaryDirectory()
+        defer { dir.remove() }
+        let cache = try makeCache(dir)
+        try cache.setValue(bytes(30_000, seed: 5), forKey: "file")
+        let (batch, connection) = try detach(cache)
+        #expect(try cache.sweepOrphans(gracePeriod: 0) == 0)
+        batch.apply(on: connection, extendsExpirationOnAccess: false)
+        #expect(try cache.sweepOrphans(gracePeriod: 0) == 0)
+        #expect(dir.dataFiles().count == 1)
+        #expect(try cache.value(forKey: "file") == bytes(30_000, seed: 5))
+    }
+
+    @Test func aBusyBatchGoesBackUnderNewerWritesAndCommitsLater() throws {
+        let dir = TemporaryDirectory()
+        defer { dir.remove() }
+        let cache = try makeCache(dir, busyTimeout: 0)
+        try cache.setValue(bytes(10, seed: 1), forKey: "a")
+        try cache.setValue(bytes(30_000, seed: 2), forKey: "b")
+        try cache.setValue(bytes(30_000, seed: 3), forKey: "c")
+        let (batch, connection) = try detach(cache)
+        try cache.setValue(bytes(10, seed: 4), forKey: "c")  // replaces the in-flight file value
+
+        // Stands in for another process holding the write lock.
+        let other = try Database(path: dir.manifestPath, busyTimeout: 0)
+        try other.execute("BEGIN IMMEDIATE")
+        batch.apply(on: connection, extendsExpirationOnAccess: false)
+        cache.store.withLock { $0.settleDetachedCommit() }
+        #expect(cache.statistics.failedCommits == 1)
+        try other.execute("ROLLBACK")
+        other.close()
+
+        // Nothing lost, nothing stale: the batch's "c" file was superseded and deleted.
+        #expect(try cache.value(forKey: "a") == bytes(10, seed: 1))
+        #expect(try cache.value(forKey: "c") == bytes(10, seed: 4))
+        try cache.flush()
+        #expect(try manifestKeys(dir) == ["a", "b", "c"])
+        #expect(dir.dataFiles().count == 1)
+        #expect(try cache.value(forKey: "b") == bytes(30_000, seed: 2))
+        #expect(try cache.verify(orphanGracePeriod: 0).isHealthy)
+    }
+
+    @Test func closingSettlesABatchStillBeingCommitted() throws {
+        let dir = TemporaryDirectory()
+        defer { dir.remove() }
+        do {
+            let cache = try makeCache(dir)
+            for index in 0..<100 { try cache.setValue(bytes(100, seed: UInt8(index)), forKey: "k\(index)") }
+            let (batch, connection) = try detach(cache)
+            try cache.setValue(bytes(100), forKey: "after")
+            // The commit finishes on another thread while close waits for it.
+            let applied = Thread { batch.apply(on: connection, extendsExpirationOnAccess: false) }
+            applied.start()
+            cache.close()
+        }
+        let reopened = try makeCache(dir)
+        #expect(try reopened.totalCount == 101)
+        #expect(try reopened.value(forKey: "k42") == bytes(100, seed: 42))
+        #expect(try reopened.value(forKey: "after") == bytes(100))
+    }
+}
