@@ -44,9 +44,7 @@ extension DiskCache {
         // a busy one puts them back for the next attempt.
         try? perform { storage in
             storage.isCommitScheduled = false
-            if let (batch, connection) = try storage.detachCommit() {
-                storage.startDetachedCommit?(batch, connection)
-            }
+            try storage.commitInBackground()
         }
     }
 

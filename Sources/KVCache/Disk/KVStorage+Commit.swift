@@ -92,10 +92,9 @@ extension KVStorage {
         guard pending.count >= options.groupCommitMaxWrites || pending.bytes >= options.groupCommitMaxBytes else {
             return
         }
-        guard let startDetachedCommit else { return try commit() }
         settleDetachedCommit()
         try throwDroppedWritesError()
-        if let (batch, connection) = try detachCommit() { startDetachedCommit(batch, connection) }
+        try commitInBackground()
     }
 
     /// Forgets the pending writes and deletes the files written for them.

@@ -39,6 +39,23 @@ extension KVStorage {
         return (batch, committer!)
     }
 
+    /// Starts committing the pending writes off the lock (the owner's timed and
+    /// full-buffer commits). Commits on the store's connection instead when the
+    /// owner runs no detached commits or the commit connection cannot be opened;
+    /// does nothing while a batch is in flight (it settles first, then the owner
+    /// schedules again).
+    func commitInBackground() throws {
+        guard detached == nil else { return }
+        guard let startDetachedCommit else { return try commit() }
+        let handOver: (DetachedCommit, CommitConnection)?
+        do {
+            handOver = try detachCommit()
+        } catch {
+            return try commit()
+        }
+        if let (batch, connection) = handOver { startDetachedCommit(batch, connection) }
+    }
+
     /// Waits for the batch in flight, if any, and accounts for it: totals, counters
     /// and obsolete files after a commit; after a failure, the writes go back under
     /// newer ones for the next commit (busy, corruption) or are dropped and reported
