@@ -127,12 +127,21 @@ extension KVStorage {
     /// and fsynced, and with `syncsFiles` the data folder is fsynced too.
     /// Throws the error of a commit that dropped acknowledged writes since the last flush.
     func flush(durability: DiskCache.Durability = .synced) throws {
+        // A batch in flight first: a loss it reports is this flush's to throw.
+        settleDetachedCommit()
         if let error = flushError {
             flushError = nil
             droppedWritesError = nil
             throw error
         }
-        try commit()
+        do {
+            try commit()
+        } catch {
+            // Reported here; the next write and flush need not report it again.
+            flushError = nil
+            droppedWritesError = nil
+            throw error
+        }
         let database = try requireDatabase()
         guard durability == .synced else { return }
         try database.execute("PRAGMA wal_checkpoint(PASSIVE)")

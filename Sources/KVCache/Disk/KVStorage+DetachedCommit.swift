@@ -24,19 +24,16 @@ extension KVStorage {
     }
 
     /// Hands the pending writes and access times over as a batch for the commit
-    /// connection (opened on first use). Nil if there is nothing to commit or a
-    /// batch is already in flight.
+    /// connection. Nil if there is nothing to commit, a batch is already in flight,
+    /// or the store has no commit connection.
     func detachCommit() throws -> (DetachedCommit, CommitConnection)? {
-        guard detached == nil, !pending.isEmpty || !accessTimes.isEmpty else { return nil }
+        guard detached == nil, !pending.isEmpty || !accessTimes.isEmpty, let committer else { return nil }
         _ = try requireDatabase()
-        if committer == nil {
-            committer = try CommitConnection(path: manifestPath, options: options, checkpointer: checkpointer)
-        }
         let batch = DetachedCommit(writes: pending, accessTimes: accessTimes.times)
         pending = PendingWrites()
         accessTimes.removeAll()
         detached = batch
-        return (batch, committer!)
+        return (batch, committer)
     }
 
     /// Starts committing the pending writes off the lock (the owner's timed and
@@ -46,14 +43,8 @@ extension KVStorage {
     /// schedules again).
     func commitInBackground() throws {
         guard detached == nil else { return }
-        guard let startDetachedCommit else { return try commit() }
-        let handOver: (DetachedCommit, CommitConnection)?
-        do {
-            handOver = try detachCommit()
-        } catch {
-            return try commit()
-        }
-        if let (batch, connection) = handOver { startDetachedCommit(batch, connection) }
+        guard let startDetachedCommit, committer != nil else { return try commit() }
+        if let (batch, connection) = try detachCommit() { startDetachedCommit(batch, connection) }
     }
 
     /// Waits for the batch in flight, if any, and accounts for it: totals, counters

@@ -33,14 +33,15 @@ extension KVStorage {
                 PRAGMA cache_size = -16384;
                 PRAGMA journal_size_limit = \(options.journalSizeLimit);
                 """)
-            // Replaces SQLite's auto-checkpoint (see WALCheckpointer). An existing
-            // store keeps the page size it was created with.
+            try migrate(database)
+            // Replaces SQLite's auto-checkpoint (see WALCheckpointer); after the
+            // migration, since its connection reads the stats table. An existing store
+            // keeps the page size it was created with.
             let pageSize = try database.integer("PRAGMA page_size") ?? 4096
             let checkpointer = WALCheckpointer(path: manifestPath, limitBytes: options.walAutocheckpointBytes,
                                                pageSize: Int(pageSize))
             checkpointer.install(on: database)
             self.checkpointer = checkpointer
-            try migrate(database)
             // Prepared now, once per connection: this also reads the schema pages.
             statements = try ManifestStatements(database)
             committedTotals = try readTotals()
@@ -49,6 +50,10 @@ extension KVStorage {
                 try statement.step() ? statement.optionalDouble(at: 0) : nil
             }
             if let newest, newest > latestStamp { latestStamp = newest }
+            // Opened now, like the checkpointer's, so that it holds the same WAL file
+            // as this connection from the start (see WALCheckpointer.init). Without
+            // it, commits run on this connection.
+            committer = try? CommitConnection(path: manifestPath, options: options, checkpointer: checkpointer)
             return database
         } catch {
             statements = nil

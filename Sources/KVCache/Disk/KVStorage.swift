@@ -32,7 +32,7 @@ final class KVStorage {
     var pending = PendingWrites()
     /// The batch being committed on `committer`, outside the owner's lock.
     var detached: DetachedCommit?
-    /// The second connection, for detached commits (opened on first use).
+    /// The second connection, for detached commits (opened with `database`; nil if it could not be).
     var committer: CommitConnection?
     /// Runs a detached batch off the lock; set by the owner. Nil: commits stay
     /// on the store's connection, under the caller's lock.

@@ -17,6 +17,9 @@ final class WALCheckpointer: Sendable {
     let hardLimit: Int32
     private let queue = DispatchQueue(label: "KVCache.DiskCache.checkpoint", qos: .utility)
     private let state = MutexBox(State())
+    /// Its own connection, used on `queue` only (nil if it could not be opened:
+    /// then only the inline checkpoints at `hardLimit` run).
+    private let connection: ConnectionBox
 
     private struct State {
         var isScheduled = false
@@ -28,10 +31,21 @@ final class WALCheckpointer: Sendable {
     var completedCheckpoints: Int { state.withLock { $0.completed } }
 
     /// `limitBytes` of WAL requests a checkpoint; twice as much checkpoints inline.
+    ///
+    /// The connection is opened now, with the store's, and reads once so that it
+    /// holds the WAL file open from the start: every connection of the store then
+    /// uses the same WAL file, even if someone deletes its path while open (a
+    /// connection opened later would create a second WAL beside the shared index).
     init(path: String, limitBytes: Int, pageSize: Int) {
         self.path = path
         softLimit = Int32(clamping: max(1, limitBytes / max(512, pageSize)))
         hardLimit = softLimit.multipliedReportingOverflow(by: 2).overflow ? .max : softLimit * 2
+        var database = try? Database(path: path, busyTimeout: 0, create: false)
+        if (try? database?.integer("SELECT count FROM stats")) == nil {
+            database?.close()
+            database = nil
+        }
+        connection = ConnectionBox(database)
     }
 
     /// Makes `database` (the store's connection) report its WAL growth here; the
@@ -72,10 +86,7 @@ final class WALCheckpointer: Sendable {
 
     private func checkpoint() {
         defer { state.withLock { $0.isScheduled = false } }
-        guard !state.withLock({ $0.isClosed }) else { return }
-        // Never creates the file: a rebuild may be moving the manifest aside.
-        guard let database = try? Database(path: path, busyTimeout: 0, create: false) else { return }
-        defer { database.close() }
+        guard !state.withLock({ $0.isClosed }), let database = connection.database else { return }
         // PASSIVE: takes no lock that writers or readers wait for; busy is fine.
         try? database.execute("PRAGMA wal_checkpoint(PASSIVE)")
         state.withLock { $0.completed += 1 }
@@ -84,11 +95,20 @@ final class WALCheckpointer: Sendable {
     /// Stops scheduling checkpoints and waits for a running one to finish.
     func close() {
         state.withLock { $0.isClosed = true }
-        queue.sync {}
+        queue.sync {
+            connection.database?.close()
+            connection.database = nil
+        }
     }
 
     /// Waits for the checkpoint scheduled so far, if any.
     func waitForCheckpoint() {
         queue.sync {}
     }
+}
+
+/// A connection handed to one queue, which alone uses it.
+private final class ConnectionBox: @unchecked Sendable {
+    var database: Database?
+    init(_ database: Database?) { self.database = database }
 }
