@@ -115,7 +115,28 @@ public final class DiskCache: Sendable {
     /// extended data (small metadata kept beside the value).
     public func setValue(_ data: Data, forKey key: String, expiration: Expiration = .never,
                          extendedData: Data? = nil) throws {
-        try perform { try $0.setValue(data, forKey: key, expiration: expiration, extendedData: extendedData) }
+        guard let (name, generation) = try perform({ try $0.reserveFileName(forKey: key, size: data.count) }) else {
+            return try perform { try $0.setValue(data, forKey: key, expiration: expiration, extendedData: extendedData) }
+        }
+        // A file value's file is written without the lock, so a large write does not hold
+        // up every other caller: its name is fresh and reserved, so no reader can resolve
+        // it and no sweep deletes it before its row.
+        let written: Bool
+        do {
+            written = try files.write(data, named: name, sync: configuration.syncsFiles)
+        } catch {
+            store.withLock { $0.releaseFileName(name) }
+            throw error
+        }
+        guard written else {
+            // The name was taken (2^-64 odds): write under the lock with a new one.
+            store.withLock { $0.releaseFileName(name) }
+            return try perform { try $0.setValue(data, forKey: key, expiration: expiration, extendedData: extendedData) }
+        }
+        try perform {
+            try $0.setValue(data, writtenTo: name, generation: generation, forKey: key, expiration: expiration,
+                            extendedData: extendedData)
+        }
     }
 
     /// Removes the value for `key`, if any.

@@ -26,14 +26,23 @@ struct FileStore: Sendable {
     /// Writes `data` to a new file (mode 0600) and returns its name, whose random
     /// part comes from `suffixes`. On failure nothing is left behind.
     func write(_ data: Data, forKey key: String, sync: Bool, suffixes: inout FileNameSuffixes) throws -> String {
-        var recreatedFolder = false
         while true {
             let name = FileNameHash.fileName(forKey: key, suffix: suffixes.next())
+            if try write(data, named: name, sync: sync) { return name }
+            // 2^-64 odds that the name was taken; draw again.
+        }
+    }
+
+    /// Writes `data` to a new file `name` (mode 0600); false if that name is taken.
+    /// On failure nothing is left behind.
+    func write(_ data: Data, named name: String, sync: Bool) throws -> Bool {
+        var recreatedFolder = false
+        while true {
             let path = path(name)
             let fd = open(path, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0o600)
             if fd < 0 {
                 let code = errno
-                if code == EEXIST { continue }  // 2^-64 odds; draw again
+                if code == EEXIST { return false }
                 // Another process's removeAll is between moving data/ to trash/ and
                 // creating a new one: create it ourselves and try again (once).
                 if code == ENOENT, !recreatedFolder {
@@ -56,7 +65,7 @@ struct FileStore: Sendable {
                 unlink(path)
                 throw FileStore.error("close", path: path, errno: code)
             }
-            return name
+            return true
         }
     }
 

@@ -11,9 +11,9 @@ extension KVStorage {
         return detached?.writes[key]
     }
 
-    /// Files of writes not committed yet, which the orphan sweep must keep.
+    /// Files of writes not committed yet (or still being written), which the orphan sweep must keep.
     var uncommittedFiles: Set<String> {
-        var names = Set(pending.files)
+        var names = Set(pending.files).union(reservedFiles)
         if let detached { names.formUnion(detached.writes.files) }
         return names
     }

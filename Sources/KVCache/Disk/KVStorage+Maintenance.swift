@@ -22,6 +22,7 @@ extension KVStorage {
         let trash = trashPath + "/" + FileNameHash.hex(UInt64(KVStorage.wallClock() * 1e6))
             + "-" + FileNameHash.hex(.random(in: .min ... .max))
         let moved = rename(dataPath, trash) == 0
+        if moved { dataFolderGeneration += 1 }
         try FileStore.createSubfolder(dataPath)
         // If the swap failed the old files are orphans now; the sweep removes them.
         if !moved { needsOrphanSweep = true }

@@ -42,6 +42,11 @@ final class KVStorage {
     var accessTimes = AccessTimeBuffer()
     /// Random parts of new file names.
     var fileNameSuffixes = FileNameSuffixes()
+    /// Names handed out for files being written outside the lock (see KVStorage+FileWrites.swift).
+    var reservedFiles: Set<String> = []
+    /// Counts the data folder swaps of removeAll: a file written outside the lock
+    /// across one went to the trash with the old folder.
+    var dataFolderGeneration = 0
     /// The latest modification or access time recorded (see `stamp(_:)`).
     var latestStamp = -Double.infinity
     /// Totals as of the last commit or stats read (pending writes not included).
@@ -355,12 +360,19 @@ final class KVStorage {
         _ = try requireDatabase()
         try throwDroppedWritesError()
         try commitIfFull()
+        let isFile = storesInFile(size: data.count)
+        let filename = isFile ? try files.write(data, forKey: key, sync: options.syncsFiles, suffixes: &fileNameSuffixes) : nil
+        record(size: data.count, filename: filename, inline: isFile ? nil : data, forKey: key,
+               expiration: expiration, extendedData: extendedData)
+    }
+
+    /// Records a set as a pending write (its file, if any, is complete).
+    func record(size: Int, filename: String?, inline: Data?, forKey key: String, expiration: Expiration,
+                extendedData: Data?) {
         let now = options.clock()
         var lifetime: Double?
         if case .seconds(let seconds) = expiration { lifetime = max(0, seconds) }
-        let isFile = storesInFile(size: data.count)
-        let filename = isFile ? try files.write(data, forKey: key, sync: options.syncsFiles, suffixes: &fileNameSuffixes) : nil
-        let value = PendingWrites.Value(filename: filename, inline: isFile ? nil : data, size: Int64(data.count),
+        let value = PendingWrites.Value(filename: filename, inline: inline, size: Int64(size),
                                         time: stamp(now), deadline: expiration.deadline(from: now), lifetime: lifetime,
                                         extendedData: extendedData)
         if let replaced = pending.record(.set(value), forKey: key) { files.remove(replaced) }

@@ -1,0 +1,50 @@
+import Foundation
+
+/// File values written without the owner's lock: `DiskCache.setValue` reserves a
+/// fresh name under the lock, writes the file outside it, and records the write
+/// under the lock again. A reserved name counts as uncommitted (the orphan sweep
+/// keeps it) until it is recorded or released.
+extension KVStorage {
+    /// A name to write `key`'s value to, or nil if a value of `size` bytes is inline.
+    func reserveFileName(forKey key: String, size: Int) throws -> (name: String, generation: Int)? {
+        try validate(key)
+        _ = try requireDatabase()
+        guard storesInFile(size: size) else { return nil }
+        let name = FileNameHash.fileName(forKey: key, suffix: fileNameSuffixes.next())
+        reservedFiles.insert(name)
+        return (name, dataFolderGeneration)
+    }
+
+    /// Forgets a reservation whose file was not written.
+    func releaseFileName(_ name: String) {
+        reservedFiles.remove(name)
+    }
+
+    /// Records the value whose file `name` was written outside the lock, as
+    /// `setValue` does; the file is deleted if the write cannot be recorded. If a
+    /// `removeAll` swapped the data folder meanwhile, the file went with it and
+    /// is written again here.
+    func setValue(_ data: Data, writtenTo name: String, generation: Int, forKey key: String,
+                  expiration: Expiration, extendedData: Data?) throws {
+        reservedFiles.remove(name)
+        do {
+            _ = try requireDatabase()
+            try throwDroppedWritesError()
+            try commitIfFull()
+        } catch let error as SQLiteError where error.isCorruption {
+            // The owner rebuilds the manifest and calls again: keep the file for that.
+            reservedFiles.insert(name)
+            throw error
+        } catch {
+            files.remove(name)
+            throw error
+        }
+        var filename = name
+        if generation != dataFolderGeneration {
+            files.remove(name)
+            filename = try files.write(data, forKey: key, sync: options.syncsFiles, suffixes: &fileNameSuffixes)
+        }
+        record(size: data.count, filename: filename, inline: nil, forKey: key, expiration: expiration,
+               extendedData: extendedData)
+    }
+}

@@ -1,0 +1,67 @@
+import Foundation
+import Testing
+@testable import KVCache
+
+/// File values are written outside the cache's lock, between two short lock holds
+/// (reserve a name, record the write): what happens in between.
+@Suite struct DiskFileWriteTests {
+    func makeCache(_ dir: TemporaryDirectory) throws -> DiskCache {
+        try DiskCache(directory: dir.url, configuration: .testing { $0.groupCommitDelay = 3600 })
+    }
+
+    /// Reserves a name and writes `data` to it, as `setValue` does before recording.
+    func writeUnrecorded(_ data: Data, forKey key: String, in cache: DiskCache) throws -> (name: String, generation: Int) {
+        let reserved = try #require(try cache.store.withLock { try $0.reserveFileName(forKey: key, size: data.count) })
+        #expect(try cache.files.write(data, named: reserved.name, sync: false))
+        return reserved
+    }
+
+    func record(_ data: Data, _ reserved: (name: String, generation: Int), forKey key: String, in cache: DiskCache) throws {
+        try cache.store.withLock {
+            try $0.setValue(data, writtenTo: reserved.name, generation: reserved.generation, forKey: key,
+                            expiration: .never, extendedData: nil)
+        }
+    }
+
+    @Test func theOrphanSweepKeepsAFileWrittenButNotYetRecorded() throws {
+        let dir = TemporaryDirectory()
+        defer { dir.remove() }
+        let cache = try makeCache(dir)
+        let value = bytes(30_000, seed: 7)
+        let reserved = try writeUnrecorded(value, forKey: "big", in: cache)
+        #expect(try cache.sweepOrphans(gracePeriod: 0) == 0)
+        try record(value, reserved, forKey: "big", in: cache)
+        try cache.flush()
+        #expect(try cache.value(forKey: "big") == value)
+        #expect(try cache.verify(orphanGracePeriod: 0).isHealthy)
+    }
+
+    @Test func aRemoveAllBetweenWritingAndRecordingDoesNotLoseTheValue() throws {
+        let dir = TemporaryDirectory()
+        defer { dir.remove() }
+        let cache = try makeCache(dir)
+        try cache.setValue(bytes(30_000, seed: 1), forKey: "before")
+        let value = bytes(30_000, seed: 8)
+        let reserved = try writeUnrecorded(value, forKey: "big", in: cache)
+        // The data folder, with the file just written, goes to the trash.
+        try cache.removeAll()
+        try record(value, reserved, forKey: "big", in: cache)
+        cache.waitForBackgroundWork()
+        try cache.flush()
+        #expect(try cache.value(forKey: "before") == nil)
+        #expect(try cache.value(forKey: "big") == value)
+        #expect(dir.dataFiles().count == 1)
+        #expect(try cache.verify(orphanGracePeriod: 0).isHealthy)
+    }
+
+    @Test func aFileWriteThatCannotBeRecordedLeavesNoFile() throws {
+        let dir = TemporaryDirectory()
+        defer { dir.remove() }
+        let cache = try makeCache(dir)
+        let value = bytes(30_000, seed: 9)
+        let reserved = try writeUnrecorded(value, forKey: "big", in: cache)
+        cache.close()
+        #expect(throws: KVCacheError.closed) { try record(value, reserved, forKey: "big", in: cache) }
+        #expect(dir.dataFiles().isEmpty)
+    }
+}
