@@ -55,11 +55,7 @@ final class CommitConnection: @unchecked Sendable {
         // The manifest exists (the store's connection created it); WAL mode is in the file.
         database = try Database(path: path, busyTimeout: options.busyTimeout, create: false)
         do {
-            try database.execute("""
-                PRAGMA synchronous = NORMAL;
-                PRAGMA cache_size = -16384;
-                PRAGMA journal_size_limit = \(options.journalSizeLimit);
-                """)
+            try database.execute(Manifest.connectionPragmas(journalSizeLimit: options.journalSizeLimit))
             statements = try ManifestStatements(database)
         } catch {
             database.close()

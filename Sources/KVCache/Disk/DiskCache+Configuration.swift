@@ -1,6 +1,15 @@
 extension DiskCache {
     /// Where values are kept.
     public enum StorageMode: String, Sendable, Hashable, CaseIterable {
+        /// True if a value of `size` bytes goes to a file in this mode.
+        func storesInFile(size: Int, inlineThreshold: Int) -> Bool {
+            switch self {
+            case .inline: return false
+            case .file: return true
+            case .mixed: return size >= inlineThreshold
+            }
+        }
+
         /// Every value in its SQLite row.
         case inline
         /// Every value in its own file; SQLite keeps only metadata.

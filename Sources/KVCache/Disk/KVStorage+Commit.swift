@@ -116,11 +116,7 @@ extension KVStorage {
     }
 
     func readTotals() throws -> Totals {
-        try requireStatements().selectStats.run { statement in
-            guard try statement.step() else { return .zero }
-            return Totals(count: Int(statement.int64(at: 0)), size: statement.int64(at: 1),
-                          fileCount: Int(statement.int64(at: 2)), fileSize: statement.int64(at: 3))
-        }
+        try ManifestBatch(database: requireDatabase(), statements: requireStatements()).readTotals()
     }
 
     /// Commits everything; `.synced` also makes it durable: the WAL is checkpointed

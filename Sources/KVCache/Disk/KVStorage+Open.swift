@@ -28,11 +28,7 @@ extension KVStorage {
             // page_size only takes effect while the file is still empty.
             try database.execute("PRAGMA page_size = \(options.pageSize)")
             try database.execute("PRAGMA journal_mode = WAL")
-            try database.execute("""
-                PRAGMA synchronous = NORMAL;
-                PRAGMA cache_size = -16384;
-                PRAGMA journal_size_limit = \(options.journalSizeLimit);
-                """)
+            try database.execute(Manifest.connectionPragmas(journalSizeLimit: options.journalSizeLimit))
             try migrate(database)
             // Replaces SQLite's auto-checkpoint (see WALCheckpointer); after the
             // migration, since its connection reads the stats table. An existing store

@@ -139,11 +139,7 @@ final class KVStorage {
     }
 
     func storesInFile(size: Int) -> Bool {
-        switch options.mode {
-        case .inline: return false
-        case .file: return true
-        case .mixed: return size >= options.inlineThreshold
-        }
+        options.mode.storesInFile(size: size, inlineThreshold: options.inlineThreshold)
     }
 
     /// True if the entry's deadline, extended by a buffered access if configured, has passed.
@@ -342,12 +338,7 @@ final class KVStorage {
 
     /// The committed row's metadata (inside a transaction: the current row).
     func storedMetadata(forKey key: String) throws -> Metadata? {
-        try requireStatements().selectMetadata.run { statement in
-            statement.bind(key, at: 1)
-            guard try statement.step() else { return nil }
-            return Metadata(filename: statement.string(at: 0), size: statement.int64(at: 1),
-                            expiration: statement.optionalDouble(at: 2), lifetime: statement.optionalDouble(at: 3))
-        }
+        try ManifestBatch(database: requireDatabase(), statements: requireStatements()).metadata(forKey: key)
     }
 
     // MARK: - Writes

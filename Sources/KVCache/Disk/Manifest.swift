@@ -48,6 +48,15 @@ enum Manifest {
         """,
     ]
 
+    /// Settings each connection to a manifest sets for itself (WAL mode is in the file).
+    static func connectionPragmas(journalSizeLimit: Int64) -> String {
+        """
+        PRAGMA synchronous = NORMAL;
+        PRAGMA cache_size = -16384;
+        PRAGMA journal_size_limit = \(journalSizeLimit);
+        """
+    }
+
     static let selectValue = """
         SELECT filename, size, expiration_time, lifetime, last_access_time, inline_data
         FROM manifest WHERE key = ?1

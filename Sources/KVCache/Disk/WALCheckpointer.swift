@@ -75,7 +75,7 @@ final class WALCheckpointer: Sendable {
     }
 
     /// Schedules one background checkpoint, unless one is pending or this is closed.
-    func requestCheckpoint() {
+    private func requestCheckpoint() {
         let schedule = state.withLock { state -> Bool in
             guard !state.isScheduled, !state.isClosed else { return false }
             state.isScheduled = true

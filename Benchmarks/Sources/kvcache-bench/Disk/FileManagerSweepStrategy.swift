@@ -32,16 +32,17 @@ final class FileManagerSweepStrategy: TrimmableDiskStrategy {
     func flush() throws {}
 
     func trim(toCount limit: Int) throws {
+        // SDWebImage asks for the allocated size too (for its size limit): fetched, as there.
         let keys: [URLResourceKey] = [.isDirectoryKey, .contentModificationDateKey, .totalFileAllocatedSizeKey]
         guard let enumerator = FileManager.default.enumerator(
             at: directory, includingPropertiesForKeys: keys, options: .skipsHiddenFiles) else {
             throw FileError(operation: "enumerate", path: directory.path, code: 0)
         }
-        var entries: [(url: URL, modified: Date, size: Int)] = []
+        var entries: [(url: URL, modified: Date)] = []
         let keySet = Set(keys)
         for case let url as URL in enumerator {
             guard let values = try? url.resourceValues(forKeys: keySet), values.isDirectory != true else { continue }
-            entries.append((url, values.contentModificationDate ?? .distantPast, values.totalFileAllocatedSize ?? 0))
+            entries.append((url, values.contentModificationDate ?? .distantPast))
         }
         guard entries.count > limit else { return }
         entries.sort { $0.modified < $1.modified }
