@@ -37,6 +37,9 @@ final class DetachedCommit: Sendable {
         applied.leave()
     }
 
+    /// True once `apply` has finished (never blocks).
+    var isApplied: Bool { result.withLock { $0 != nil } }
+
     /// Blocks until `apply` has finished, and returns its result.
     func waitUntilApplied() -> Result<Outcome, Error> {
         applied.wait()

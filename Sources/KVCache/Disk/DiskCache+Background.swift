@@ -6,20 +6,18 @@ import Foundation
 extension DiskCache {
     /// Called under the lock after every operation; cheap when nothing is due.
     func scheduleFollowUps(_ storage: KVStorage) {
-        guard !storage.isClosed else { return }
-        if !storage.pending.isEmpty, !storage.isCommitScheduled {
-            storage.isCommitScheduled = true
-            commitQueue.asyncAfter(deadline: .now() + configuration.groupCommitDelay) { [weak self] in
-                self?.runScheduledCommit()
-            }
+        guard !storage.isClosed else {
+            _ = commitSchedule.update(deadline: nil, now: Condition.now())
+            return
         }
+        scheduleGroupCommit(storage)
         if !storage.accessTimes.isEmpty {
             if storage.accessTimes.count >= storage.options.accessBufferLimit, !storage.isUrgentAccessFlushScheduled {
                 storage.isUrgentAccessFlushScheduled = true
-                commitQueue.async { [weak self] in self?.runAccessTimeFlush(urgent: true) }
+                commitThread.async { [weak self] in self?.runAccessTimeFlush(urgent: true) }
             } else if !storage.isAccessFlushScheduled {
                 storage.isAccessFlushScheduled = true
-                commitQueue.asyncAfter(deadline: .now() + configuration.accessTimeFlushInterval) { [weak self] in
+                commitThread.asyncAfter(seconds: configuration.accessTimeFlushInterval) { [weak self] in
                     self?.runAccessTimeFlush(urgent: false)
                 }
             }
@@ -38,23 +36,45 @@ extension DiskCache {
         }
     }
 
-    private func runScheduledCommit() {
-        // Detached: the SQLite work runs without the lock. A failure that drops writes
-        // is recorded when the batch settles, for the next write and flush to throw;
-        // a busy one puts them back for the next attempt.
-        try? perform { storage in
-            storage.isCommitScheduled = false
-            try storage.commitInBackground()
+    /// Group commits are driven by the callers: the first call after the commit
+    /// deadline hands the pending writes to the commit connection, and the first
+    /// call after that commit has applied settles it, so a steady writer never waits
+    /// for the commit thread's lock. The timer covers callers going quiet.
+    private func scheduleGroupCommit(_ storage: KVStorage) {
+        let now = Condition.now()
+        if let batch = storage.detached, batch.isApplied { storage.settleDetachedCommit() }
+        if storage.pending.isEmpty {
+            storage.commitDeadline = nil
+        } else {
+            let deadline = storage.commitDeadline ?? now + configuration.groupCommitDelay
+            storage.commitDeadline = deadline
+            if deadline <= now, storage.detached == nil {
+                // Failures are recorded for the next write and flush to throw (see `write`
+                // and `settleDetachedCommit`); a busy commit keeps the writes for a retry.
+                try? storage.commitInBackground()
+                if storage.pending.isEmpty { storage.commitDeadline = nil }
+            }
         }
+        // A batch in flight is settled by the next call, or by the timer one delay later
+        // (and only then can the pending writes behind it go).
+        let deadline = storage.detached != nil ? now + configuration.groupCommitDelay : storage.commitDeadline
+        if let armAt = commitSchedule.update(deadline: deadline, now: now) { armCommitTimer(at: armAt, now: now) }
     }
 
-    /// Settles a detached batch once applied, unless a caller already has; then the
-    /// follow-ups (the next commit, a trim past the limits) are scheduled as usual.
-    func settleSoon(_ batch: DetachedCommit) {
-        commitQueue.async { [weak self] in
-            try? self?.perform { storage in
-                if storage.detached === batch { storage.settleDetachedCommit() }
-            }
+    private func armCommitTimer(at deadline: Double, now: Double) {
+        commitThread.asyncAfter(seconds: deadline - now) { [weak self] in self?.commitTimerFired() }
+    }
+
+    private func commitTimerFired() {
+        let now = Condition.now()
+        switch commitSchedule.timerFired(at: now) {
+        case .idle:
+            return
+        case .rearm(let deadline):
+            armCommitTimer(at: deadline, now: now)
+        case .due:
+            // The follow-ups of this call start or settle the commit, and re-arm.
+            _ = try? perform { _ in }
         }
     }
 

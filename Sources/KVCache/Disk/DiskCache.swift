@@ -24,11 +24,12 @@ public final class DiskCache: Sendable {
     let path: String
     /// The data folder; its files are read outside the lock (see `value(forKey:)`).
     let files: FileStore
-    /// Group commits and access-time flushes: short work, never behind a sweep.
-    let commitQueue: DispatchQueue
+    /// The commit timer and access-time flushes: short work, never behind a sweep.
+    let commitThread = BackgroundThread()
     /// The SQLite work of detached commits. Its jobs never take the lock, so a
     /// caller holding it may wait for them (see `KVStorage.commitIfFull`).
-    let detachedCommitQueue: DispatchQueue
+    let detachedCommitThread = BackgroundThread()
+    let commitSchedule: CommitSchedule
     /// Sweeps, trash deletion, trims.
     let backgroundQueue: DispatchQueue
     /// Async variants.
@@ -50,19 +51,18 @@ public final class DiskCache: Sendable {
         path = storage.directory
         files = storage.files
         store = MutexBox(storage)
-        commitQueue = DispatchQueue(label: "KVCache.DiskCache.commit")
-        detachedCommitQueue = DispatchQueue(label: "KVCache.DiskCache.detachedCommit")
+        // A quarter of the delay: the timer acts at most that late after callers stop.
+        commitSchedule = CommitSchedule(quietPeriod: configuration.groupCommitDelay / 4)
         backgroundQueue = DispatchQueue(label: "KVCache.DiskCache.background", qos: .utility)
         workQueue = DispatchQueue(label: "KVCache.DiskCache.work", attributes: .concurrent)
         let extends = configuration.extendsExpirationOnAccess
-        let settle: @Sendable (DetachedCommit) -> Void = { [weak self] batch in self?.settleSoon(batch) }
-        store.withLock { [detachedCommitQueue] storage in
+        store.withLock { [detachedCommitThread] storage in
             storage.startDetachedCommit = { batch, connection in
                 // Strong references only to the batch and its connection: whoever settles
                 // it (also a closing store) waits for this job, so it must always run.
-                detachedCommitQueue.async {
+                // The next call settles it, or the commit timer if none comes.
+                detachedCommitThread.async {
                     batch.apply(on: connection, extendsExpirationOnAccess: extends)
-                    settle(batch)
                 }
             }
         }

@@ -53,8 +53,10 @@ final class KVStorage {
     var committedTotals = Totals.zero
     var counters = Counters()
 
-    // Owner's scheduling flags (guarded by the owner's lock like everything here).
-    var isCommitScheduled = false
+    // Owner's scheduling state (guarded by the owner's lock like everything here).
+    /// When the pending writes must be handed to a group commit, on `Condition.now()`'s
+    /// clock; nil while there are none.
+    var commitDeadline: Double?
     var isAccessFlushScheduled = false
     var isUrgentAccessFlushScheduled = false
     var isLimitTrimScheduled = false

@@ -115,3 +115,42 @@ import Testing
         #expect(try reopened.value(forKey: "after") == bytes(100))
     }
 }
+
+/// Who starts and settles group commits: callers while they keep calling, the
+/// timer once they stop.
+@Suite struct GroupCommitSchedulingTests {
+    @Test func aCallPastTheDeadlineHandsThePendingWritesOverItself() throws {
+        let dir = TemporaryDirectory()
+        defer { dir.remove() }
+        // Every deadline has passed by the time the call's follow-ups run.
+        let cache = try DiskCache(directory: dir.url, configuration: .testing { $0.groupCommitDelay = 0 })
+        try cache.setValue(bytes(10, seed: 1), forKey: "a")
+        let batch = cache.store.withLock { storage -> DetachedCommit? in
+            #expect(storage.pending.isEmpty)
+            return storage.detached
+        }
+        // Applied (or already settled by the timer): the row is committed.
+        if let batch { _ = batch.waitUntilApplied() }
+        #expect(try rawRows(dir.manifestPath, "SELECT key FROM manifest") == [["a"]])
+        // The next call settles an applied batch.
+        #expect(try cache.contains("a"))
+        cache.store.withLock { #expect($0.detached == nil) }
+        #expect(cache.statistics.commits == 1)
+    }
+
+    @Test func whenCallsStopTheTimerCommitsAndSettlesTheWrites() throws {
+        let dir = TemporaryDirectory()
+        defer { dir.remove() }
+        let cache = try DiskCache(directory: dir.url, configuration: .testing { $0.groupCommitDelay = 0.002 })
+        try cache.setValue(bytes(10, seed: 1), forKey: "a")
+        try cache.setValue(bytes(30_000, seed: 2), forKey: "b")
+        // The timer has nothing left to do only once the batch is committed and settled.
+        cache.commitThread.waitUntilIdle()
+        cache.store.withLock { storage in
+            #expect(storage.pending.isEmpty)
+            #expect(storage.detached == nil)
+        }
+        #expect(try rawRows(dir.manifestPath, "SELECT key FROM manifest ORDER BY key") == [["a"], ["b"]])
+        #expect(cache.statistics.commits == 1)
+    }
+}
