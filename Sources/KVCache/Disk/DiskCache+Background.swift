@@ -41,6 +41,8 @@ extension DiskCache {
     /// call after that commit has applied settles it, so a steady writer never waits
     /// for the commit thread's lock. The timer covers callers going quiet.
     private func scheduleGroupCommit(_ storage: KVStorage) {
+        // Reads of an idle store skip the clock and the schedule's lock.
+        if storage.pending.isEmpty, storage.detached == nil, storage.isCommitScheduleIdle { return }
         let now = Condition.now()
         if let batch = storage.detached, batch.isApplied { storage.settleDetachedCommit() }
         if storage.pending.isEmpty {
@@ -58,6 +60,7 @@ extension DiskCache {
         // A batch in flight is settled by the next call, or by the timer one delay later
         // (and only then can the pending writes behind it go).
         let deadline = storage.detached != nil ? now + configuration.groupCommitDelay : storage.commitDeadline
+        storage.isCommitScheduleIdle = deadline == nil
         if let armAt = commitSchedule.update(deadline: deadline, now: now) { armCommitTimer(at: armAt, now: now) }
     }
 

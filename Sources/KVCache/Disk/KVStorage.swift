@@ -57,6 +57,8 @@ final class KVStorage {
     /// When the pending writes must be handed to a group commit, on `Condition.now()`'s
     /// clock; nil while there are none.
     var commitDeadline: Double?
+    /// True once the commit schedule has been told there is nothing to do.
+    var isCommitScheduleIdle = true
     var isAccessFlushScheduled = false
     var isUrgentAccessFlushScheduled = false
     var isLimitTrimScheduled = false

@@ -1,4 +1,3 @@
-import Dispatch
 #if canImport(Glibc)
 import Glibc
 #elseif canImport(Darwin)
@@ -34,13 +33,6 @@ final class BackgroundThread: Sendable {
     /// Runs `job` once `seconds` have passed (and the jobs due before it have run).
     func asyncAfter(seconds: Double, _ job: @escaping @Sendable () -> Void) {
         worker.enqueue(job, at: Condition.now() + max(0, seconds))
-    }
-
-    /// Blocks until the jobs due now have run (for tests); never call it from a job of this thread.
-    func waitForDueJobs() {
-        let done = DispatchSemaphore(value: 0)
-        worker.enqueue({ done.signal() }, at: nil)
-        done.wait()
     }
 
     /// Blocks until no job is due or waiting for its deadline, including jobs that
@@ -132,7 +124,7 @@ extension BackgroundThread {
                 }
                 if delayed.isEmpty { becameIdle.broadcast() }
                 if isStopped { break }
-                if let next = delayed.map(\.deadline).min() {
+                if let next = delayed.lazy.map(\.deadline).min() {
                     wakeUp.wait(on: mutex, until: next)
                 } else {
                     wakeUp.wait(on: mutex, until: nil)

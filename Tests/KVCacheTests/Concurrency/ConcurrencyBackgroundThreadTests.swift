@@ -26,7 +26,7 @@ struct ConcurrencyBackgroundThreadTests {
                 running.withLock { $0 -= 1 }
             }
         }
-        thread.waitForDueJobs()
+        thread.waitUntilIdle()
         #expect(log.all == (0..<200).map(String.init))
     }
 
