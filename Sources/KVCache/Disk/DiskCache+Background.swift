@@ -115,8 +115,9 @@ extension DiskCache {
     /// Trims to the limits' low watermark; the periodic run also removes expired
     /// and too-old entries and keeps the free-space limit.
     func trimToLimits(periodic: Bool) {
+        let setsAtStart = store.withLock { $0.counters.sets }
         var removed = 0
-        defer { finishLimitTrim(madeProgress: removed > 0) }
+        defer { finishLimitTrim(madeProgress: removed > 0, setsAtStart: setsAtStart) }
         if periodic {
             _ = try? runTrim(.expired, reason: .expired)
             if configuration.ageLimit.isFinite { _ = try? runTrim(.age(configuration.ageLimit), reason: .expired) }
@@ -136,11 +137,14 @@ extension DiskCache {
     }
 
     /// Commits made while a limit trim ran skipped their own check (one trim at a
-    /// time), so the limits are checked again before the trim is marked done; a
-    /// trim that removed nothing does not retry, so a failing store cannot spin.
-    private func finishLimitTrim(madeProgress: Bool) {
+    /// time), so the limits are checked again before the trim is marked done. It
+    /// retries only if it removed something or values were set meanwhile, so a
+    /// store that cannot trim does not spin.
+    func finishLimitTrim(madeProgress: Bool, setsAtStart: Int) {
         let again = store.withLock { storage -> Bool in
-            if madeProgress, storage.exceeds(countLimit: configuration.countLimit, sizeLimit: configuration.sizeLimit) {
+            let setMeanwhile = storage.counters.sets != setsAtStart
+            if madeProgress || setMeanwhile,
+               storage.exceeds(countLimit: configuration.countLimit, sizeLimit: configuration.sizeLimit) {
                 return true
             }
             storage.isLimitTrimScheduled = false

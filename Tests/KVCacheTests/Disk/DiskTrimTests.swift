@@ -98,6 +98,28 @@ import Testing
         #expect(try cache.contains("k9"))
     }
 
+    @Test func aTrimFinishingAfterACommitThatExceededTheLimitTrimsAgain() throws {
+        let dir = TemporaryDirectory()
+        defer { dir.remove() }
+        let cache = try DiskCache(directory: dir.url, configuration: .testing {
+            $0.sizeLimit = 5000
+            $0.lowWatermark = 0.8
+        })
+        // A trim is running and has found the store within its limits.
+        let setsAtStart = cache.store.withLock { storage -> Int in
+            storage.isLimitTrimScheduled = true
+            return storage.counters.sets
+        }
+        for index in 0..<10 { try cache.setValue(bytes(1000, seed: UInt8(index)), forKey: "k\(index)") }
+        // This commit exceeds the limit, and leaves the check to the running trim.
+        try cache.flush()
+        cache.finishLimitTrim(madeProgress: false, setsAtStart: setsAtStart)
+        // No further call: only the trim itself can notice the new excess.
+        cache.backgroundWork.wait()
+        #expect(cache.store.withLock { $0.currentTotals.size } <= 4000)
+        #expect(try cache.contains("k9"))
+    }
+
     @Test func autoTrimRemovesExpiredAndOldEntriesOnItsInterval() throws {
         let dir = TemporaryDirectory()
         defer { dir.remove() }
