@@ -30,7 +30,9 @@ struct AccessTimeBuffer {
         return times.map { ($0.key.string, $0.value) }
     }
 
+    /// Empties the buffer, keeping room for as many times as it held: the next
+    /// batch is usually as large, and regrowing rehashes every key several times.
     mutating func removeAll() {
-        times = [:]
+        times = Dictionary(minimumCapacity: times.count)
     }
 }

@@ -13,12 +13,29 @@ enum FileNameHash {
     /// `<hash of key>-<suffix>`, both as 16 lowercase hex digits. Never derived
     /// from the raw key, so no key can name a path outside the data folder.
     static func fileName(forKey key: String, suffix: UInt64) -> String {
-        hex(fnv1a64(key)) + "-" + hex(suffix)
+        // Encoded straight into the string's storage: every file set makes a name,
+        // and `String(_:radix:)` plus padding cost about a microsecond.
+        String(unsafeUninitializedCapacity: 33) { buffer in
+            encode(fnv1a64(key), into: buffer, at: 0)
+            buffer[16] = UInt8(ascii: "-")
+            encode(suffix, into: buffer, at: 17)
+            return 33
+        }
     }
 
+    /// `value` as 16 lowercase hex digits.
     static func hex(_ value: UInt64) -> String {
-        let digits = String(value, radix: 16)
-        return String(repeating: "0", count: 16 - digits.count) + digits
+        String(unsafeUninitializedCapacity: 16) { buffer in
+            encode(value, into: buffer, at: 0)
+            return 16
+        }
+    }
+
+    private static func encode(_ value: UInt64, into buffer: UnsafeMutableBufferPointer<UInt8>, at start: Int) {
+        for index in 0..<16 {
+            let nibble = UInt8(truncatingIfNeeded: value >> (60 - 4 * UInt64(index))) & 0xf
+            buffer[start + index] = nibble < 10 ? UInt8(ascii: "0") + nibble : UInt8(ascii: "a") + nibble - 10
+        }
     }
 }
 

@@ -30,7 +30,8 @@ extension KVStorage {
         guard detached == nil, !pending.isEmpty || !accessTimes.isEmpty, let committer else { return nil }
         _ = try requireDatabase()
         let batch = DetachedCommit(writes: pending, accessTimes: accessTimes.times)
-        pending = PendingWrites()
+        // The next batch is usually as large: start it with room for this one's writes.
+        pending = PendingWrites(capacity: pending.count)
         accessTimes.removeAll()
         detached = batch
         return (batch, committer)

@@ -35,6 +35,13 @@ struct PendingWrites {
     /// Inline and extended bytes held in memory.
     private(set) var bytes = 0
 
+    init() {}
+
+    /// An empty set with room for `capacity` writes without growing.
+    init(capacity: Int) {
+        writes = Dictionary(minimumCapacity: capacity)
+    }
+
     var isEmpty: Bool { writes.isEmpty }
     var count: Int { writes.count }
 
