@@ -37,7 +37,8 @@ extension DiskCache {
     }
 
     /// Group commits are driven by the callers: the first call after the commit
-    /// deadline hands the pending writes to the commit connection, and the first
+    /// deadline (or once a quarter of the buffer is pending and no commit is
+    /// running) hands the pending writes to the commit connection, and the first
     /// call after that commit has applied settles it, so a steady writer never waits
     /// for the commit thread's lock. The timer covers callers going quiet.
     private func scheduleGroupCommit(_ storage: KVStorage) {
@@ -50,7 +51,7 @@ extension DiskCache {
         } else {
             let deadline = storage.commitDeadline ?? now + configuration.groupCommitDelay
             storage.commitDeadline = deadline
-            if deadline <= now, storage.detached == nil {
+            if deadline <= now || storage.isWorthCommittingEarly, storage.detached == nil {
                 // Failures are recorded for the next write and flush to throw (see `write`
                 // and `settleDetachedCommit`); a busy commit keeps the writes for a retry.
                 try? storage.commitInBackground()

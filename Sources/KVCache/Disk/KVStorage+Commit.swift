@@ -97,6 +97,13 @@ extension KVStorage {
         try commitInBackground()
     }
 
+    /// True when enough writes are pending to start a detached commit before the
+    /// delay is up: a quarter of the full buffer. A burst then commits on the
+    /// commit thread while the caller goes on, instead of all at once later.
+    var isWorthCommittingEarly: Bool {
+        pending.count >= max(1, options.groupCommitMaxWrites / 4) || pending.bytes >= options.groupCommitMaxBytes / 4
+    }
+
     /// Forgets the pending writes and deletes the files written for them.
     func dropPendingWrites() {
         for name in pending.files { files.remove(name) }

@@ -30,8 +30,9 @@ extension KVStorage {
         guard detached == nil, !pending.isEmpty || !accessTimes.isEmpty, let committer else { return nil }
         _ = try requireDatabase()
         let batch = DetachedCommit(writes: pending, accessTimes: accessTimes.times)
-        // The next batch is usually as large: start it with room for this one's writes.
-        pending = PendingWrites(capacity: pending.count)
+        // The next batch is usually about as large: room for twice this one's writes
+        // (up to a full buffer) saves regrowing the table, which rehashes every key.
+        pending = PendingWrites(capacity: min(2 * pending.count, options.groupCommitMaxWrites))
         accessTimes.removeAll()
         detached = batch
         return (batch, committer)

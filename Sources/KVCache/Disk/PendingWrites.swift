@@ -14,6 +14,8 @@ struct PendingWrites {
         var deadline: Double?
         var lifetime: Double?
         var extendedData: Data?
+        /// Inline and extended bytes, held in memory until committed.
+        var heldBytes: Int { (inline?.count ?? 0) + (extendedData?.count ?? 0) }
     }
 
     enum Write {
@@ -65,7 +67,8 @@ struct PendingWrites {
     }
 
     private static func bytes(of write: Write) -> Int {
-        guard let value = write.value else { return 0 }
-        return (value.inline?.count ?? 0) + (value.extendedData?.count ?? 0)
+        // Reads the one field: `write.value` would copy (retain) the whole value.
+        guard case .set(let value) = write else { return 0 }
+        return value.heldBytes
     }
 }

@@ -138,6 +138,44 @@ import Testing
         #expect(cache.statistics.commits == 1)
     }
 
+    @Test func aQuarterOfAFullBufferStartsACommitBeforeTheDelay() throws {
+        let dir = TemporaryDirectory()
+        defer { dir.remove() }
+        // No deadline falls due in this test: only the burst's size can start a commit.
+        let cache = try DiskCache(directory: dir.url, configuration: .testing {
+            $0.groupCommitDelay = 3600
+            $0.groupCommitMaxWrites = 8
+        })
+        try cache.setValue(bytes(10, seed: 1), forKey: "a")
+        cache.store.withLock { storage in
+            #expect(storage.pending.count == 1)
+            #expect(storage.detached == nil)
+        }
+        try cache.setValue(bytes(10, seed: 2), forKey: "b")
+        let batch = cache.store.withLock { storage -> DetachedCommit? in
+            #expect(storage.pending.isEmpty)
+            return storage.detached
+        }
+        #expect(batch != nil)
+        if let batch { _ = batch.waitUntilApplied() }
+        #expect(try rawRows(dir.manifestPath, "SELECT key FROM manifest ORDER BY key") == [["a"], ["b"]])
+    }
+
+    @Test func aQuarterOfTheBufferBytesStartsACommitBeforeTheDelay() throws {
+        let dir = TemporaryDirectory()
+        defer { dir.remove() }
+        let cache = try DiskCache(directory: dir.url, configuration: .testing {
+            $0.groupCommitDelay = 3600
+            $0.storageMode = .inline
+        })
+        // The buffer holds 4 MiB of inline bytes: one value of a quarter of that is enough.
+        try cache.setValue(bytes(1 << 20, seed: 1), forKey: "large")
+        let batch = cache.store.withLock { $0.detached }
+        #expect(batch != nil)
+        if let batch { _ = batch.waitUntilApplied() }
+        #expect(try rawRows(dir.manifestPath, "SELECT key FROM manifest") == [["large"]])
+    }
+
     @Test func whenCallsStopTheTimerCommitsAndSettlesTheWrites() throws {
         let dir = TemporaryDirectory()
         defer { dir.remove() }

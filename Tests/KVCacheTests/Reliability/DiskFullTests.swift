@@ -80,9 +80,18 @@ import Testing
     }
 
     @Test func aFailedBackgroundCommitIsReportedByTheNextWriteAndByFlush() throws {
-        try withFullDisk({ $0.groupCommitDelay = 3600 }) { cache, _ in
+        try withFullDisk({
+            $0.groupCommitDelay = 3600
+            $0.groupCommitMaxWrites = 1_000
+        }) { cache, url in
+            // Leave about 300 KB free, so that 800 KB of writes cannot commit while
+            // staying under the sizes that start a commit early (250 writes, 1 MiB).
+            let ballast = url.deletingLastPathComponent().path + "/more-ballast"
+            let free = try #require(FileManager.default.attributesOfFileSystem(forPath: url.path)[.systemFreeSize] as? Int)
+            try Data(repeating: 2, count: max(0, free - 300_000)).write(to: URL(fileURLWithPath: ballast))
+            defer { unlink(ballast) }
             // Buffered only (no commit yet), so every one of these is acknowledged...
-            for index in 0..<500 { try cache.setValue(bytes(4_000, seed: 9), forKey: "fill\(index)") }
+            for index in 0..<200 { try cache.setValue(bytes(4_000, seed: 9), forKey: "fill\(index)") }
             // ...and the background commit (here: run by waitForBackgroundWork) fails.
             cache.waitForBackgroundWork()
             #expect(cache.statistics.failedCommits == 1)
