@@ -72,8 +72,8 @@ extension KVStorage {
                 flushError = error
                 return
             }
-            for (key, write) in batch.writes.writes {
-                if pending.writes[key] == nil {
+            for (key, write) in batch.writes.entries {
+                if pending[key] == nil {
                     _ = pending.record(write, forKey: key.string)
                 } else if let name = write.value?.filename {
                     files.remove(name)  // superseded before it was ever committed

@@ -19,7 +19,7 @@ struct ManifestBatch {
         // New rows' totals, added once (the loop only adds; a failure discards it all).
         var inserted = KVStorage.Totals.zero
         defer { changes.delta = changes.delta + inserted }
-        for (byteWiseKey, write) in writes.writes {
+        for (byteWiseKey, write) in writes.entries {
             let key = byteWiseKey.string
             if case .set(let value) = write {
                 // New keys (the common case) need no lookup of an old row.

@@ -32,8 +32,12 @@ struct PendingWrites {
         }
     }
 
-    /// Keyed byte-wise, like the manifest (see ByteWiseKey).
-    private(set) var writes: [ByteWiseKey: Write] = [:]
+    /// One entry per key, in the order the keys were first written: a commit
+    /// applies them in that order, so the access-time index (and the primary key,
+    /// for keys written in order) grows at its end instead of at random places.
+    private(set) var entries: [(key: ByteWiseKey, write: Write)] = []
+    /// Each key's place in `entries`. Keyed byte-wise, like the manifest (see ByteWiseKey).
+    private var positions: [ByteWiseKey: Int] = [:]
     /// Inline and extended bytes held in memory.
     private(set) var bytes = 0
 
@@ -41,28 +45,44 @@ struct PendingWrites {
 
     /// An empty set with room for `capacity` writes without growing.
     init(capacity: Int) {
-        writes = Dictionary(minimumCapacity: capacity)
+        entries.reserveCapacity(capacity)
+        positions = Dictionary(minimumCapacity: capacity)
     }
 
-    var isEmpty: Bool { writes.isEmpty }
-    var count: Int { writes.count }
+    var isEmpty: Bool { entries.isEmpty }
+    var count: Int { entries.count }
 
-    subscript(key: String) -> Write? { writes.isEmpty ? nil : writes[ByteWiseKey(key)] }
+    subscript(key: String) -> Write? { entries.isEmpty ? nil : self[ByteWiseKey(key)] }
+
+    subscript(key: ByteWiseKey) -> Write? {
+        guard let index = positions[key] else { return nil }
+        return entries[index].write
+    }
 
     /// Records `write` for `key`; returns the file of a pending set it replaced,
     /// which no row ever referenced and can be deleted at once.
     mutating func record(_ write: Write, forKey key: String) -> String? {
-        let previous = writes.updateValue(write, forKey: ByteWiseKey(key))
+        let key = ByteWiseKey(key)
+        var previous: Write?
+        // One hash for a new key, the common case.
+        if let index = positions.updateValue(entries.count, forKey: key) {
+            positions[key] = index  // a rewritten key keeps its place
+            previous = entries[index].write
+            entries[index].write = write
+        } else {
+            entries.append((key, write))
+        }
         bytes += Self.bytes(of: write) - (previous.map(Self.bytes(of:)) ?? 0)
         return previous?.value?.filename
     }
 
     /// Files written for pending sets (not referenced by any row yet).
-    var files: [String] { writes.values.compactMap { $0.value?.filename } }
+    var files: [String] { entries.compactMap { $0.write.value?.filename } }
 
     mutating func removeAll() {
-        // The next batch is usually as large: keep the table instead of regrowing it.
-        writes.removeAll(keepingCapacity: true)
+        // The next batch is usually as large: keep the storage instead of regrowing it.
+        entries.removeAll(keepingCapacity: true)
+        positions.removeAll(keepingCapacity: true)
         bytes = 0
     }
 

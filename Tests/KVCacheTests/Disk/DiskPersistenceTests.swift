@@ -74,6 +74,17 @@ import Testing
         #expect(try rawRows(dir.manifestPath, "SELECT count, size FROM stats") == [["\(committed)", "\(committed * 10)"]])
     }
 
+    @Test func aCommitInsertsRowsInTheOrderTheirKeysWereWritten() throws {
+        let dir = TemporaryDirectory()
+        defer { dir.remove() }
+        let cache = try DiskCache(directory: dir.url, configuration: .testing { $0.groupCommitDelay = 3600 })
+        // Not in key order, and enough keys that a hash order would not match by chance.
+        let keys = (0..<40).map { "key-\(($0 * 7) % 40)" }
+        for key in keys { try cache.setValue(bytes(10), forKey: key) }
+        try cache.flush()
+        #expect(try rawRows(dir.manifestPath, "SELECT key FROM manifest ORDER BY rowid") == keys.map { [$0] })
+    }
+
     @Test func aSecondInstanceOnTheSameDirectoryIsRefused() throws {
         let dir = TemporaryDirectory()
         defer { dir.remove() }
