@@ -85,7 +85,11 @@ extension DiskCache {
     private func runAccessTimeFlush(urgent: Bool) {
         try? perform { storage in
             if urgent { storage.isUrgentAccessFlushScheduled = false } else { storage.isAccessFlushScheduled = false }
-            try storage.commit()
+            // Written on the commit thread, as a group commit: a thousand UPDATEs under
+            // the lock would hold up every reader. Behind a batch still committing, the
+            // times stay buffered, and the next read schedules this again.
+            if let batch = storage.detached, batch.isApplied { storage.settleDetachedCommit() }
+            try storage.commitInBackground()
         }
     }
 

@@ -176,6 +176,35 @@ import Testing
         #expect(try rawRows(dir.manifestPath, "SELECT key FROM manifest") == [["large"]])
     }
 
+    @Test func aFullAccessTimeBufferIsWrittenOffTheLock() throws {
+        let dir = TemporaryDirectory()
+        defer { dir.remove() }
+        let clock = ManualClock()
+        // No group-commit deadline falls due in this test, so nothing settles the batch.
+        let cache = try DiskCache(directory: dir.url, configuration: .testing {
+            $0.clock = clock.function
+            $0.groupCommitDelay = 3600
+        })
+        let limit = cache.store.withLock { $0.options.accessBufferLimit }
+        for index in 0..<limit { try cache.setValue(bytes(10), forKey: "k\(index)") }
+        try cache.flush()
+        clock.advance(by: 100)
+        for index in 0..<limit { _ = try cache.value(forKey: "k\(index)") }
+        // The last read filled the buffer: the commit thread hands it over as a batch...
+        let flushed = DispatchSemaphore(value: 0)
+        cache.commitThread.async { flushed.signal() }  // runs after the flush it queued
+        flushed.wait()
+        let batch = cache.store.withLock { storage -> DetachedCommit? in
+            #expect(storage.accessTimes.isEmpty)
+            return storage.detached
+        }
+        #expect(batch?.accessTimes.count == limit)
+        // ...which the commit connection writes.
+        if let batch { _ = batch.waitUntilApplied() }
+        let stamped = try rawRows(dir.manifestPath, "SELECT count(*) FROM manifest WHERE last_access_time > modification_time")
+        #expect(stamped == [["\(limit)"]])
+    }
+
     @Test func whenCallsStopTheTimerCommitsAndSettlesTheWrites() throws {
         let dir = TemporaryDirectory()
         defer { dir.remove() }
