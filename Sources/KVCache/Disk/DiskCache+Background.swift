@@ -88,7 +88,6 @@ extension DiskCache {
             // Written on the commit thread, as a group commit: a thousand UPDATEs under
             // the lock would hold up every reader. Behind a batch still committing, the
             // times stay buffered, and the next read schedules this again.
-            if let batch = storage.detached, batch.isApplied { storage.settleDetachedCommit() }
             try storage.commitInBackground()
         }
     }

@@ -115,9 +115,12 @@ public final class DiskCache: Sendable {
     /// extended data (small metadata kept beside the value).
     public func setValue(_ data: Data, forKey key: String, expiration: Expiration = .never,
                          extendedData: Data? = nil) throws {
-        // Inline values (the common small set) take the lock once.
+        // Inline values (the common small set) take the lock once. Reserving a name
+        // changes nothing the follow-ups act on (the record below runs them), so it
+        // skips them: no clock read or schedule update twice per file set.
         guard configuration.storageMode.storesInFile(size: data.count, inlineThreshold: configuration.inlineThreshold),
-              let (name, generation) = try perform({ try $0.reserveFileName(forKey: key, size: data.count) }) else {
+              let (name, generation) = try store.withLock({ try $0.reserveFileName(forKey: key, size: data.count) })
+        else {
             return try perform { try $0.setValue(data, forKey: key, expiration: expiration, extendedData: extendedData) }
         }
         // A file value's file is written without the lock, so a large write does not hold

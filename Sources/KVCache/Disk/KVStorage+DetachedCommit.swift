@@ -40,10 +40,11 @@ extension KVStorage {
 
     /// Starts committing the pending writes off the lock (the owner's timed and
     /// full-buffer commits). Commits on the store's connection instead when the
-    /// owner runs no detached commits or the commit connection cannot be opened;
-    /// does nothing while a batch is in flight (it settles first, then the owner
-    /// schedules again).
+    /// owner runs no detached commits or the commit connection cannot be opened.
+    /// A batch that has finished applying is settled first; while one is still in
+    /// flight this does nothing (it settles first, then the owner schedules again).
     func commitInBackground() throws {
+        if let batch = detached, batch.isApplied { settleDetachedCommit() }
         guard detached == nil else { return }
         guard let startDetachedCommit, committer != nil else { return try commit() }
         if let (batch, connection) = try detachCommit() { startDetachedCommit(batch, connection) }

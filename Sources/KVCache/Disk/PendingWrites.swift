@@ -14,8 +14,6 @@ struct PendingWrites {
         var deadline: Double?
         var lifetime: Double?
         var extendedData: Data?
-        /// Inline and extended bytes, held in memory until committed.
-        var heldBytes: Int { (inline?.count ?? 0) + (extendedData?.count ?? 0) }
     }
 
     enum Write {
@@ -87,8 +85,7 @@ struct PendingWrites {
     }
 
     private static func bytes(of write: Write) -> Int {
-        // Reads the one field: `write.value` would copy (retain) the whole value.
-        guard case .set(let value) = write else { return 0 }
-        return value.heldBytes
+        guard let value = write.value else { return 0 }
+        return (value.inline?.count ?? 0) + (value.extendedData?.count ?? 0)
     }
 }
