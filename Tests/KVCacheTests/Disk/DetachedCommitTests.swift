@@ -218,6 +218,9 @@ import Testing
             #expect(storage.detached == nil)
         }
         #expect(try rawRows(dir.manifestPath, "SELECT key FROM manifest ORDER BY key") == [["a"], ["b"]])
-        #expect(cache.statistics.commits == 1)
+        // One batch, or two when the timer committed "a" before "b" came (a loaded
+        // machine can stall 2 ms between the two calls): each one settled, none failed.
+        #expect((1...2).contains(cache.statistics.commits))
+        #expect(cache.statistics.failedCommits == 0)
     }
 }
