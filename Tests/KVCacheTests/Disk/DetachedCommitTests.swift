@@ -7,10 +7,10 @@ import Testing
 @Suite struct DetachedCommitTests {
     /// A cache whose commits happen only when the test says so.
     func makeCache(_ dir: TemporaryDirectory, busyTimeout: Double = 5) throws -> DiskCache {
-        try DiskCache(directory: dir.url, configuration: .testing {
+        try DiskCache.openedQuietly(dir) {
             $0.groupCommitDelay = 3600
             $0.busyTimeout = busyTimeout
-        })
+        }
     }
 
     func detach(_ cache: DiskCache) throws -> (DetachedCommit, CommitConnection) {
@@ -96,6 +96,36 @@ import Testing
         #expect(try cache.verify(orphanGracePeriod: 0).isHealthy)
     }
 
+    @Test func aFullBufferBehindABatchInFlightWaitsForItThenCommits() throws {
+        let dir = TemporaryDirectory()
+        defer { dir.remove() }
+        let cache = try DiskCache.openedQuietly(dir) {
+            $0.groupCommitDelay = 3600
+            $0.groupCommitMaxWrites = 10
+        }
+        try cache.setValue(bytes(10), forKey: "first")
+        let (batch, connection) = try detach(cache)
+        // While a batch is in flight, no other starts: the buffer fills to its bound.
+        for index in 0..<10 { try cache.setValue(bytes(10), forKey: "k\(index)") }
+        #expect(cache.store.withLock { $0.pending.count } == 10)
+        #expect(try manifestKeys(dir).isEmpty)
+
+        // The next set waits for the batch in flight, then hands the full buffer over.
+        let applied = Thread { batch.apply(on: connection, extendsExpirationOnAccess: false) }
+        applied.start()
+        try cache.setValue(bytes(10), forKey: "k10")
+        let pending = cache.store.withLock { storage -> Int in
+            storage.settleDetachedCommit()
+            return storage.pending.count
+        }
+        #expect(pending == 1)
+        #expect(try rawRows(dir.manifestPath, "SELECT count(*) FROM manifest") == [["11"]])
+        // Reading statistics commits "k10" too: three commits, none failed.
+        let statistics = cache.statistics
+        #expect(statistics.commits == 3 && statistics.failedCommits == 0)
+        #expect(statistics.count == 12)
+    }
+
     @Test func closingSettlesABatchStillBeingCommitted() throws {
         let dir = TemporaryDirectory()
         defer { dir.remove() }
@@ -142,10 +172,10 @@ import Testing
         let dir = TemporaryDirectory()
         defer { dir.remove() }
         // No deadline falls due in this test: only the burst's size can start a commit.
-        let cache = try DiskCache(directory: dir.url, configuration: .testing {
+        let cache = try DiskCache.openedQuietly(dir) {
             $0.groupCommitDelay = 3600
             $0.groupCommitMaxWrites = 8
-        })
+        }
         try cache.setValue(bytes(10, seed: 1), forKey: "a")
         cache.store.withLock { storage in
             #expect(storage.pending.count == 1)
@@ -164,10 +194,10 @@ import Testing
     @Test func aQuarterOfTheBufferBytesStartsACommitBeforeTheDelay() throws {
         let dir = TemporaryDirectory()
         defer { dir.remove() }
-        let cache = try DiskCache(directory: dir.url, configuration: .testing {
+        let cache = try DiskCache.openedQuietly(dir) {
             $0.groupCommitDelay = 3600
             $0.storageMode = .inline
-        })
+        }
         // The buffer holds 4 MiB of inline bytes: one value of a quarter of that is enough.
         try cache.setValue(bytes(1 << 20, seed: 1), forKey: "large")
         let batch = cache.store.withLock { $0.detached }
@@ -181,10 +211,10 @@ import Testing
         defer { dir.remove() }
         let clock = ManualClock()
         // No group-commit deadline falls due in this test, so nothing settles the batch.
-        let cache = try DiskCache(directory: dir.url, configuration: .testing {
+        let cache = try DiskCache.openedQuietly(dir) {
             $0.clock = clock.function
             $0.groupCommitDelay = 3600
-        })
+        }
         let limit = cache.store.withLock { $0.options.accessBufferLimit }
         for index in 0..<limit { try cache.setValue(bytes(10), forKey: "k\(index)") }
         try cache.flush()

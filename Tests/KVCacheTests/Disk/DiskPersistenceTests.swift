@@ -67,8 +67,10 @@ import Testing
             storage.settleDetachedCommit()
             return storage.pending.count
         }
-        // Batches start early (from a quarter of the buffer), and a full one never waits.
-        #expect(pending < 10)
+        // Batches start early (from a quarter of the buffer), and a full one never waits:
+        // a set finding the buffer full commits it first. With the batch in flight
+        // stalled (a loaded machine), the buffer behind it fills up to, not past, the bound.
+        #expect(pending <= 10)
         let committed = 25 - pending
         #expect(try rawRows(dir.manifestPath, "SELECT count(*) FROM manifest") == [["\(committed)"]])
         #expect(try rawRows(dir.manifestPath, "SELECT count, size FROM stats") == [["\(committed)", "\(committed * 10)"]])

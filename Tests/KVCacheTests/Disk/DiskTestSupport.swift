@@ -35,6 +35,18 @@ extension DiskCache.Configuration {
     }
 }
 
+extension DiskCache {
+    /// Opens a cache and waits for the orphan sweep started at open. The sweep takes
+    /// the lock too, and its follow-ups settle an applied batch or start a due commit:
+    /// tests that look at a batch in flight must not race with it.
+    static func openedQuietly(_ dir: TemporaryDirectory,
+                              _ configure: (inout Configuration) -> Void) throws -> DiskCache {
+        let cache = try DiskCache(directory: dir.url, configuration: .testing(configure))
+        cache.waitForBackgroundWork()
+        return cache
+    }
+}
+
 /// Runs a query on a separate, raw SQLite connection and returns the rows as text.
 func rawRows(_ databasePath: String, _ sql: String) throws -> [[String?]] {
     let database = try Database(path: databasePath, busyTimeout: 5)
