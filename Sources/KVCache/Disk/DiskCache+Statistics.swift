@@ -27,7 +27,8 @@ extension DiskCache {
         }
     }
 
-    /// A snapshot of the counters and totals (totals as last known if the store cannot be read).
+    /// A snapshot of the counters and totals. Pending writes are committed first, so the
+    /// totals count them; if the store cannot be read, the totals are the last known.
     public var statistics: Statistics {
         store.withLock { storage in
             let totals = (try? storage.isClosed ? storage.currentTotals : storage.totals()) ?? storage.currentTotals

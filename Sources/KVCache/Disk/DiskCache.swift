@@ -159,12 +159,12 @@ public final class DiskCache: Sendable {
         try perform { try $0.extendedData(forKey: key) }
     }
 
-    /// Number of entries, read from a maintained summary (no scan).
+    /// Number of entries, read from a maintained summary (no scan) after committing pending writes.
     public var totalCount: Int {
         get throws { try perform { try $0.totals().count } }
     }
 
-    /// Bytes of all values, read from a maintained summary (no scan).
+    /// Bytes of all values, read from a maintained summary (no scan) after committing pending writes.
     public var totalSize: Int64 {
         get throws { try perform { try $0.totals().size } }
     }
