@@ -40,7 +40,7 @@ extension DiskCache {
     /// the lock too, and its follow-ups settle an applied batch or start a due commit:
     /// tests that look at a batch in flight must not race with it.
     static func openedQuietly(_ dir: TemporaryDirectory,
-                              _ configure: (inout Configuration) -> Void) throws -> DiskCache {
+                              _ configure: (inout Configuration) -> Void = { _ in }) throws -> DiskCache {
         let cache = try DiskCache(directory: dir.url, configuration: .testing(configure))
         cache.waitForBackgroundWork()
         return cache
