@@ -147,9 +147,11 @@ extension KVStorage {
         }
         let database = try requireDatabase()
         guard durability == .synced else { return }
-        try database.execute("PRAGMA wal_checkpoint(PASSIVE)")
-        // A passive checkpoint may stop at another process's reader; syncing the
-        // WAL itself makes every commit so far survive a power loss.
+        // Durability comes from syncing the WAL, which holds every commit so far; the
+        // checkpoint only keeps the WAL short. It may stop at another process's reader,
+        // or fail on a full disk (the database file has to grow): neither loses a write,
+        // so neither fails the flush.
+        try? database.execute("PRAGMA wal_checkpoint(PASSIVE)")
         FileStore.sync(path: manifestPath + "-wal")
         if options.syncsFiles { FileStore.sync(path: dataPath) }
     }

@@ -136,6 +136,36 @@ import Testing
         }
     }
 
+    /// Commits a flush made durable stay in the WAL when a reader holds an older
+    /// snapshot; a later flush on a full disk then cannot checkpoint them into the
+    /// database file, which would have to grow. They are durable in the WAL, so the
+    /// flush succeeds, and they read back, also after a reopen.
+    @Test func aFlushWhoseCheckpointFindsTheDiskFullStillSucceeds() throws {
+        let mount = try TmpfsMount(size: "4m")
+        defer { mount.unmount() }
+        let url = URL(fileURLWithPath: mount.path + "/cache")
+        do {
+            let cache = try DiskCache(directory: url, configuration: .testing())
+            let reader = try Database(path: url.path + "/manifest.sqlite", busyTimeout: 5)
+            try reader.execute("BEGIN")
+            _ = try reader.integer("SELECT count(*) FROM manifest")
+            for index in 0..<50 { try cache.setValue(bytes(4_000, seed: UInt8(index)), forKey: "held\(index)") }
+            try cache.flush()
+            try reader.execute("COMMIT")
+            reader.close()
+            let walSize = try #require(FileManager.default.attributesOfItem(atPath: url.path + "/manifest.sqlite-wal")[.size] as? Int)
+            #expect(walSize > 50 * 4_000, "the writes wait in the WAL")
+            TmpfsMount.fill(mount.path + "/ballast")
+            try cache.flush()
+            for index in 0..<50 { #expect(try cache.value(forKey: "held\(index)") == bytes(4_000, seed: UInt8(index))) }
+            cache.close()
+        }
+        unlink(mount.path + "/ballast")
+        let cache = try DiskCache(directory: url, configuration: .testing())
+        for index in 0..<50 { #expect(try cache.value(forKey: "held\(index)") == bytes(4_000, seed: UInt8(index))) }
+        cache.close()
+    }
+
     @Test func openingAStoreOnACompletelyFullDiskWorksOrThrowsDiskFull() throws {
         let mount = try TmpfsMount(size: "1m")
         defer { mount.unmount() }
@@ -148,11 +178,7 @@ import Testing
             cache.close()  // the last connection: SQLite deletes -wal and -shm
         }
         // Take every last byte, so SQLite cannot create its shared-memory file.
-        let fd = open(mount.path + "/ballast", O_WRONLY | O_CREAT, 0o600)
-        let block = [UInt8](repeating: 1, count: 4096)
-        while write(fd, block, block.count) > 0 {}
-        while write(fd, block, 1) > 0 {}
-        close(fd)
+        TmpfsMount.fill(mount.path + "/ballast")
         do {
             try Self.checkEarlierEntries(url, .testing())
         } catch let error as KVCacheError {

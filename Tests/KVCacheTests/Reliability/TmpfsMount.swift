@@ -35,6 +35,15 @@ struct TmpfsMount {
         var description: String { message }
     }
 
+    /// Writes a file at `path` until the disk has not a byte left.
+    static func fill(_ path: String) {
+        let fd = open(path, O_WRONLY | O_CREAT, 0o600)
+        let block = [UInt8](repeating: 1, count: 4096)
+        while write(fd, block, block.count) > 0 {}
+        while write(fd, block, 1) > 0 {}
+        close(fd)
+    }
+
     /// Whether tmpfs can be mounted here; when not, prints why (once) so the skip is visible.
     static let isAvailable: Bool = {
         do {
