@@ -126,8 +126,8 @@ extension KVStorage {
         try ManifestBatch(database: requireDatabase(), statements: requireStatements()).readTotals()
     }
 
-    /// Commits everything; `.synced` also makes it durable: the WAL is checkpointed
-    /// and fsynced, and with `syncsFiles` the data folder is fsynced too.
+    /// Commits everything; `.synced` also makes it durable: the WAL is fsynced (and
+    /// checkpointed, best effort), and with `syncsFiles` the data folder is fsynced too.
     /// Throws the error of a commit that dropped acknowledged writes since the last flush.
     func flush(durability: DiskCache.Durability = .synced) throws {
         // A batch in flight first: a loss it reports is this flush's to throw.
