@@ -1,8 +1,13 @@
 extension DiskCache {
     /// Where values are kept.
     public enum StorageMode: String, Sendable, Hashable, CaseIterable {
+        /// The largest value kept in a row, in any mode: half SQLite's length limit
+        /// (500 MB by default), so that the key and extended data fit beside it.
+        static let maxInlineSize = Database.lengthLimit / 2
+
         /// True if a value of `size` bytes goes to a file in this mode.
         func storesInFile(size: Int, inlineThreshold: Int) -> Bool {
+            if size > Self.maxInlineSize { return true }
             switch self {
             case .inline: return false
             case .file: return true
@@ -10,7 +15,8 @@ extension DiskCache {
             }
         }
 
-        /// Every value in its SQLite row.
+        /// Every value in its SQLite row, except values over half SQLite's length
+        /// limit (500 MB by default), which SQLite cannot store: those go to files.
         case inline
         /// Every value in its own file; SQLite keeps only metadata.
         case file
@@ -27,6 +33,7 @@ extension DiskCache {
         public var storageMode: StorageMode = .mixed
         /// In `.mixed` mode, values of fewer bytes than this live in SQLite; others in files.
         /// Default 20 KB (20 × 1024), between the measured write and read crossovers.
+        /// Values over half SQLite's length limit (500 MB by default) always go to files.
         public var inlineThreshold: Int = 20 * 1024
         /// Most entries kept. Default unlimited.
         public var countLimit: Int = .max

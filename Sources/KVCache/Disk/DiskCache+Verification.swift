@@ -1,12 +1,12 @@
 extension DiskCache {
-    /// An entry whose value file is missing or not of the recorded size.
+    /// An entry whose value file (or inline data) is missing or not of the recorded size.
     public struct DamagedEntry: Sendable, Hashable {
         public var key: String
-        /// The value file's name in the `data` folder.
+        /// The value file's name in the `data` folder; empty for an inline value.
         public var fileName: String
         /// The size recorded in the manifest.
         public var expectedSize: Int64
-        /// The file's size on disk, or nil when the file is missing.
+        /// The file's size on disk (the inline data's size), or nil when it is missing.
         public var actualSize: Int64?
 
         public init(key: String, fileName: String, expectedSize: Int64, actualSize: Int64?) {
@@ -24,7 +24,7 @@ extension DiskCache {
         /// The manifest was still damaged after reindexing: it was moved to `corrupt/`
         /// and a new, empty one created (every entry is lost; their files become orphans).
         public var rebuiltManifest = false
-        /// Entries removed because their file was missing or of the wrong size.
+        /// Entries removed because their file (or inline data) was missing or of the wrong size.
         public var removedEntries = 0
         /// Orphan files deleted.
         public var removedOrphanFiles = 0
@@ -44,6 +44,8 @@ extension DiskCache {
         public var missingFiles: [DamagedEntry] = []
         /// Entries whose file exists with another size than recorded.
         public var wrongSizeFiles: [DamagedEntry] = []
+        /// Inline entries whose data is missing or not of the recorded size (reads miss them).
+        public var damagedInlineEntries: [DamagedEntry] = []
         /// Files in the `data` folder that no entry references, older than the grace period.
         public var orphanFiles: [String] = []
         /// Unreferenced files younger than the grace period: another process may be about
@@ -59,13 +61,13 @@ extension DiskCache {
         /// True when nothing was wrong (before any repair).
         public var isHealthy: Bool {
             integrityErrors.isEmpty && missingFiles.isEmpty && wrongSizeFiles.isEmpty
-                && orphanFiles.isEmpty && summaryIsAccurate
+                && damagedInlineEntries.isEmpty && orphanFiles.isEmpty && summaryIsAccurate
         }
 
         /// Number of problems found (integrity errors, damaged entries, orphans, an inaccurate summary).
         public var problemCount: Int {
-            integrityErrors.count + missingFiles.count + wrongSizeFiles.count + orphanFiles.count
-                + (summaryIsAccurate ? 0 : 1)
+            integrityErrors.count + missingFiles.count + wrongSizeFiles.count + damagedInlineEntries.count
+                + orphanFiles.count + (summaryIsAccurate ? 0 : 1)
         }
     }
 
@@ -74,7 +76,7 @@ extension DiskCache {
         public enum Phase: String, Sendable, Hashable, CaseIterable {
             /// SQLite's integrity check of the manifest.
             case integrity
-            /// Each file value's file: present, of the recorded size.
+            /// Each file value's file, and each inline value's data: present, of the recorded size.
             case files
             /// Each file in the `data` folder: referenced by an entry.
             case orphans

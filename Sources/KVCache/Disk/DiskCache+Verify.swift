@@ -4,10 +4,10 @@ extension DiskCache {
     /// Checks the cache directory and, with `repair`, fixes what it finds.
     ///
     /// The checks: SQLite's integrity check of the manifest; every file value's file
-    /// (present, of the recorded size; contents are not read); files in the `data`
+    /// (present, of the recorded size; contents are not read); every inline value's size; files in the `data`
     /// folder that no entry references (orphans); the maintained summary of counts and
     /// sizes. The repairs: reindex, or move a damaged manifest aside and start empty;
-    /// remove entries whose file is missing or of the wrong size; delete orphans;
+    /// remove entries whose file or inline data is missing or of the wrong size; delete orphans;
     /// recount the summary.
     ///
     /// Unreferenced files younger than `orphanGracePeriod` seconds (default: the
@@ -111,6 +111,21 @@ extension DiskCache {
             progress(VerificationProgress(phase: .files, completed: checkedCount, total: max(total, checkedCount)))
         }
         report.checkedFiles += checkedCount
+        try verifyInlineValues(&report, repair: repair, repairs: &repairs)
+    }
+
+    private func verifyInlineValues(_ report: inout VerificationReport, repair: Bool, repairs: inout Repairs) throws {
+        var after: String?
+        repeat {
+            let (last, damaged, removed) = try checked { storage in
+                let (last, damaged) = try storage.damagedInlineRows(after: after, limit: Self.verifyStep * 8)
+                let removed = repair && !damaged.isEmpty ? try storage.removeDamagedInlineRows(damaged.map(\.key)) : 0
+                return (last, damaged, removed)
+            }
+            report.damagedInlineEntries += damaged
+            repairs.removedEntries += removed
+            after = last
+        } while after != nil
     }
 
     private func verifyOrphans(_ report: inout VerificationReport, gracePeriod: Double, repair: Bool,

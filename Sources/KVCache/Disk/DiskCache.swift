@@ -115,6 +115,7 @@ public final class DiskCache: Sendable {
     /// extended data (small metadata kept beside the value).
     public func setValue(_ data: Data, forKey key: String, expiration: Expiration = .never,
                          extendedData: Data? = nil) throws {
+        try KVStorage.validate(extendedData: extendedData)
         // Inline values (the common small set) take the lock once. Reserving a name
         // changes nothing the follow-ups act on (the record below runs them), so it
         // skips them: no clock read or schedule update twice per file set.

@@ -45,11 +45,11 @@ extension KVStorage {
         return try database.statement(sql).run { statement in
             var index: Int32 = 1
             if let after {
-                statement.bind(after, at: 1)
+                try statement.bind(after, at: 1)
                 index = 2
             }
-            statement.bind(now, at: index)
-            statement.bind(max(0, limit), at: index + 1)
+            try statement.bind(now, at: index)
+            try statement.bind(max(0, limit), at: index + 1)
             var keys: [String] = []
             while try statement.step() {
                 if let key = statement.string(at: 0) { keys.append(key) }
@@ -68,7 +68,7 @@ extension KVStorage {
         var removed = 0
         for name in names where !pending.contains(name) {
             let referenced = try statement.run { statement in
-                statement.bind(name, at: 1)
+                try statement.bind(name, at: 1)
                 return try statement.step()
             }
             if referenced { continue }

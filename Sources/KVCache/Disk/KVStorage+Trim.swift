@@ -48,10 +48,10 @@ extension KVStorage {
         return try requireDatabase().statement(sql).run { statement in
             var index: Int32 = 1
             if let time {
-                statement.bind(time, at: 1)
+                try statement.bind(time, at: 1)
                 index = 2
             }
-            statement.bind(limit, at: index)
+            try statement.bind(limit, at: index)
             var removed = Totals.zero
             var files: [String] = []
             while try statement.step() {
@@ -69,7 +69,7 @@ extension KVStorage {
     /// How many of the oldest rows (at most `limit`) it takes to free `size` bytes.
     private func oldestCount(coveringSize size: Int64, limit: Int) throws -> Int {
         try requireDatabase().statement(Manifest.selectOldestSizes).run { statement in
-            statement.bind(limit, at: 1)
+            try statement.bind(limit, at: 1)
             var count = 0
             var freed: Int64 = 0
             while freed < size, try statement.step() {

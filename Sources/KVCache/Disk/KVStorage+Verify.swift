@@ -31,8 +31,8 @@ extension KVStorage {
     /// Up to `limit` rows of file values whose file name sorts after `after`, in file name order.
     func fileRows(after: String?, limit: Int) throws -> [Victim] {
         try requireDatabase().statement(Manifest.selectFileRowsAfter).run { statement in
-            statement.bind(after ?? "", at: 1)
-            statement.bind(limit, at: 2)
+            try statement.bind(after ?? "", at: 1)
+            try statement.bind(limit, at: 2)
             var rows: [Victim] = []
             while try statement.step() {
                 rows.append(Victim(key: statement.string(at: 0) ?? "", filename: statement.string(at: 1),
@@ -40,6 +40,50 @@ extension KVStorage {
             }
             return rows
         }
+    }
+
+    /// Up to `limit` inline rows, after `after` in key order, whose data is missing or
+    /// not of the recorded size (a read treats them as misses).
+    func damagedInlineRows(after: String?, limit: Int) throws -> (scanned: String?, rows: [DiskCache.DamagedEntry]) {
+        let database = try requireDatabase()
+        let last = try database.statement(Manifest.selectKeyAfterStep).run { statement -> String? in
+            try statement.bind(after ?? "", at: 1)
+            try statement.bind(limit - 1, at: 2)
+            return try statement.step() ? statement.string(at: 0) : nil
+        }
+        let rows = try database.statement(Manifest.selectDamagedInlineRows).run { statement in
+            try statement.bind(after ?? "", at: 1)
+            try statement.bind(last, at: 2)
+            var rows: [DiskCache.DamagedEntry] = []
+            while try statement.step() {
+                rows.append(DiskCache.DamagedEntry(key: statement.string(at: 0) ?? "", fileName: "",
+                                                   expectedSize: statement.int64(at: 1),
+                                                   actualSize: statement.isNull(at: 2) ? nil : statement.int64(at: 2)))
+            }
+            return rows
+        }
+        return (last, rows)
+    }
+
+    /// Deletes the damaged inline rows among `keys` that are still damaged, in one transaction.
+    func removeDamagedInlineRows(_ keys: [String]) throws -> Int {
+        let database = try requireDatabase()
+        let removed = try write { () throws -> Int in
+            var removed = 0
+            let statement = try database.statement(Manifest.deleteDamagedInlineRow)
+            for key in keys {
+                let size = try statement.run { statement -> Int64? in
+                    try statement.bind(key, at: 1)
+                    return try statement.step() ? statement.int64(at: 0) : nil
+                }
+                guard let size else { continue }
+                transaction!.delta.add(size: size, isFile: false, sign: -1)
+                removed += 1
+            }
+            return removed
+        }
+        counters.brokenRows += removed
+        return removed
     }
 
     enum FileCheck: Equatable {
@@ -78,8 +122,8 @@ extension KVStorage {
             for row in rows {
                 guard let filename = row.filename else { continue }
                 try statement.run { statement in
-                    statement.bind(row.key, at: 1)
-                    statement.bind(filename, at: 2)
+                    try statement.bind(row.key, at: 1)
+                    try statement.bind(filename, at: 2)
                     try statement.execute()
                 }
                 guard database.changes > 0 else { continue }
@@ -100,7 +144,7 @@ extension KVStorage {
         return try names.filter { name in
             if pending.contains(name) { return false }
             return try !statement.run { statement in
-                statement.bind(name, at: 1)
+                try statement.bind(name, at: 1)
                 return try statement.step()
             }
         }
@@ -129,7 +173,7 @@ extension KVStorage {
     func expiredRowCount() throws -> Int {
         let now = options.clock()
         return try requireDatabase().statement(Manifest.countExpired).run { statement in
-            statement.bind(now, at: 1)
+            try statement.bind(now, at: 1)
             return try statement.step() ? Int(statement.int64(at: 0)) : 0
         }
     }
@@ -155,6 +199,20 @@ extension KVStorage {
 extension Manifest {
     static let selectFileRowsAfter = """
         SELECT key, filename, size FROM manifest WHERE filename > ?1 ORDER BY filename LIMIT ?2
+        """
+    /// The key `?2` rows after `?1`: the end of one verification step over the keys.
+    static let selectKeyAfterStep = "SELECT key FROM manifest WHERE key > ?1 ORDER BY key LIMIT 1 OFFSET ?2"
+    /// Inline rows in (`?1`, `?2`] (to the end when `?2` is NULL) whose data is missing or of
+    /// another size; length() of a blob reads no overflow pages.
+    static let selectDamagedInlineRows = """
+        SELECT key, size, length(inline_data) FROM manifest
+        WHERE key > ?1 AND (?2 IS NULL OR key <= ?2) AND filename IS NULL
+          AND (inline_data IS NULL OR length(inline_data) != size)
+        """
+    static let deleteDamagedInlineRow = """
+        DELETE FROM manifest WHERE key = ?1 AND filename IS NULL
+            AND (inline_data IS NULL OR length(inline_data) != size)
+        RETURNING size
         """
     static let countTotals = """
         SELECT count(*), coalesce(sum(size), 0), count(filename),

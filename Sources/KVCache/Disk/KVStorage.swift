@@ -137,8 +137,19 @@ final class KVStorage {
 
     func validate(_ key: String) throws {
         if key.isEmpty { throw KVCacheError.invalidKey(reason: "the key is empty") }
-        if key.utf8.count > options.maxKeyLength {
-            throw KVCacheError.invalidKey(reason: "the key is longer than \(options.maxKeyLength) UTF-8 bytes")
+        // A quarter of SQLite's length limit each for the key and the extended data
+        // leaves the row room for an inline value (see StorageMode.maxInlineSize).
+        let limit = min(options.maxKeyLength, Database.lengthLimit / 4)
+        if key.utf8.count > limit {
+            throw KVCacheError.invalidKey(reason: "the key is longer than \(limit) UTF-8 bytes")
+        }
+    }
+
+    /// Throws for extended data too large to share a row with the key and value.
+    static func validate(extendedData: Data?) throws {
+        if let extendedData, extendedData.count > Database.lengthLimit / 4 {
+            throw KVCacheError.invalidArgument(
+                "extended data of \(extendedData.count) bytes is over the limit of \(Database.lengthLimit / 4)")
         }
     }
 
@@ -218,6 +229,12 @@ final class KVStorage {
             } }
         }
         guard let row else { return miss() }
+        if row.filename == nil, Int64(row.inline?.count ?? -1) != row.size {
+            // A damaged row (its inline data is not the recorded size): never return
+            // those bytes. `verify` reports it and `verify(repair: true)` removes it.
+            counters.brokenRows += 1
+            return miss()
+        }
         if isExpired(key: key, expiration: row.expiration, lifetime: row.lifetime, now: now) {
             if isPending {
                 // The latest write has expired: the key is gone, whatever an older row holds.
@@ -306,7 +323,7 @@ final class KVStorage {
             return value.extendedData
         }
         return try database.statement(Manifest.selectExtendedData).run { statement in
-            statement.bind(key, at: 1)
+            try statement.bind(key, at: 1)
             guard try statement.step() else { return nil }
             if isExpired(key: key, expiration: statement.optionalDouble(at: 1),
                          lifetime: statement.optionalDouble(at: 2), now: now) { return nil }
@@ -352,6 +369,7 @@ final class KVStorage {
     func setValue(_ data: Data, forKey key: String, expiration: Expiration = .never,
                   extendedData: Data? = nil) throws {
         try validate(key)
+        try Self.validate(extendedData: extendedData)
         _ = try requireDatabase()
         try throwDroppedWritesError()
         try commitIfFull()
@@ -365,8 +383,7 @@ final class KVStorage {
     func record(size: Int, filename: String?, inline: Data?, forKey key: String, expiration: Expiration,
                 extendedData: Data?) {
         let now = options.clock()
-        var lifetime: Double?
-        if case .seconds(let seconds) = expiration { lifetime = max(0, seconds) }
+        let lifetime = expiration.extendableLifetime
         let value = PendingWrites.Value(filename: filename, inline: inline, size: Int64(size),
                                         time: stamp(now), deadline: expiration.deadline(from: now), lifetime: lifetime,
                                         extendedData: extendedData)

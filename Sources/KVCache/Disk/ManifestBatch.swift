@@ -57,9 +57,9 @@ struct ManifestBatch {
         let flag: Int64 = extends ? 1 : 0
         for (key, time) in accessTimes {
             try statements.updateAccessTime.run { statement in
-                statement.bind(time, at: 1)
-                statement.bind(flag, at: 2)
-                statement.bind(key, at: 3)
+                try statement.bind(time, at: 1)
+                try statement.bind(flag, at: 2)
+                try statement.bind(key, at: 3)
                 try statement.execute()
             }
         }
@@ -69,10 +69,10 @@ struct ManifestBatch {
     func addToStats(_ delta: KVStorage.Totals) throws {
         guard delta != .zero else { return }
         try statements.addToStats.run { statement in
-            statement.bind(delta.count, at: 1)
-            statement.bind(delta.size, at: 2)
-            statement.bind(delta.fileCount, at: 3)
-            statement.bind(delta.fileSize, at: 4)
+            try statement.bind(delta.count, at: 1)
+            try statement.bind(delta.size, at: 2)
+            try statement.bind(delta.fileCount, at: 3)
+            try statement.bind(delta.fileSize, at: 4)
             try statement.execute()
         }
     }
@@ -88,7 +88,7 @@ struct ManifestBatch {
     /// The committed (or, inside the transaction, current) row's metadata.
     func metadata(forKey key: String) throws -> KVStorage.Metadata? {
         try statements.selectMetadata.run { statement in
-            statement.bind(key, at: 1)
+            try statement.bind(key, at: 1)
             guard try statement.step() else { return nil }
             return KVStorage.Metadata(filename: statement.string(at: 0), size: statement.int64(at: 1),
                                       expiration: statement.optionalDouble(at: 2),
@@ -99,7 +99,7 @@ struct ManifestBatch {
     @discardableResult
     private func deleteRow(key: String, _ old: KVStorage.Metadata, into changes: inout Changes) throws -> Bool {
         try statements.deleteKey.run { statement in
-            statement.bind(key, at: 1)
+            try statement.bind(key, at: 1)
             try statement.execute()
         }
         guard database.changes > 0 else { return false }
@@ -112,11 +112,11 @@ struct ManifestBatch {
     /// The key and the bytes are bound in place: SQLite copies them into the row anyway.
     private func bind(_ statement: Statement, key: String, value: PendingWrites.Value) throws {
         try statement.run { statement in
-            statement.bind(value.filename, at: 2)
-            statement.bind(value.size, at: 3)
-            statement.bind(value.time, at: 4)
-            statement.bind(value.deadline, at: 5)
-            statement.bind(value.lifetime, at: 6)
+            try statement.bind(value.filename, at: 2)
+            try statement.bind(value.size, at: 3)
+            try statement.bind(value.time, at: 4)
+            try statement.bind(value.deadline, at: 5)
+            try statement.bind(value.lifetime, at: 6)
             try statement.withBorrowedText(key, at: 1) {
                 try statement.withBorrowedBlob(value.extendedData, at: 7) {
                     try statement.withBorrowedBlob(value.inline, at: 8) {

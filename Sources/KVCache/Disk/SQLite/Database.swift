@@ -27,10 +27,21 @@ final class Database {
             throw error
         }
         sqlite3_extended_result_codes(connection, 1)
-        sqlite3_busy_timeout(connection, Int32(max(0, busyTimeout * 1000)))
+        sqlite3_busy_timeout(connection, Seconds.clampedMilliseconds(busyTimeout))
     }
 
     deinit { close() }
+
+    /// SQLite's limit on the bytes of one string, blob or row (`SQLITE_LIMIT_LENGTH`,
+    /// 1,000,000,000 unless the library was built otherwise).
+    static let lengthLimit: Int = {
+        var connection: OpaquePointer?
+        defer { sqlite3_close_v2(connection) }
+        guard sqlite3_open_v2(":memory:", &connection, SQLITE_OPEN_READWRITE, nil) == SQLITE_OK else {
+            return 1_000_000_000
+        }
+        return Int(sqlite3_limit(connection, SQLITE_LIMIT_LENGTH, -1))
+    }()
 
     /// Finalizes every cached statement and closes the connection.
     func close() {

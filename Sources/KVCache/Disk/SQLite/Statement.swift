@@ -51,80 +51,93 @@ final class Statement {
     var isBusy: Bool { sqlite3_stmt_busy(handle) != 0 }
 
     // MARK: Binding
+    // Every bind's result is checked: SQLITE_TOOBIG (a blob over SQLite's length
+    // limit) or SQLITE_RANGE must fail the statement, not bind NULL silently.
 
-    func bind(_ value: Int64, at index: Int32) {
-        sqlite3_bind_int64(handle, index, value)
+    /// Throws SQLite's error for a bind that did not return SQLITE_OK.
+    @inline(__always)
+    private func check(_ code: Int32) throws {
+        if code != SQLITE_OK { throw database.error(code, sql: sql) }
     }
 
-    func bind(_ value: Int, at index: Int32) {
-        sqlite3_bind_int64(handle, index, Int64(value))
+    func bind(_ value: Int64, at index: Int32) throws {
+        try check(sqlite3_bind_int64(handle, index, value))
     }
 
-    func bind(_ value: Double?, at index: Int32) {
-        if let value { sqlite3_bind_double(handle, index, value) } else { sqlite3_bind_null(handle, index) }
+    func bind(_ value: Int, at index: Int32) throws {
+        try check(sqlite3_bind_int64(handle, index, Int64(value)))
     }
 
-    func bind(_ value: String?, at index: Int32) {
+    func bind(_ value: Double?, at index: Int32) throws {
+        if let value {
+            try check(sqlite3_bind_double(handle, index, value))
+        } else {
+            try check(sqlite3_bind_null(handle, index))
+        }
+    }
+
+    func bind(_ value: String?, at index: Int32) throws {
         guard var value else {
-            sqlite3_bind_null(handle, index)
+            try check(sqlite3_bind_null(handle, index))
             return
         }
         // Explicit length: a key may contain NUL characters.
-        value.withUTF8 { bytes in
-            if let base = bytes.baseAddress {
-                _ = base.withMemoryRebound(to: CChar.self, capacity: bytes.count) {
-                    sqlite3_bind_text(handle, index, $0, Int32(bytes.count), kvcache_sqlite_transient())
-                }
-            } else {
-                sqlite3_bind_text(handle, index, "", 0, kvcache_sqlite_transient())
+        let code = value.withUTF8 { bytes -> Int32 in
+            guard let base = bytes.baseAddress, bytes.count <= Int32.max else {
+                return bytes.isEmpty ? sqlite3_bind_text(handle, index, "", 0, kvcache_sqlite_transient()) : SQLITE_TOOBIG
+            }
+            return base.withMemoryRebound(to: CChar.self, capacity: bytes.count) {
+                sqlite3_bind_text(handle, index, $0, Int32(bytes.count), kvcache_sqlite_transient())
             }
         }
+        try check(code)
     }
 
-    func bind(_ value: Data?, at index: Int32) {
+    func bind(_ value: Data?, at index: Int32) throws {
         guard let value else {
-            sqlite3_bind_null(handle, index)
+            try check(sqlite3_bind_null(handle, index))
             return
         }
-        _ = value.withUnsafeBytes { bytes in
+        let code = value.withUnsafeBytes { bytes -> Int32 in
             if let base = bytes.baseAddress, bytes.count > 0 {
-                sqlite3_bind_blob64(handle, index, base, sqlite3_uint64(bytes.count), kvcache_sqlite_transient())
-            } else {
-                // A NULL pointer would bind SQL NULL; an empty blob must stay a blob.
-                sqlite3_bind_zeroblob(handle, index, 0)
+                return sqlite3_bind_blob64(handle, index, base, sqlite3_uint64(bytes.count), kvcache_sqlite_transient())
             }
+            // A NULL pointer would bind SQL NULL; an empty blob must stay a blob.
+            return sqlite3_bind_zeroblob(handle, index, 0)
         }
+        try check(code)
     }
 
     /// Runs `body` with `text` bound at `index` in place (SQLITE_STATIC: no copy).
     /// The binding lives only inside `body`, which must step the statement and read
     /// its results there: afterwards the statement is reset and the parameter NULL
     /// again (a bind only takes effect on a reset statement).
-    func withBorrowedText<Result>(_ text: String, at index: Int32, _ body: () throws -> Result) rethrows -> Result {
+    func withBorrowedText<Result>(_ text: String, at index: Int32, _ body: () throws -> Result) throws -> Result {
         var text = text
         return try text.withUTF8 { bytes in
             defer { unbind(index) }
             if let base = bytes.baseAddress {
+                guard bytes.count <= Int32.max else { throw database.error(SQLITE_TOOBIG, sql: sql) }
                 // Explicit length: a key may contain NUL characters.
-                base.withMemoryRebound(to: CChar.self, capacity: bytes.count) {
-                    _ = sqlite3_bind_text(handle, index, $0, Int32(bytes.count), nil)
-                }
+                try check(base.withMemoryRebound(to: CChar.self, capacity: bytes.count) {
+                    sqlite3_bind_text(handle, index, $0, Int32(bytes.count), nil)
+                })
             } else {
-                sqlite3_bind_text(handle, index, "", 0, kvcache_sqlite_transient())
+                try check(sqlite3_bind_text(handle, index, "", 0, kvcache_sqlite_transient()))
             }
             return try body()
         }
     }
 
     /// Runs `body` with `data` (nil: NULL) bound at `index` in place, like `withBorrowedText`.
-    func withBorrowedBlob<Result>(_ data: Data?, at index: Int32, _ body: () throws -> Result) rethrows -> Result {
+    func withBorrowedBlob<Result>(_ data: Data?, at index: Int32, _ body: () throws -> Result) throws -> Result {
         guard let data, !data.isEmpty else {
-            bind(data, at: index)
+            try bind(data, at: index)
             return try body()
         }
         return try data.withUnsafeBytes { bytes in
             defer { unbind(index) }
-            sqlite3_bind_blob64(handle, index, bytes.baseAddress, sqlite3_uint64(bytes.count), nil)
+            try check(sqlite3_bind_blob64(handle, index, bytes.baseAddress, sqlite3_uint64(bytes.count), nil))
             return try body()
         }
     }
@@ -132,10 +145,6 @@ final class Statement {
     /// Resets the statement and sets parameter `index` back to NULL.
     private func unbind(_ index: Int32) {
         sqlite3_reset(handle)
-        sqlite3_bind_null(handle, index)
-    }
-
-    func bindNull(at index: Int32) {
         sqlite3_bind_null(handle, index)
     }
 
