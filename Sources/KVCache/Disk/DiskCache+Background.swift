@@ -106,7 +106,7 @@ extension DiskCache {
     }
 
     private func scheduleAutoTrim() {
-        guard let interval = configuration.autoTrimInterval else { return }
+        guard let interval = configuration.autoTrimInterval, !Seconds.isNever(interval) else { return }
         backgroundQueue.asyncAfter(deadline: .now() + interval) { [weak self] in
             guard let self, !self.isClosed else { return }
             self.trimToLimits(periodic: true)

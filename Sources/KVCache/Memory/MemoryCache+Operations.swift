@@ -24,10 +24,9 @@ extension MemoryCache {
         switch expiration {
         case .never:
             return (.infinity, 0)
-        case .seconds(let seconds):
-            guard !seconds.isNaN else { return (.infinity, 0) }
+        case .seconds:
             let deadline = expiration.deadline(from: clock.wallLowerBound()) ?? .infinity
-            return (deadline, max(seconds, 0))
+            return (deadline, expiration.extendableLifetime ?? 0)
         case .date:
             return (expiration.deadline(from: 0) ?? .infinity, 0)
         }

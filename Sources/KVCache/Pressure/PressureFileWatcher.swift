@@ -32,7 +32,7 @@ final class PressureFileWatcher: @unchecked Sendable {
         }
         (wakeRead, wakeWrite) = (ends[0], ends[1])
         triggerFD = trigger.map { Self.openTrigger($0, path: path) } ?? -1
-        timeoutMilliseconds = Int32(clamping: Int((interval * 1000).rounded(.up)))
+        timeoutMilliseconds = Seconds.clampedMilliseconds(interval)
         self.onWake = onWake
     }
 

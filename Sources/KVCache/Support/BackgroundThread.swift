@@ -30,8 +30,10 @@ final class BackgroundThread: Sendable {
         worker.enqueue(job, at: nil)
     }
 
-    /// Runs `job` once `seconds` have passed (and the jobs due before it have run).
+    /// Runs `job` once `seconds` have passed (and the jobs due before it have run);
+    /// never, for a delay that never comes (see `Seconds.never`).
     func asyncAfter(seconds: Double, _ job: @escaping @Sendable () -> Void) {
+        if Seconds.isNever(seconds) { return }
         worker.enqueue(job, at: Condition.now() + max(0, seconds))
     }
 

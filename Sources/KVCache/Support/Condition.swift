@@ -43,7 +43,8 @@ struct Condition: ~Copyable {
     /// (seconds on `now()`'s clock; nil waits for a signal only), and retakes it.
     /// May return early: callers recheck their state.
     func wait(on mutex: borrowing PThreadMutex, until deadline: Double?) {
-        guard let deadline else {
+        // A deadline past what timespec holds is as good as none.
+        guard let deadline, deadline < Double(Int32.max) else {
             pthread_cond_wait(condition, mutex.mutex)
             return
         }
