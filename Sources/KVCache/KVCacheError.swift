@@ -14,6 +14,16 @@ public enum KVCacheError: Error, Sendable, Equatable, CustomStringConvertible {
     case directoryUnavailable(path: String, errno: Int32)
     /// Another cache instance in this process already has the directory open.
     case directoryInUse(path: String)
+    /// The directory (or its manifest) holds something the cache did not create:
+    /// another application's database, or files that are not the cache's. Nothing
+    /// there was changed.
+    case notACache(path: String, reason: String)
+    /// The cache was opened read-only (`DiskCache.Configuration.isReadOnly`) and the
+    /// call would change it.
+    case readOnly(path: String)
+    /// The manifest is damaged and the cache was opened read-only, so it was not
+    /// rebuilt; `verify(repair: true)` (`kvcache verify --repair`) repairs it.
+    case corrupt(path: String, message: String)
     /// A value could not be encoded by the coder.
     case encodingFailed(String)
     /// Stored bytes could not be decoded by the coder.
@@ -31,6 +41,10 @@ public enum KVCacheError: Error, Sendable, Equatable, CustomStringConvertible {
         case .diskFull(let path): return "disk full at \(path)"
         case .directoryUnavailable(let path, let errno): return "cache directory unavailable: \(path) (errno \(errno))"
         case .directoryInUse(let path): return "cache directory already open in this process: \(path)"
+        case .notACache(let path, let reason): return "not a KVCache directory: \(path) (\(reason)); nothing was changed"
+        case .readOnly(let path): return "the cache at \(path) is open read-only"
+        case .corrupt(let path, let message):
+            return "the cache manifest \(path) is damaged (\(message)); repair it with verify(repair: true) (kvcache verify --repair)"
         case .encodingFailed(let message): return "encoding failed: \(message)"
         case .decodingFailed(let key, let message): return "decoding the value for \(key) failed: \(message)"
         case .closed: return "the cache is closed"

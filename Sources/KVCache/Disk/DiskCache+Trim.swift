@@ -42,7 +42,7 @@ extension DiskCache {
     /// data folder is swapped for an empty one and deleted in the background.
     public func removeAll() throws {
         guard let trash = try perform({ try $0.removeAll() }) else { return }
-        backgroundQueue.async(group: backgroundWork) { FileStore.removeTree(trash) }
+        backgroundQueue.async(group: backgroundWork) { FileStore.removeDataFolder(trash) }
     }
 
     /// Removes every entry in steps, reporting `(removed, total)` after each step

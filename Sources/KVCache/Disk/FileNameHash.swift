@@ -23,6 +23,22 @@ enum FileNameHash {
         }
     }
 
+    /// True for a name that `fileName(forKey:suffix:)` could have made: the only
+    /// files in the data folder the store reads as its own or deletes.
+    static func isFileName(_ name: String) -> Bool {
+        let bytes = name.utf8
+        guard bytes.count == 33 else { return false }
+        for (index, byte) in bytes.enumerated() {
+            if index == 16 {
+                if byte != UInt8(ascii: "-") { return false }
+            } else if !(UInt8(ascii: "0")...UInt8(ascii: "9")).contains(byte)
+                        && !(UInt8(ascii: "a")...UInt8(ascii: "f")).contains(byte) {
+                return false
+            }
+        }
+        return true
+    }
+
     /// `value` as 16 lowercase hex digits.
     static func hex(_ value: UInt64) -> String {
         String(unsafeUninitializedCapacity: 16) { buffer in

@@ -124,9 +124,10 @@ struct FileStore: Sendable {
             && !name.utf8.contains(0)
     }
 
-    /// Names of the regular files in the data folder.
+    /// Names of the store's files in the data folder (names it could have made:
+    /// anything else there is not ours to read, count or delete).
     func names() throws -> [String] {
-        try FileStore.entries(of: directory).filter { !$0.isDirectory }.map(\.name)
+        try FileStore.entries(of: directory).filter { !$0.isDirectory && FileNameHash.isFileName($0.name) }.map(\.name)
     }
 
     /// Last modification time of `name` in seconds since 1970, or nil if it is gone.
@@ -227,6 +228,18 @@ extension FileStore {
                     removed += 1
                 }
             }
+        }
+        rmdir(path)
+        return removed
+    }
+
+    /// Deletes a data folder that `removeAll` moved to the trash: the files in it
+    /// whose names the store makes, then the folder if nothing else is left in it.
+    @discardableResult
+    static func removeDataFolder(_ path: String) -> Int {
+        var removed = 0
+        for entry in (try? entries(of: path)) ?? [] where !entry.isDirectory && FileNameHash.isFileName(entry.name) {
+            if unlink(path + "/" + entry.name) == 0 { removed += 1 }
         }
         rmdir(path)
         return removed

@@ -17,6 +17,8 @@
 enum Manifest {
     /// Bump when the schema changes, and add a step to `migrations`.
     static let version: Int64 = 1
+    /// `PRAGMA application_id` of our manifests: "KVCA" (see StoreOwnership).
+    static let applicationID: Int32 = 0x4B56_4341
 
     /// SQL that moves version `n` to `n + 1`, indexed by `n` (0 = a new database).
     static let migrations: [String] = [

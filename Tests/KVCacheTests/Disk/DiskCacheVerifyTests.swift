@@ -62,17 +62,17 @@ import Testing
         let truncated = try fileName(of: "k2", in: dir)
         #expect(unlink(dir.dataPath + "/" + missing) == 0)
         #expect(truncate(dir.dataPath + "/" + truncated, 100) == 0)
-        try Data("stray".utf8).write(to: URL(fileURLWithPath: dir.dataPath + "/orphan"))
+        try Data("stray".utf8).write(to: URL(fileURLWithPath: dir.dataPath + "/" + strayName))
 
         let report = try cache.verify(orphanGracePeriod: 0)
         #expect(!report.isHealthy)
         #expect(report.problemCount == 3)
         #expect(report.missingFiles == [.init(key: "k1", fileName: missing, expectedSize: 5001, actualSize: nil)])
         #expect(report.wrongSizeFiles == [.init(key: "k2", fileName: truncated, expectedSize: 5002, actualSize: 100)])
-        #expect(report.orphanFiles == ["orphan"])
+        #expect(report.orphanFiles == [strayName])
         #expect(report.summaryIsAccurate)
         #expect(try rawRows(dir.manifestPath, "SELECT count(*) FROM manifest") == [["9"]])
-        #expect(FileManager.default.fileExists(atPath: dir.dataPath + "/orphan"))
+        #expect(FileManager.default.fileExists(atPath: dir.dataPath + "/" + strayName))
     }
 
     @Test func repairRemovesDamagedEntriesAndOrphansAndLeavesAHealthyCache() throws {
@@ -82,7 +82,7 @@ import Testing
         let truncated = try fileName(of: "k2", in: dir)
         #expect(unlink(dir.dataPath + "/" + (try fileName(of: "k1", in: dir))) == 0)
         #expect(truncate(dir.dataPath + "/" + truncated, 100) == 0)
-        try Data("stray".utf8).write(to: URL(fileURLWithPath: dir.dataPath + "/orphan"))
+        try Data("stray".utf8).write(to: URL(fileURLWithPath: dir.dataPath + "/" + strayName))
 
         var phases: Set<DiskCache.VerificationProgress.Phase> = []
         let repaired = try cache.verify(repair: true, orphanGracePeriod: 0) { phases.insert($0.phase) }
@@ -99,29 +99,29 @@ import Testing
         #expect(try cache.value(forKey: "k3") == bytes(5003, seed: 3))
         #expect(try cache.value(forKey: "i0") == bytes(10, seed: 0))
         #expect(!FileManager.default.fileExists(atPath: dir.dataPath + "/" + truncated))
-        #expect(!FileManager.default.fileExists(atPath: dir.dataPath + "/orphan"))
+        #expect(!FileManager.default.fileExists(atPath: dir.dataPath + "/" + strayName))
     }
 
     @Test func unreferencedFilesYoungerThanTheGracePeriodAreNeitherOrphansNorRemoved() throws {
         let dir = TemporaryDirectory()
         defer { dir.remove() }
         let cache = try filledCache(dir)
-        try Data("in flight".utf8).write(to: URL(fileURLWithPath: dir.dataPath + "/young"))
+        try Data("in flight".utf8).write(to: URL(fileURLWithPath: dir.dataPath + "/" + youngName))
         let report = try cache.verify(repair: true, orphanGracePeriod: 3600)
         #expect(report.isHealthy)
-        #expect(report.recentUnreferencedFiles == ["young"])
+        #expect(report.recentUnreferencedFiles == [youngName])
         #expect(report.repairs?.removedOrphanFiles == 0)
-        #expect(FileManager.default.fileExists(atPath: dir.dataPath + "/young"))
+        #expect(FileManager.default.fileExists(atPath: dir.dataPath + "/" + youngName))
     }
 
     @Test func anInfiniteGracePeriodMakesTheSweepDeleteNothing() throws {
         let dir = TemporaryDirectory()
         defer { dir.remove() }
         let cache = try filledCache(dir)
-        try Data("stray".utf8).write(to: URL(fileURLWithPath: dir.dataPath + "/orphan"))
+        try Data("stray".utf8).write(to: URL(fileURLWithPath: dir.dataPath + "/" + strayName))
         #expect(try cache.sweepOrphans() == 0)
-        #expect(FileManager.default.fileExists(atPath: dir.dataPath + "/orphan"))
-        #expect(try cache.verify(orphanGracePeriod: 0).orphanFiles == ["orphan"])
+        #expect(FileManager.default.fileExists(atPath: dir.dataPath + "/" + strayName))
+        #expect(try cache.verify(orphanGracePeriod: 0).orphanFiles == [strayName])
     }
 
     @Test func anInaccurateSummaryIsReportedAndRecounted() throws {
@@ -211,3 +211,7 @@ import Testing
         #expect(inspection.directory.hasSuffix(dir.url.lastPathComponent))
     }
 }
+
+/// Names the store could have made (only such files in data/ are its own; see FileNameHash.isFileName).
+let strayName = FileNameHash.fileName(forKey: "orphan", suffix: 1)
+let youngName = FileNameHash.fileName(forKey: "young", suffix: 2)

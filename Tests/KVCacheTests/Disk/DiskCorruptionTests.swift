@@ -104,12 +104,17 @@ import Testing
         cache.waitForBackgroundWork()
         try fill(cache)
         let live = Set(dir.dataFiles())
-        for index in 0..<5 { try Data([1, 2, 3]).write(to: URL(fileURLWithPath: dir.dataPath + "/orphan\(index)")) }
+        for index in 0..<5 {
+            let name = FileNameHash.fileName(forKey: "orphan", suffix: UInt64(index))
+            try Data([1, 2, 3]).write(to: URL(fileURLWithPath: dir.dataPath + "/" + name))
+        }
+        // A file whose name the store never makes is not its own: never swept.
+        try Data([4]).write(to: URL(fileURLWithPath: dir.dataPath + "/notes.txt"))
         // Young files are kept by the default grace period (another process may own them)...
         #expect(try cache.sweepOrphans() == 0)
         // ...and removed when the caller says no other process is writing.
         #expect(try cache.sweepOrphans(gracePeriod: 0) == 5)
-        #expect(Set(dir.dataFiles()) == live)
+        #expect(Set(dir.dataFiles()) == live.union(["notes.txt"]))
         for index in 0..<20 { #expect(try cache.value(forKey: "k\(index)") != nil) }
     }
 
@@ -128,7 +133,7 @@ import Testing
         try fillAndClose(dir)
         let locker = try Database(path: dir.manifestPath, busyTimeout: 0)
         try locker.execute("PRAGMA locking_mode = EXCLUSIVE; BEGIN EXCLUSIVE; UPDATE stats SET count = count;")
-        #expect(throws: KVCacheError.sqlite(code: SQLITE_BUSY, message: "database is locked", sql: "PRAGMA journal_mode = WAL")) {
+        #expect(throws: KVCacheError.sqlite(code: SQLITE_BUSY, message: "database is locked", sql: "PRAGMA application_id")) {
             _ = try DiskCache(directory: dir.url, configuration: .testing { $0.busyTimeout = 0.05 })
         }
         try locker.execute("ROLLBACK")
@@ -168,8 +173,10 @@ import Testing
     @Test func leftoverTrashIsDeletedAtOpen() throws {
         let dir = TemporaryDirectory()
         defer { dir.remove() }
-        try FileManager.default.createDirectory(atPath: dir.path + "/trash/old", withIntermediateDirectories: true)
-        try Data([1]).write(to: URL(fileURLWithPath: dir.path + "/trash/old/file"))
+        // A data folder removeAll moved there (its name and its files' names are the store's).
+        let old = dir.path + "/trash/" + FileNameHash.fileName(forKey: "old", suffix: 1)
+        try FileManager.default.createDirectory(atPath: old, withIntermediateDirectories: true)
+        try Data([1]).write(to: URL(fileURLWithPath: old + "/" + FileNameHash.fileName(forKey: "file", suffix: 1)))
         let cache = try DiskCache(directory: dir.url, configuration: .testing())
         cache.waitForBackgroundWork()
         #expect(try FileManager.default.contentsOfDirectory(atPath: dir.path + "/trash").isEmpty)

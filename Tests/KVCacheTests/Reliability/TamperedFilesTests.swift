@@ -138,7 +138,8 @@ import Testing
         let fixture = try Fixture()
         defer { fixture.remove() }
         fixture.cache.close()
-        try FileManager.default.createSymbolicLink(atPath: fixture.dir.path + "/trash/link",
+        // Named as the trash folders removeAll makes, so the store takes it for its own.
+        try FileManager.default.createSymbolicLink(atPath: fixture.dir.path + "/trash/" + strayName,
                                                    withDestinationPath: fixture.outside.path)
         try FileManager.default.createDirectory(atPath: fixture.dir.path + "/corrupt", withIntermediateDirectories: true)
         try FileManager.default.createSymbolicLink(atPath: fixture.dir.path + "/corrupt/link",
