@@ -93,11 +93,14 @@ extension DiskCache {
     }
 
     func startBackgroundWorkAtOpen() {
+        if configuration.isReadOnly { return }
         let trashPath = store.withLock { $0.trashPath }
         // Never at open itself: a sweep lists every file, and open must stay flat in the store's size.
         backgroundQueue.async(group: backgroundWork) { [weak self] in
-            for entry in (try? FileStore.entries(of: trashPath)) ?? [] {
-                FileStore.removeTree(trashPath + "/" + entry.name)
+            // Only folders removeAll put there (named as data files are), and in them
+            // only the store's files.
+            for entry in (try? FileStore.entries(of: trashPath)) ?? [] where FileNameHash.isFileName(entry.name) {
+                FileStore.removeDataFolder(trashPath + "/" + entry.name)
             }
             guard let self else { return }
             _ = try? self.sweepOrphans(gracePeriod: self.configuration.orphanGracePeriod)

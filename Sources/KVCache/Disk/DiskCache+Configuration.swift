@@ -74,6 +74,12 @@ extension DiskCache {
         public var orphanGracePeriod: Double = 60
         /// SQLite page size for a new store (an existing one keeps its own). Default 16384.
         public var pageSize: Int = 16384
+        /// Opens an existing cache without ever changing it: reads record no access
+        /// times and remove nothing, there are no trims or sweeps, a damaged manifest
+        /// throws `KVCacheError.corrupt` instead of being rebuilt, and every call that
+        /// would write throws `KVCacheError.readOnly`. For tools that inspect a cache.
+        /// Default false.
+        public var isReadOnly = false
 
         /// The clock, in seconds since 1970; tests replace it.
         var clock: @Sendable () -> Double = KVStorage.wallClock
@@ -113,6 +119,7 @@ extension DiskCache {
             options.extendsExpirationOnAccess = extendsExpirationOnAccess
             options.accessTimeResolution = accessTimeResolution
             options.pageSize = pageSize
+            options.readOnly = isReadOnly
             options.clock = clock
             return options
         }

@@ -19,6 +19,7 @@ extension DiskCache {
     /// calling thread between steps.
     public func verify(repair: Bool = false, orphanGracePeriod: Double? = nil,
                        progress: (VerificationProgress) -> Void = { _ in }) throws -> VerificationReport {
+        if repair, configuration.isReadOnly { throw KVCacheError.readOnly(path: path) }
         let grace = orphanGracePeriod ?? configuration.orphanGracePeriod
         var report = VerificationReport()
         var repairs = Repairs()

@@ -38,6 +38,9 @@ public final class DiskCache: Sendable {
 
     /// Opens (creating if needed) the cache in `directory`. A corrupt manifest is
     /// moved aside and rebuilt; other failures throw without touching the cache.
+    /// A directory that holds another application's database or files the cache
+    /// did not create throws `KVCacheError.notACache` and is left as it is.
+    /// With `configuration.isReadOnly` nothing is created or changed.
     public init(directory: URL, configuration: Configuration = .init()) throws {
         try configuration.validate()
         let storage: KVStorage
@@ -203,6 +206,7 @@ public final class DiskCache: Sendable {
                 return try body(storage)
             } catch let error as SQLiteError {
                 guard error.isCorruption else { throw error.kvCacheError(path: storage.manifestPath) }
+                if storage.options.readOnly { throw KVCacheError.corrupt(path: storage.manifestPath, message: error.message) }
                 do {
                     try storage.rebuildAfterCorruption()
                     return try body(storage)

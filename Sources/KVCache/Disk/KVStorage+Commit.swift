@@ -19,6 +19,7 @@ extension KVStorage {
         // One writer at a time in this process: the batch in flight commits first.
         settleDetachedCommit()
         let database = try requireDatabase()
+        try requireWritable()
         let statements = try requireStatements()
         precondition(transaction == nil, "write transactions do not nest")
         let batch = ManifestBatch(database: database, statements: statements)
@@ -146,7 +147,7 @@ extension KVStorage {
             throw error
         }
         let database = try requireDatabase()
-        guard durability == .synced else { return }
+        guard durability == .synced, !options.readOnly else { return }
         // Durability comes from syncing the WAL, which holds every commit so far; the
         // checkpoint only keeps the WAL short. It may stop at another process's reader,
         // or fail on a full disk (the database file has to grow): neither loses a write,

@@ -9,6 +9,7 @@ extension KVStorage {
     func reserveFileName(forKey key: String, size: Int) throws -> (name: String, generation: Int)? {
         try validate(key)
         _ = try requireDatabase()
+        try requireWritable()
         guard storesInFile(size: size) else { return nil }
         let name = FileNameHash.fileName(forKey: key, suffix: fileNameSuffixes.next())
         reservedFiles.insert(name)

@@ -63,6 +63,7 @@ extension KVStorage {
     /// committing its row. Files of this process's pending writes are always kept.
     func removeOrphans(among names: [String], modifiedAfterIsKept cutoff: Double?) throws -> Int {
         let database = try requireDatabase()
+        try requireWritable()
         let pending = uncommittedFiles
         let statement = try database.statement(Manifest.fileIsReferenced)
         var removed = 0

@@ -12,6 +12,8 @@ extension KVStorage {
         do {
             return try openManifestOnce()
         } catch let error as SQLiteError where error.isCorruption {
+            // Read-only: report the damage, never move or rebuild anything.
+            if options.readOnly { throw KVCacheError.corrupt(path: manifestPath, message: error.message) }
             moveManifestAside()
             return try openManifestOnce()
         }
@@ -21,15 +23,21 @@ extension KVStorage {
     /// scan, no integrity check; reading the schema and the stats row is what
     /// detects a file that is not a database.
     private func openManifestOnce() throws -> Database {
-        FileStore.makeOwnerOnly(manifestPath)
-        let database = try Database(path: manifestPath, busyTimeout: options.busyTimeout)
+        if !options.readOnly { FileStore.makeOwnerOnly(manifestPath) }
+        let database = try Database(path: manifestPath, busyTimeout: options.busyTimeout, readOnly: options.readOnly)
         self.database = database
         do {
+            // Before any pragma that writes: another application's database stays as it is.
+            let mark = try StoreOwnership.check(database)
+            if options.readOnly {
+                return try openReadOnly(database, mark: mark)
+            }
             // page_size only takes effect while the file is still empty.
             try database.execute("PRAGMA page_size = \(options.pageSize)")
             try database.execute("PRAGMA journal_mode = WAL")
             try database.execute(Manifest.connectionPragmas(journalSizeLimit: options.journalSizeLimit))
             try migrate(database)
+            if mark == .unmarked { try database.execute("PRAGMA application_id = \(Manifest.applicationID)") }
             // Replaces SQLite's auto-checkpoint (see WALCheckpointer); after the
             // migration, since its connection reads the stats table. An existing store
             // keeps the page size it was created with.
@@ -61,6 +69,20 @@ extension KVStorage {
         }
     }
 
+    /// The read-only open: no pragma that writes, no migration, no checkpointer and
+    /// no commit connection (there is nothing to commit).
+    private func openReadOnly(_ database: Database, mark: StoreOwnership.Mark) throws -> Database {
+        let version = try database.integer("PRAGMA user_version") ?? 0
+        guard mark != .empty, version == Manifest.version else {
+            throw KVCacheError.notACache(path: manifestPath, reason: mark == .empty
+                ? "the manifest is empty" : "schema version \(version), this library reads \(Manifest.version)")
+        }
+        try database.execute(Manifest.connectionPragmas(journalSizeLimit: options.journalSizeLimit))
+        statements = try ManifestStatements(database)
+        committedTotals = try readTotals()
+        return database
+    }
+
     private func migrate(_ database: Database) throws {
         let version = try database.integer("PRAGMA user_version") ?? 0
         if version == Manifest.version { return }
@@ -74,6 +96,7 @@ extension KVStorage {
                 try database.execute(Manifest.migrations[step])
             }
             try database.execute("PRAGMA user_version = \(Manifest.version)")
+            try database.execute("PRAGMA application_id = \(Manifest.applicationID)")
             try database.execute("COMMIT")
         } catch {
             if database.isInTransaction { try? database.execute("ROLLBACK") }

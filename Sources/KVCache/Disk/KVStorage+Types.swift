@@ -15,6 +15,7 @@ extension KVStorage {
         /// Inline bytes held in pending writes before they are committed (bounds memory and the WAL).
         var groupCommitMaxBytes = 4 << 20
         var syncsFiles = false
+        var readOnly = false
         var extendsExpirationOnAccess = false
         var accessBufferLimit = 1024
         var accessTimeResolution = 60.0

@@ -14,6 +14,9 @@ import Foundation
 /// commits after a short delay, when the buffer is full, or on `flush()`; reads
 /// consult the buffer first, so they see those writes at once.
 final class KVStorage {
+    /// A file of spare bytes in the directory (see the disk-full handling).
+    static let reserveFileName = "reserve"
+
     let directory: String
     let manifestPath: String
     let dataPath: String
@@ -74,9 +77,16 @@ final class KVStorage {
     private var holdsDirectory = false
 
     /// Opens the store in `directory`, creating it (mode 0700) if needed.
-    /// Throws `directoryInUse` if this process already has it open.
+    /// Throws `directoryInUse` if this process already has it open, and `notACache`
+    /// if the directory holds what a store did not create. Read-only, it creates
+    /// nothing: the directory and its manifest must exist.
     init(directory: String, options: Options) throws {
-        try FileStore.createDirectory(directory)
+        if options.readOnly {
+            var info = stat()
+            guard stat(directory, &info) == 0 else { throw KVCacheError.directoryUnavailable(path: directory, errno: errno) }
+        } else {
+            try FileStore.createDirectory(directory)
+        }
         guard let resolved = realpath(directory, nil) else {
             throw KVCacheError.directoryUnavailable(path: directory, errno: errno)
         }
@@ -94,12 +104,19 @@ final class KVStorage {
         }
         holdsDirectory = true
         do {
-            try FileStore.createSubfolder(dataPath)
-            try FileStore.createSubfolder(trashPath)
+            // Before anything is created: a directory that is not ours is left as it is.
+            if try !StoreOwnership.manifestExists(at: manifestPath) {
+                if options.readOnly { throw KVCacheError.directoryUnavailable(path: manifestPath, errno: ENOENT) }
+                try StoreOwnership.requireOnlyStoreEntries(in: canonical)
+            }
             database = try openManifest()
+            // After the manifest is known to be ours.
+            if !options.readOnly {
+                try FileStore.createSubfolder(dataPath)
+                try FileStore.createSubfolder(trashPath)
+            }
         } catch {
-            holdsDirectory = false
-            DirectoryRegistry.shared.unregister(canonical)
+            close()  // the manifest, if it opened, and the directory's registration
             throw error
         }
     }
@@ -128,6 +145,11 @@ final class KVStorage {
     func requireDatabase() throws -> Database {
         guard let database else { throw KVCacheError.closed }
         return database
+    }
+
+    /// Throws `readOnly` for a call that would change a store opened read-only.
+    func requireWritable() throws {
+        if options.readOnly { throw KVCacheError.readOnly(path: directory) }
     }
 
     func requireStatements() throws -> ManifestStatements {
@@ -236,6 +258,7 @@ final class KVStorage {
             return miss()
         }
         if isExpired(key: key, expiration: row.expiration, lifetime: row.lifetime, now: now) {
+            if options.readOnly { return miss() }
             if isPending {
                 // The latest write has expired: the key is gone, whatever an older row holds.
                 if let replaced = pending.record(.remove, forKey: key) { files.remove(replaced) }
@@ -249,7 +272,7 @@ final class KVStorage {
         // Access times have a resolution: a read within it of the stored time writes
         // nothing, so hot keys cost no UPDATE at all (LRU order is kept to that resolution).
         let stamp = stamp(now)
-        if stamp - row.accessed >= options.accessTimeResolution
+        if !options.readOnly, stamp - row.accessed >= options.accessTimeResolution
             || (options.extendsExpirationOnAccess && row.lifetime != nil) {
             accessTimes.record(key, at: stamp)
         }
@@ -284,9 +307,10 @@ final class KVStorage {
         }
         guard current == filename else { return true }
         counters.brokenRows += 1
+        counters.misses += 1
+        if options.readOnly { return false }
         if let replaced = pending.record(.removeIfFile(filename), forKey: key) { files.remove(replaced) }
         accessTimes.remove(key)
-        counters.misses += 1
         return false
     }
 
@@ -371,6 +395,7 @@ final class KVStorage {
         try validate(key)
         try Self.validate(extendedData: extendedData)
         _ = try requireDatabase()
+        try requireWritable()
         try throwDroppedWritesError()
         try commitIfFull()
         let isFile = storesInFile(size: data.count)
@@ -397,6 +422,7 @@ final class KVStorage {
     func removeValue(forKey key: String) throws -> Bool {
         try validate(key)
         _ = try requireDatabase()
+        try requireWritable()
         try throwDroppedWritesError()
         guard try metadata(forKey: key) != nil else { return false }
         try commitIfFull()

@@ -13,12 +13,14 @@ final class Database {
     /// unretained): kept alive exactly as long as the connection.
     var hookContext: AnyObject?
 
-    /// Opens the database at `path`, creating it if needed unless `create` is false.
-    init(path: String, busyTimeout: Double, create: Bool = true) throws {
+    /// Opens the database at `path`, creating it if needed unless `create` is false;
+    /// `readOnly` opens it with SQLITE_OPEN_READONLY (never created).
+    init(path: String, busyTimeout: Double, create: Bool = true, readOnly: Bool = false) throws {
         self.path = path
         var connection: OpaquePointer?
         // NOFOLLOW: a manifest replaced by a symlink is refused (SQLITE_CANTOPEN), never followed.
-        let flags = SQLITE_OPEN_READWRITE | (create ? SQLITE_OPEN_CREATE : 0) | SQLITE_OPEN_NOMUTEX | SQLITE_OPEN_NOFOLLOW
+        let access = readOnly ? SQLITE_OPEN_READONLY : SQLITE_OPEN_READWRITE | (create ? SQLITE_OPEN_CREATE : 0)
+        let flags = access | SQLITE_OPEN_NOMUTEX | SQLITE_OPEN_NOFOLLOW
         let code = sqlite3_open_v2(path, &connection, flags, nil)
         handle = connection
         guard code == SQLITE_OK else {
