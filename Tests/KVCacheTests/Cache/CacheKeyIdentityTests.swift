@@ -48,6 +48,25 @@ struct CacheKeyIdentityTests {
         #expect(try reopened.value(forKey: Self.decomposed) == bytes(10, seed: 2))
     }
 
+    @Test func theMemoryLevelReportsEvictionsWithTheKeysAsStored() throws {
+        let fixture = CacheFixture()
+        defer { fixture.remove() }
+        let evicted = Locked<[String]>([])
+        let cache = try fixture.make {
+            $0.memory.countLimit = 1
+            $0.memory.releasesValuesInBackground = false
+            $0.memory.onEviction = { key, _, reason in if reason == .count { evicted.withLock { $0.append(key) } } }
+        }
+
+        try cache.setValue(bytes(10, seed: 1), forKey: Self.composed)
+        try cache.setValue(bytes(10, seed: 2), forKey: Self.decomposed)  // a second key: evicts the first
+
+        #expect(evicted.value.map { Array($0.utf8) } == [Array(Self.composed.utf8)])
+        #expect(cache.memory.value(forKey: Self.decomposed) == bytes(10, seed: 2))
+        #expect(cache.memory.value(forKey: Self.composed) == nil)
+        #expect(cache.statistics.memory.evictions[.count] == 1)
+    }
+
     @Test func aBackgroundWriteOfOneSpellingLeavesTheOtherAlone() throws {
         let fixture = CacheFixture()
         defer { fixture.remove() }
