@@ -4,6 +4,8 @@ extension Cache {
     /// How a two-level cache configures its levels and weighs its values.
     public struct Configuration: Sendable {
         /// The memory level. Default: `MemoryCache.Configuration()` (no limits).
+        /// Its keys are compared by their UTF-8 bytes all the same (see ``Cache``);
+        /// `onEviction` receives each key as it was stored.
         public var memory: MemoryCache<String, Value>.Configuration
 
         /// The disk level. Default: `DiskCache.Configuration()` (no limits, mixed storage).

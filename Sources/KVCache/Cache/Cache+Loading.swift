@@ -20,7 +20,7 @@ extension Cache {
     ) async throws -> Value {
         if let value = memory.value(forKey: key) { return value }
         try validate(key)
-        return try await loads.value(forKey: key) {
+        return try await loads.value(forKey: ByteWiseKey(key)) {
             // A load that just finished may have stored the value after this caller's miss.
             if let value = self.memory.value(forKey: key) { return value }
             do {

@@ -13,6 +13,10 @@ import Foundation
 /// let hit = try thumbnails.value(forKey: url.absoluteString)
 /// ```
 ///
+/// Keys are compared by their UTF-8 bytes: canonically equivalent spellings
+/// such as "é" and "e\u{301}" are different keys, in both levels. (Swift's
+/// `String ==` would call them equal; SQLite, like this cache, would not.)
+///
 /// A stored value that no longer decodes (its type changed, say) makes a read
 /// throw ``KVCacheError/decodingFailed(key:message:)`` and, by default, is removed,
 /// so the next read is a plain miss; other entries are unaffected.
@@ -21,10 +25,11 @@ public final class Cache<Value: Sendable>: Sendable {
     public let name: String?
     /// The directory of the disk level.
     public let directory: URL
-    /// The memory level; register it with a ``MemoryPressureMonitor`` to trim it under pressure.
+    /// The memory level (a ``MemoryCache`` comparing keys byte-wise); register it
+    /// with a ``MemoryPressureMonitor`` to trim it under pressure.
     /// Reading and trimming it directly is fine; writes made directly bypass the
     /// cache's ordering of the two levels.
-    public let memory: MemoryCache<String, Value>
+    public let memory: MemoryLevel
     /// The disk level (same caveat for direct writes).
     public let disk: DiskCache
     /// Turns values into the disk level's bytes and back.
@@ -34,7 +39,7 @@ public final class Cache<Value: Sendable>: Sendable {
     let removesUndecodableValues: Bool
     @usableFromInline let writes: WriteCoordinator
     let counters = MutexBox(CacheCounters())
-    let loads: SingleFlight<String, Value>
+    let loads: SingleFlight<ByteWiseKey, Value>
 
     /// Opens the cache `name` in `baseDirectory/name/`, so caches with different
     /// names share a base directory without touching each other.
@@ -64,14 +69,14 @@ public final class Cache<Value: Sendable>: Sendable {
         memoryClock: CacheClock, didJoinLoad: @escaping @Sendable (String, Int) -> Void = { _, _ in }
     ) throws {
         disk = try DiskCache(directory: directory, configuration: configuration.disk)
-        memory = MemoryCache(configuration: configuration.memory, clock: memoryClock)
+        memory = MemoryLevel(configuration: configuration.memory, clock: memoryClock)
         self.name = name
         self.directory = directory
         self.coder = coder
         cost = configuration.cost
         removesUndecodableValues = configuration.removesUndecodableValues
         writes = WriteCoordinator(disk: disk)
-        loads = SingleFlight(didJoin: didJoinLoad)
+        loads = SingleFlight(didJoin: { key, count in didJoinLoad(key.string, count) })
         configuration.memoryPressureMonitor?.register(memory)
     }
 

@@ -13,6 +13,8 @@ import Foundation
 /// so a value evicted from memory in the meantime is neither a miss nor the older
 /// value still on disk. A later mutation of the key supersedes a queued write,
 /// which is then dropped: the last call wins, as if every write were immediate.
+///
+/// Keys are compared by their UTF-8 bytes (`ByteWiseKey`), as in both levels.
 @usableFromInline
 final class WriteCoordinator: @unchecked Sendable {
     struct Write {
@@ -29,7 +31,7 @@ final class WriteCoordinator: @unchecked Sendable {
     private struct State {
         /// Bumped by every mutation.
         var epoch: UInt64 = 0
-        var pending: [String: Write] = [:]
+        var pending: [ByteWiseKey: Write] = [:]
         var unreportedError: (any Error)?
         var failures = 0
     }
@@ -55,7 +57,7 @@ final class WriteCoordinator: @unchecked Sendable {
 
     /// The queued write for `key` that has not landed yet, if any.
     func pendingWrite(forKey key: String) -> Write? {
-        state.withLock { $0.pending.isEmpty ? nil : $0.pending[key] }
+        state.withLock { $0.pending.isEmpty ? nil : $0.pending[ByteWiseKey(key)] }
     }
 
     /// Runs a mutation of `key` (of every key when nil), superseding queued writes for it.
@@ -65,7 +67,7 @@ final class WriteCoordinator: @unchecked Sendable {
         defer {
             state.withLock { state in
                 state.epoch &+= 1
-                if let key { state.pending[key] = nil } else { state.pending.removeAll() }
+                if let key { state.pending[ByteWiseKey(key)] = nil } else { state.pending.removeAll() }
             }
             mutationLock.unlock()
         }
@@ -81,7 +83,7 @@ final class WriteCoordinator: @unchecked Sendable {
         mutationLock.lock()
         let generation = state.withLock { state -> UInt64 in
             state.epoch &+= 1
-            state.pending[key] = Write(
+            state.pending[ByteWiseKey(key)] = Write(
                 generation: state.epoch, data: data, expiration: expiration,
                 deadline: deadline, extendedData: extendedData)
             return state.epoch
@@ -128,6 +130,6 @@ final class WriteCoordinator: @unchecked Sendable {
             }
         }
         // Landing changes no value a reader can see, so the epoch stays.
-        state.withLock { $0.pending[key] = nil }
+        state.withLock { $0.pending[ByteWiseKey(key)] = nil }
     }
 }

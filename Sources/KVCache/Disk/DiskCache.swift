@@ -13,6 +13,9 @@ import Foundation
 /// failed commit never leaves a torn value or a row without its bytes visible:
 /// at most orphan files, which the sweep removes.
 ///
+/// Keys are compared by their UTF-8 bytes: canonically equivalent spellings
+/// such as "é" and "e\u{301}" are different keys (as SQLite compares TEXT).
+///
 /// One instance per directory per process (`KVCacheError.directoryInUse`);
 /// several processes may share a directory.
 public final class DiskCache: Sendable {

@@ -11,6 +11,12 @@ private let trimQueueKey = DispatchSpecificKey<Bool>()
 /// background queue, so the caller never pays for their deinitialization, and
 /// a background timer removes expired entries without stalling callers.
 ///
+/// Keys are compared as their `Key` type's `Hashable` conformance says: a
+/// standalone `MemoryCache<String, _>` uses Swift's `String` equality, under
+/// which canonically equivalent spellings such as "é" and "e\u{301}" are one
+/// key. (The memory level of a ``Cache`` compares keys by their UTF-8 bytes,
+/// like the disk level.)
+///
 /// ```swift
 /// let images = MemoryCache<URL, Image>(configuration: .init(costLimit: 100 << 20))
 /// images.setValue(image, forKey: url, cost: Int64(image.byteCount))

@@ -6,15 +6,22 @@ import Darwin
 
 /// A key that compares and hashes by its UTF-8 bytes, as SQLite compares TEXT.
 ///
-/// Swift's `String ==` treats canonically equivalent spellings as equal ("é" as
-/// one scalar and as "e" + U+0301), while the manifest keeps them as two keys. The
-/// in-memory buffers in front of the manifest use this type so that a key means
-/// the same thing whether or not its write has been committed yet.
-struct ByteWiseKey: Hashable {
-    let string: String
+/// This is the library's one definition of key identity. Swift's `String ==`
+/// treats canonically equivalent spellings as equal ("é" as one scalar and as
+/// "e" + U+0301), while the manifest keeps them as two keys. Everything keyed
+/// by a cache key uses this type so that a key means the same thing in every
+/// level and buffer: the disk level's write and access-time buffers, and the
+/// facade's memory level, pending background writes and loads.
+///
+/// Wrapping costs nothing (no copy, no allocation), so a memory hit stays cheap.
+@usableFromInline
+struct ByteWiseKey: Hashable, Sendable {
+    @usableFromInline let string: String
 
+    @inlinable
     init(_ string: String) { self.string = string }
 
+    @usableFromInline
     static func == (lhs: ByteWiseKey, rhs: ByteWiseKey) -> Bool {
         let left = lhs.string.utf8, right = rhs.string.utf8
         guard left.count == right.count else { return false }
@@ -28,6 +35,7 @@ struct ByteWiseKey: Hashable {
         return left.elementsEqual(right)
     }
 
+    @usableFromInline
     func hash(into hasher: inout Hasher) {
         // Same bytes either way, so the hash does not depend on the string's storage.
         if string.utf8.withContiguousStorageIfAvailable({ hasher.combine(bytes: UnsafeRawBufferPointer($0)) }) == nil {

@@ -1,0 +1,107 @@
+extension Cache {
+    /// The memory level of a ``Cache``: a ``MemoryCache`` with `String` keys
+    /// compared by their UTF-8 bytes, as the disk level compares them, rather
+    /// than by Swift's `String` equality (see ``Cache``).
+    ///
+    /// It offers `MemoryCache`'s operations under the same names; each does what
+    /// it does on ``MemoryCache``. Register it with a ``MemoryPressureMonitor`` to
+    /// trim it under pressure. Reading and trimming it directly is fine; writes
+    /// made directly bypass the cache's ordering of the two levels.
+    public final class MemoryLevel: MemoryPressureTrimmable, Sendable {
+        @usableFromInline let cache: MemoryCache<ByteWiseKey, Value>
+
+        init(configuration: MemoryCache<String, Value>.Configuration, clock: CacheClock) {
+            var byteWise = MemoryCache<ByteWiseKey, Value>.Configuration(
+                countLimit: configuration.countLimit, costLimit: configuration.costLimit,
+                ageLimit: configuration.ageLimit, lowWatermark: configuration.lowWatermark,
+                autoTrimInterval: configuration.autoTrimInterval,
+                releasesValuesInBackground: configuration.releasesValuesInBackground,
+                extendsExpirationOnAccess: configuration.extendsExpirationOnAccess)
+            if let onEviction = configuration.onEviction {
+                byteWise.onEviction = { key, value, reason in onEviction(key.string, value, reason) }
+            }
+            cache = MemoryCache(configuration: byteWise, clock: clock)
+        }
+
+        /// See ``MemoryCache/value(forKey:)``.
+        @inlinable
+        public func value(forKey key: String) -> Value? {
+            cache.value(forKey: ByteWiseKey(key))
+        }
+
+        /// See ``MemoryCache/contains(_:)``.
+        public func contains(_ key: String) -> Bool {
+            cache.contains(ByteWiseKey(key))
+        }
+
+        /// See ``MemoryCache/count``.
+        public var count: Int { cache.count }
+
+        /// See ``MemoryCache/totalCost``.
+        public var totalCost: Int64 { cache.totalCost }
+
+        /// See ``MemoryCache/subscript(_:)``.
+        public subscript(key: String) -> Value? {
+            get { cache[ByteWiseKey(key)] }
+            set { cache[ByteWiseKey(key)] = newValue }
+        }
+
+        /// See ``MemoryCache/setValue(_:forKey:cost:expiration:)``.
+        @inlinable
+        public func setValue(_ value: Value, forKey key: String, cost: Int64 = 0, expiration: Expiration = .never) {
+            cache.setValue(value, forKey: ByteWiseKey(key), cost: cost, expiration: expiration)
+        }
+
+        /// See ``MemoryCache/removeValue(forKey:)``.
+        @discardableResult
+        public func removeValue(forKey key: String) -> Value? {
+            cache.removeValue(forKey: ByteWiseKey(key))
+        }
+
+        /// See ``MemoryCache/removeAll()``.
+        public func removeAll() { cache.removeAll() }
+
+        /// See ``MemoryCache/waitForBackgroundWork()``.
+        public func waitForBackgroundWork() { cache.waitForBackgroundWork() }
+
+        /// See ``MemoryCache/countLimit``.
+        public var countLimit: Int {
+            get { cache.countLimit }
+            set { cache.countLimit = newValue }
+        }
+
+        /// See ``MemoryCache/costLimit``.
+        public var costLimit: Int64 {
+            get { cache.costLimit }
+            set { cache.costLimit = newValue }
+        }
+
+        /// See ``MemoryCache/ageLimit``.
+        public var ageLimit: Double {
+            get { cache.ageLimit }
+            set { cache.ageLimit = newValue }
+        }
+
+        /// See ``MemoryCache/trim(toCount:)``.
+        public func trim(toCount count: Int) { cache.trim(toCount: count) }
+
+        /// See ``MemoryCache/trim(toCost:)``.
+        public func trim(toCost cost: Int64) { cache.trim(toCost: cost) }
+
+        /// See ``MemoryCache/trim(toAge:)``.
+        public func trim(toAge age: Double) { cache.trim(toAge: age) }
+
+        /// See ``MemoryCache/trim(toFraction:reason:)``.
+        public func trim(toFraction fraction: Double, reason: EvictionReason = .pressure) {
+            cache.trim(toFraction: fraction, reason: reason)
+        }
+
+        /// See ``MemoryCache/statistics``.
+        public var statistics: MemoryCache<String, Value>.Statistics {
+            let statistics = cache.statistics
+            return .init(
+                hits: statistics.hits, misses: statistics.misses, insertions: statistics.insertions,
+                evictions: statistics.evictions, count: statistics.count, totalCost: statistics.totalCost)
+        }
+    }
+}
