@@ -10,13 +10,16 @@ struct CacheLocation: ParsableArguments {
     /// Opens the cache for maintenance: no automatic trims, and the orphan sweep at
     /// open deletes nothing (an infinite grace period), so only the command changes
     /// the directory. Unless `creating`, a directory without a cache is an error
-    /// rather than a new empty cache.
-    func open(creating: Bool = false) throws -> DiskCache {
+    /// rather than a new empty cache. `readOnly` (the commands that only read) opens
+    /// it read-only: nothing is created, moved, rebuilt or deleted, and a damaged
+    /// manifest is reported (`KVCacheError.corrupt`, exit 3) for `verify --repair`.
+    func open(creating: Bool = false, readOnly: Bool = false) throws -> DiskCache {
         let url = URL(fileURLWithPath: directory)
         if !creating, !FileManager.default.fileExists(atPath: url.appendingPathComponent("manifest.sqlite").path) {
             throw ToolError.noCache(path: directory)
         }
         var configuration = DiskCache.Configuration()
+        configuration.isReadOnly = readOnly
         configuration.autoTrimInterval = nil
         configuration.orphanGracePeriod = .infinity
         let cache = try DiskCache(directory: url, configuration: configuration)

@@ -12,7 +12,7 @@ struct Get: ParsableCommand {
     var output: String?
 
     func run() throws {
-        let cache = try location.open()
+        let cache = try location.open(readOnly: true)
         defer { cache.close() }
         guard let value = try cache.value(forKey: key) else {
             Console.writeError("kvcache: no value for \(key)")

@@ -8,7 +8,7 @@ struct Keys: ParsableCommand {
 
     @OptionGroup var location: CacheLocation
     @Option(help: "Start after this key.") var after: String?
-    @Option(help: "Most keys to list.") var limit = 100
+    @Option(parsing: .unconditional, help: "Most keys to list.") var limit = 100
     @Flag(help: "List every key (in pages, ignoring --limit).") var all = false
     @OptionGroup var output: OutputOptions
 
@@ -17,7 +17,7 @@ struct Keys: ParsableCommand {
     }
 
     func run() throws {
-        let cache = try location.open()
+        let cache = try location.open(readOnly: true)
         defer { cache.close() }
         if all {
             var keys: [String] = []

@@ -11,7 +11,7 @@ struct SetValue: ParsableCommand {
     @Argument(help: "The key.") var key: String
     @Option(name: .shortAndLong, help: "Read the value from this file instead of stdin.", completion: .file())
     var file: String?
-    @Option(help: "Expire the value this many seconds from now.")
+    @Option(parsing: .unconditional, help: "Expire the value this many seconds from now.")
     var expires: Double?
 
     func validate() throws {
@@ -21,6 +21,10 @@ struct SetValue: ParsableCommand {
     func run() throws {
         let value: Data
         if let file {
+            var isDirectory: ObjCBool = false
+            if FileManager.default.fileExists(atPath: file, isDirectory: &isDirectory), isDirectory.boolValue {
+                throw ToolError.file(path: file, message: "is a directory, not a file")
+            }
             do {
                 value = try Data(contentsOf: URL(fileURLWithPath: file))
             } catch {

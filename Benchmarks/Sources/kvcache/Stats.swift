@@ -10,7 +10,7 @@ struct Stats: ParsableCommand {
     @OptionGroup var output: OutputOptions
 
     func run() throws {
-        let cache = try location.open()
+        let cache = try location.open(readOnly: true)
         defer { cache.close() }
         let inspection = try cache.inspect()
         if output.json {

@@ -17,7 +17,12 @@ enum ToolError: Error, CustomStringConvertible {
 
     /// A file given on the command line failed with `error`.
     static func file(_ path: String, _ error: Error) -> ToolError {
-        .file(path: path, message: (error as? CocoaError)?.localizedDescription ?? describe(error))
+        .file(path: path, message: (error as? CocoaError).map { describeCocoa($0) } ?? describe(error))
+    }
+
+    /// The system's reason for a Foundation file error, without its path.
+    static func describeCocoa(_ error: CocoaError) -> String {
+        (error.underlying as? POSIXError).map { String(cString: strerror($0.code.rawValue)) } ?? error.localizedDescription
     }
 
     /// A one-line message for any error.
@@ -27,7 +32,9 @@ enum ToolError: Error, CustomStringConvertible {
         case let error as ToolError: return error.description
         case let error as CocoaError:
             let path = error.filePath ?? error.url?.path
-            return (path.map { $0 + ": " } ?? "") + error.localizedDescription
+            // corelibs Foundation's own text is "The operation could not be completed";
+            // the system's reason is in the underlying POSIX error.
+            return (path.map { $0 + ": " } ?? "") + describeCocoa(error)
         default: return String(describing: error)
         }
     }

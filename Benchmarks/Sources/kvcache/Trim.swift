@@ -7,10 +7,10 @@ struct Trim: ParsableCommand {
         discussion: "Several limits may be given; they are applied in the order expired, age, count, size.")
 
     @OptionGroup var location: CacheLocation
-    @Option(help: "Keep at most this many entries.") var count: Int?
-    @Option(help: "Keep at most this many bytes of values (suffixes K, M, G, T: powers of 1024).")
+    @Option(parsing: .unconditional, help: "Keep at most this many entries.") var count: Int?
+    @Option(parsing: .unconditional, help: "Keep at most this many bytes of values (suffixes K, M, G, T: powers of 1024).")
     var size: ByteCount?
-    @Option(help: "Remove entries not accessed in this many seconds.") var age: Double?
+    @Option(parsing: .unconditional, help: "Remove entries not accessed in this many seconds.") var age: Double?
     @Flag(help: "Remove entries whose expiration date has passed.") var expired = false
     @OptionGroup var output: OutputOptions
 

@@ -13,7 +13,7 @@ struct Verify: ParsableCommand {
 
     @OptionGroup var location: CacheLocation
     @Flag(help: "Fix what is found.") var repair = false
-    @Option(help: """
+    @Option(parsing: .unconditional, help: """
         Unreferenced files younger than this many seconds are not orphans: another process \
         may be about to commit them. Use 0 when no process is writing.
         """)
@@ -26,7 +26,22 @@ struct Verify: ParsableCommand {
     }
 
     func run() throws {
-        let cache = try location.open()
+        // Without --repair it only reads: a manifest too damaged to open read-only is
+        // a problem found (exit 1), left for --repair to fix.
+        let cache: DiskCache
+        do {
+            cache = try location.open(readOnly: !repair)
+        } catch KVCacheError.corrupt(let path, let message) {
+            var report = DiskCache.VerificationReport()
+            report.integrityErrors = ["\(path): \(message)"]
+            if output.json {
+                try Console.writeJSON(VerifyOutput(report, rebuiltAtOpen: false))
+            } else {
+                VerifyOutput.printSummary(report, rebuiltAtOpen: false, gracePeriod: gracePeriod)
+                Console.writeError("kvcache: the manifest is damaged; run verify --repair to rebuild it")
+            }
+            throw ToolExit.no.code
+        }
         defer { cache.close() }
         // A manifest found corrupt at open was already moved aside and rebuilt: a problem
         // found, and repaired by opening.

@@ -36,6 +36,7 @@ struct VerifyOutput: Encodable {
     var checkedFiles: Int
     var missingFiles: [Entry]
     var wrongSizeFiles: [Entry]
+    var damagedInlineEntries: [Entry]
     var orphanFiles: [String]
     var recentUnreferencedFiles: [String]
     var summaryIsAccurate: Bool
@@ -44,7 +45,7 @@ struct VerifyOutput: Encodable {
 
     enum CodingKeys: String, CodingKey {
         case healthy, problemCount, integrityErrors, manifestRebuiltAtOpen, checkedFiles, missingFiles
-        case wrongSizeFiles, orphanFiles, recentUnreferencedFiles, summaryIsAccurate, repairs
+        case wrongSizeFiles, damagedInlineEntries, orphanFiles, recentUnreferencedFiles, summaryIsAccurate, repairs
     }
 
     init(_ report: DiskCache.VerificationReport, rebuiltAtOpen: Bool) {
@@ -59,6 +60,7 @@ struct VerifyOutput: Encodable {
         checkedFiles = report.checkedFiles
         missingFiles = report.missingFiles.map(entry)
         wrongSizeFiles = report.wrongSizeFiles.map(entry)
+        damagedInlineEntries = report.damagedInlineEntries.map(entry)
         orphanFiles = report.orphanFiles
         recentUnreferencedFiles = report.recentUnreferencedFiles
         summaryIsAccurate = report.summaryIsAccurate
@@ -77,6 +79,7 @@ struct VerifyOutput: Encodable {
         try container.encode(checkedFiles, forKey: .checkedFiles)
         try container.encode(missingFiles, forKey: .missingFiles)
         try container.encode(wrongSizeFiles, forKey: .wrongSizeFiles)
+        try container.encode(damagedInlineEntries, forKey: .damagedInlineEntries)
         try container.encode(orphanFiles, forKey: .orphanFiles)
         try container.encode(recentUnreferencedFiles, forKey: .recentUnreferencedFiles)
         try container.encode(summaryIsAccurate, forKey: .summaryIsAccurate)
@@ -102,6 +105,9 @@ struct VerifyOutput: Encodable {
         list("missing files", report.missingFiles) { "\($0.key)  data/\($0.fileName), \($0.expectedSize) bytes expected" }
         list("wrong-size files", report.wrongSizeFiles) {
             "\($0.key)  data/\($0.fileName), \($0.expectedSize) bytes expected, \($0.actualSize ?? 0) found"
+        }
+        list("damaged inline values", report.damagedInlineEntries) {
+            "\($0.key)  \($0.expectedSize) bytes expected, " + ($0.actualSize.map { "\($0) found" } ?? "none stored")
         }
         list("orphan files", report.orphanFiles) { "data/" + $0 }
         if !report.recentUnreferencedFiles.isEmpty {

@@ -122,13 +122,15 @@ import Testing
         let files = scratch.dataFiles
         #expect(files.count == 2)
         #expect(unlink(scratch.cache + "/data/" + files[0]) == 0)
-        try Data("stray".utf8).write(to: URL(fileURLWithPath: scratch.cache + "/data/orphan"))
+        // Named as the store names its files (others in data/ are not the store's).
+        let orphan = "0123456789abcdef-0123456789abcdef"
+        try Data("stray".utf8).write(to: URL(fileURLWithPath: scratch.cache + "/data/" + orphan))
         let damaged = try kvcache("verify", scratch.cache, "--grace-period", "0", "--json")
         #expect(damaged.status == 1)
         let report = try damaged.json()
         #expect(report["healthy"] as? Bool == false)
         #expect((report["missingFiles"] as? [[String: Any]])?.count == 1)
-        #expect(report["orphanFiles"] as? [String] == ["orphan"])
+        #expect(report["orphanFiles"] as? [String] == [orphan])
         #expect(report["repairs"] is NSNull)
 
         let repaired = try kvcache("verify", scratch.cache, "--repair", "--grace-period", "0", "--json")
@@ -161,8 +163,85 @@ import Testing
         let unreadable = try kvcache("set", scratch.cache, "b", "--file", scratch.root.appendingPathComponent("none").path)
         #expect(unreadable.status == 3)
         #expect(unreadable.stderr.hasPrefix("kvcache: error: "))
-        let badKey = try kvcache("set", scratch.cache, "", input: Data("1".utf8))
-        #expect(badKey.status == 3)
-        #expect(badKey.stderr.contains("invalid key"))
+        // A key the library refuses is a usage error (issue 12: `get DIR ""` exited 3).
+        for command in [["set", ""], ["get", ""], ["remove", ""]] {
+            let badKey = try ToolProcess.run([command[0], scratch.cache] + command.dropFirst(), input: Data("1".utf8))
+            #expect(badKey.status == 2, "\(command)")
+            #expect(badKey.stderr.contains("invalid key"), "\(command)")
+        }
+    }
+
+    /// Issue 12: `--limit -1` said "Missing value"; `set --file <dir>` said
+    /// "NSCocoaErrorDomain error 256".
+    @Test func usageMessagesSayWhatIsWrong() throws {
+        let scratch = Scratch()
+        defer { scratch.remove() }
+        _ = try kvcache("set", scratch.cache, "a", input: Data("1".utf8))
+        let negative = try kvcache("keys", scratch.cache, "--limit", "-1")
+        #expect(negative.status == 2)
+        #expect(negative.stderr.contains("--limit must be at least 1"), "\(negative.stderr)")
+        let negativeCount = try kvcache("trim", scratch.cache, "--count", "-5")
+        #expect(negativeCount.status == 2)
+        #expect(negativeCount.stderr.contains("--count must not be negative"), "\(negativeCount.stderr)")
+        let directory = try kvcache("set", scratch.cache, "b", "--file", scratch.root.path)
+        #expect(directory.status == 3)
+        #expect(directory.stderr.contains("is a directory"), "\(directory.stderr)")
+        #expect(!directory.stderr.contains("NSCocoaErrorDomain"))
+    }
+
+    /// Issue 12, item 5: `keys --json` on a manifest with two damaged pages exited 0 with
+    /// no keys, moved the manifest to corrupt/ and started an empty one. The commands
+    /// that only read report the damage and change nothing.
+    @Test func readOnlyCommandsReportADamagedManifestAndChangeNothing() throws {
+        let scratch = Scratch()
+        defer { scratch.remove() }
+        for index in 0..<150 {
+            _ = try kvcache("set", scratch.cache, "key\(index)", input: Data(repeating: UInt8(index), count: 3000))
+        }
+        _ = try kvcache("set", scratch.cache, "large", "--file", try scratch.file("large.bin", large))
+        let manifest = scratch.cache + "/manifest.sqlite"
+        let handle = try FileHandle(forWritingTo: URL(fileURLWithPath: manifest))
+        for page in [2, 5] {
+            try handle.seek(toOffset: UInt64(page * 16384))
+            try handle.write(contentsOf: Data(repeating: 0xa5, count: 16384))
+        }
+        try handle.close()
+        let before = try Data(contentsOf: URL(fileURLWithPath: manifest))
+        let files = scratch.dataFiles
+        for command in [["keys", "--json"], ["keys", "--all"], ["stats"], ["stats", "--json"], ["get", "key7"],
+                        ["verify", "--grace-period", "0"]] {
+            let result = try ToolProcess.run([command[0], scratch.cache] + command.dropFirst())
+            // get and stats may not touch a damaged page (exit 0 or 1); keys must, and verify finds it.
+            if command[0] == "keys" {
+                #expect(result.status == 3, "\(command): \(result.stderr)")
+                #expect(result.stderr.contains("verify --repair"), "\(command): \(result.stderr)")
+            }
+            if command[0] == "verify" { #expect(result.status == 1, "\(command): \(result.stderr)") }
+            #expect(try Data(contentsOf: URL(fileURLWithPath: manifest)) == before, "\(command)")
+            #expect(!FileManager.default.fileExists(atPath: scratch.cache + "/corrupt"), "\(command)")
+            #expect(scratch.dataFiles == files, "\(command)")
+        }
+        #expect(try kvcache("verify", scratch.cache, "--repair", "--grace-period", "0").status == 0)
+        #expect(try kvcache("verify", scratch.cache, "--grace-period", "0").status == 0)
+    }
+
+    @Test func aForeignDatabaseIsRefusedAndLeftAsItIs() throws {
+        let scratch = Scratch()
+        defer { scratch.remove() }
+        try FileManager.default.createDirectory(atPath: scratch.cache, withIntermediateDirectories: true)
+        let process = Process()
+        process.executableURL = URL(fileURLWithPath: "/usr/bin/env")
+        process.arguments = ["python3", "-c", "import sqlite3; c = sqlite3.connect('\(scratch.cache)/manifest.sqlite'); "
+                             + "c.execute('create table users(name)'); c.commit()"]
+        try process.run()
+        process.waitUntilExit()
+        try #require(process.terminationStatus == 0)
+        let before = try FileManager.default.contentsOfDirectory(atPath: scratch.cache).sorted()
+        for command in [["stats"], ["keys"], ["verify"], ["set", "k"]] {
+            let result = try ToolProcess.run([command[0], scratch.cache] + command.dropFirst(), input: Data("1".utf8))
+            #expect(result.status == 3, "\(command)")
+            #expect(result.stderr.contains("not a KVCache directory"), "\(command): \(result.stderr)")
+            #expect(try FileManager.default.contentsOfDirectory(atPath: scratch.cache).sorted() == before, "\(command)")
+        }
     }
 }
