@@ -237,6 +237,11 @@ extension FileStore {
     /// whose names the store makes, then the folder if nothing else is left in it.
     @discardableResult
     static func removeDataFolder(_ path: String) -> Int {
+        var info = stat()
+        guard lstat(path, &info) == 0 else { return 0 }
+        // Something else under a name the store makes (a symlink planted there): the
+        // entry itself goes, never what it points to.
+        if (info.st_mode & S_IFMT) != S_IFDIR { return unlink(path) == 0 ? 1 : 0 }
         var removed = 0
         for entry in (try? entries(of: path)) ?? [] where !entry.isDirectory && FileNameHash.isFileName(entry.name) {
             if unlink(path + "/" + entry.name) == 0 { removed += 1 }
