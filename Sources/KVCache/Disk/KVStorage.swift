@@ -7,6 +7,7 @@ import Foundation
 /// <directory>/data/<hash>-<random>           one file per file value
 /// <directory>/trash/                         data folders being deleted by removeAll
 /// <directory>/corrupt/                       the last database moved aside as corrupt
+/// <directory>/reserve                         space kept back for deletions on a full disk
 /// ```
 ///
 /// Not thread-safe: `DiskCache` serializes every call. Writes are buffered as
@@ -19,6 +20,12 @@ final class KVStorage {
     let dataPath: String
     let trashPath: String
     let corruptPath: String
+    /// A file of zeros the store keeps so that a full disk can still shrink: it is
+    /// deleted when a removal, trim or removeAll cannot commit for lack of space,
+    /// and made again once space allows (see KVStorage+Space.swift).
+    let reservePath: String
+    /// The reserve's name in the cache directory (a fixed name: the cache's own file).
+    static let reserveFileName = "reserve"
     let options: Options
     let files: FileStore
 
@@ -62,6 +69,8 @@ final class KVStorage {
     var isAccessFlushScheduled = false
     var isUrgentAccessFlushScheduled = false
     var isLimitTrimScheduled = false
+    /// True while the reserve file is known to be in place at its full size.
+    var isReserveInPlace = false
     /// Set when a rebuild left unreferenced files behind.
     var needsOrphanSweep = false
     /// Why acknowledged writes were dropped (a commit failed for good: disk full, I/O),
@@ -87,6 +96,7 @@ final class KVStorage {
         dataPath = canonical + "/data"
         trashPath = canonical + "/trash"
         corruptPath = canonical + "/corrupt"
+        reservePath = canonical + "/" + Self.reserveFileName
         self.options = options
         files = FileStore(directory: dataPath)
         guard DirectoryRegistry.shared.register(canonical) else {
@@ -96,7 +106,13 @@ final class KVStorage {
         do {
             try FileStore.createSubfolder(dataPath)
             try FileStore.createSubfolder(trashPath)
-            database = try openManifest()
+            do {
+                database = try openManifest()
+            } catch let error as SQLiteError where error.isDiskFull && FileStore.releaseReserve(reservePath) {
+                // A disk the cache filled: its reserve makes room for SQLite's files (-shm, -wal).
+                database = try openManifest()
+            }
+            ensureReserve()
         } catch {
             holdsDirectory = false
             DirectoryRegistry.shared.unregister(canonical)

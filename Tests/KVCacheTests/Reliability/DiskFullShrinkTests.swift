@@ -49,8 +49,9 @@ import Testing
 
     /// Mounts a 2 MB tmpfs, opens a cache in it and fills the disk with small sets;
     /// with `reopen`, closes the cache, reopens it on the still-full disk and fills
-    /// what the close gave back. Runs `body` on the full disk, then checks that sets work again.
-    func withCacheThatFilledItsDisk(reopen: Bool, _ name: String,
+    /// what the close gave back. Runs `body` on the full disk, then checks that it took no
+    /// space and (with `setsAgain`) that sets work again.
+    func withCacheThatFilledItsDisk(reopen: Bool, setsAgain: Bool = true, _ name: String,
                                     _ body: (DiskCache, URL, Sizes) throws -> Void) throws {
         let mount = try TmpfsMount(size: "2m")
         defer { mount.unmount() }
@@ -74,6 +75,7 @@ import Testing
         Reliability.report("\(name): after giving space back: \(after)")
         #expect(after.free >= before.free, "space was taken, not given back: \(before) -> \(after)")
         // The space given back takes new values again.
+        guard setsAgain else { return }
         for index in 0..<50 {
             try cache.setValue(bytes(Self.valueSize, seed: 7), forKey: "again\(index)")
         }
@@ -92,7 +94,9 @@ import Testing
     }
 
     @Test(arguments: [false, true]) func removeValueAndFlushSucceedOnAFullDisk(reopen: Bool) throws {
-        try withCacheThatFilledItsDisk(reopen: reopen, "removeValue+flush reopen \(reopen)") { cache, _, _ in
+        // Removing a few hundred scattered small rows frees room inside pages, not whole
+        // pages: it commits, but new keys (appended at the table's end) may not fit.
+        try withCacheThatFilledItsDisk(reopen: reopen, setsAgain: false, "removeValue+flush reopen \(reopen)") { cache, _, _ in
             let count = try cache.totalCount
             let keys = try cache.keys(limit: min(200, count / 2))
             #expect(keys.count > 10)
