@@ -288,6 +288,45 @@ extension FileStore {
         close(fd)
     }
 
+    /// Makes `path` a regular file (mode 0600) of at least `size` bytes, written, so that
+    /// its blocks are allocated and deleting it gives them back; grows a shorter one.
+    /// False if the disk has no room (no partial file is left) or `path` is not a regular file.
+    static func createReserve(_ path: String, size: Int) -> Bool {
+        let fd = open(path, O_WRONLY | O_CREAT | O_NOFOLLOW | O_CLOEXEC, 0o600)
+        guard fd >= 0 else { return false }
+        defer { close(fd) }
+        var info = stat()
+        guard fstat(fd, &info) == 0, (info.st_mode & S_IFMT) == S_IFREG else { return false }
+        if Int(info.st_size) >= size { return true }
+        let zeros = [UInt8](repeating: 0, count: size - Int(info.st_size))
+        let written = zeros.withUnsafeBytes { buffer -> Bool in
+            var offset = 0
+            while offset < buffer.count {
+                let n = pwrite(fd, buffer.baseAddress! + offset, buffer.count - offset, off_t(Int(info.st_size) + offset))
+                if n < 0, errno == EINTR { continue }
+                if n <= 0 { return false }
+                offset += n
+            }
+            return true
+        }
+        if !written { unlink(path) }
+        return written
+    }
+
+    /// Deletes the reserve at `path`; true if there was one (its space is free again).
+    static func releaseReserve(_ path: String) -> Bool {
+        var info = stat()
+        guard lstat(path, &info) == 0, (info.st_mode & S_IFMT) == S_IFREG else { return false }
+        return unlink(path) == 0 && info.st_size > 0
+    }
+
+    /// Size in bytes of the file at `path`, or nil if it does not exist.
+    static func size(of path: String) -> Int64? {
+        var info = stat()
+        guard stat(path, &info) == 0 else { return nil }
+        return Int64(info.st_size)
+    }
+
     /// fsyncs a file or directory if it exists (best effort).
     static func sync(path: String) {
         let fd = open(path, O_RDONLY | O_CLOEXEC)

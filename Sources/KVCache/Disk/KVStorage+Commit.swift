@@ -15,9 +15,33 @@ extension KVStorage {
     /// If it fails, SQLite rolls everything back; the pending writes are kept
     /// for a retry when the failure is transient (busy, locked, or corruption
     /// that a rebuild fixes) and dropped otherwise (their files deleted).
-    func write<Result>(_ body: () throws -> Result) throws -> Result {
+    ///
+    /// On a full disk a commit that gives space back — one with pending removals, or
+    /// with `freesSpace` (trims, removeAll) — is retried once after `giveSpaceBack()`,
+    /// with the pending sets dropped (and reported) and the removals kept.
+    func write<Result>(freesSpace: Bool = false, _ body: () throws -> Result) throws -> Result {
         // One writer at a time in this process: the batch in flight commits first.
         settleDetachedCommit()
+        do {
+            return try writeOnce(keepsRemovalsOnDiskFull: true, body)
+        } catch let error as SQLiteError where error.isDiskFull && (freesSpace || !pending.isEmpty) {
+            // `pending` holds only removals now.
+            guard giveSpaceBack() else {
+                if !pending.isEmpty { recordDroppedWrites(error) }
+                dropPendingWrites()
+                throw error
+            }
+            return try writeOnce(keepsRemovalsOnDiskFull: false, body)
+        }
+    }
+
+    /// Records that acknowledged writes were lost, for the next write and the next flush to throw.
+    private func recordDroppedWrites(_ error: Error) {
+        droppedWritesError = error
+        flushError = error
+    }
+
+    private func writeOnce<Result>(keepsRemovalsOnDiskFull: Bool, _ body: () throws -> Result) throws -> Result {
         let database = try requireDatabase()
         try requireWritable()
         let statements = try requireStatements()
@@ -44,13 +68,15 @@ extension KVStorage {
             if database.isInTransaction { try? database.execute("ROLLBACK") }
             if let totals = try? readTotals() { committedTotals = totals }
             counters.failedCommits += 1
-            if !Self.isTransient(error) {
+            if keepsRemovalsOnDiskFull, let error = error as? SQLiteError, error.isDiskFull, pending.hasRemovals {
+                // The caller retries after giving space back: the removals stay for it.
+                let (files, dropped) = pending.keepRemovalsOnly()
+                for name in files { self.files.remove(name) }
+                if dropped > 0 { recordDroppedWrites(error) }
+            } else if !Self.isTransient(error) {
                 // Writes already acknowledged to the caller are lost: say so on the
                 // next write and the next flush, whichever path ran this commit.
-                if !pending.isEmpty {
-                    droppedWritesError = error
-                    flushError = error
-                }
+                if !pending.isEmpty { recordDroppedWrites(error) }
                 dropPendingWrites()
             }
             throw error
@@ -146,8 +172,16 @@ extension KVStorage {
             droppedWritesError = nil
             throw error
         }
+        if let error = flushError {
+            // The commit went through only after dropping the sets (a full disk).
+            flushError = nil
+            droppedWritesError = nil
+            throw error
+        }
         let database = try requireDatabase()
-        guard durability == .synced, !options.readOnly else { return }
+        guard !options.readOnly else { return }
+        ensureReserve()
+        guard durability == .synced else { return }
         // Durability comes from syncing the WAL, which holds every commit so far; the
         // checkpoint only keeps the WAL short. It may stop at another process's reader,
         // or fail on a full disk (the database file has to grow): neither loses a write,

@@ -9,7 +9,9 @@ extension KVStorage {
         let database = try requireDatabase()
         accessTimes.removeAll()
         dropPendingWrites()
-        let removed = try write { () throws -> Int in
+        // On a full disk `write` releases the reserve and empties the WAL to make room:
+        // deleting every row frees their pages and touches only a few.
+        let removed = try write(freesSpace: true) { () throws -> Int in
             let count = committedTotals.count
             try database.statement(Manifest.deleteAll).run { try $0.execute() }
             try database.statement(Manifest.resetStats).run { try $0.execute() }
@@ -26,12 +28,13 @@ extension KVStorage {
         try FileStore.createSubfolder(dataPath)
         // If the swap failed the old files are orphans now; the sweep removes them.
         if !moved { needsOrphanSweep = true }
+        ensureReserve()
         return moved ? trash : nil
     }
 
     /// Removes up to `limit` entries (any order) in one transaction; for removeAll with progress.
     func removeSome(limit: Int) throws -> Int {
-        let removed = try write { try deleteRows(Manifest.deleteAny, limit: limit) }
+        let removed = try write(freesSpace: true) { try deleteRows(Manifest.deleteAny, limit: limit) }
         counters.evictions[.removed, default: 0] += removed
         return removed
     }

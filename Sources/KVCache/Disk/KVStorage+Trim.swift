@@ -11,16 +11,43 @@ extension KVStorage {
 
     /// Removes up to `limit` entries toward `goal`; returns how many, 0 when the goal is met.
     func trimStep(_ goal: TrimGoal, reason: EvictionReason, limit: Int = KVStorage.trimStepLimit) throws -> Int {
-        // Cheap exits without taking the write lock.
+        // Cheap exits without taking the write lock. On a full disk the pending sets
+        // may not commit (they are dropped and reported): the trim goes on regardless.
+        let totals: Totals
+        do {
+            totals = try self.totals()
+        } catch let error as SQLiteError where error.isDiskFull {
+            totals = try readTotals()
+        }
         switch goal {
-        case .count(let target): if try totals().count <= target { return 0 }
-        case .size(let target): if try totals().size <= target { return 0 }
+        case .count(let target): if totals.count <= target { return 0 }
+        case .size(let target): if totals.size <= target { return 0 }
         case .age, .expired: break
         }
         let now = options.clock()
+        var limit = limit
+        var removed = 0
+        while true {
+            do {
+                removed = try trimStepOnce(goal, limit: limit, now: now)
+                break
+            } catch let error as SQLiteError where error.isDiskFull && limit > 1 {
+                // A full disk: even with the reserve released, this step's commit did not
+                // fit. Smaller steps need fewer WAL frames each (the WAL is emptied before each).
+                limit = max(1, limit / 8)
+            }
+        }
+        if removed > 0 {
+            counters.evictions[reason, default: 0] += removed
+            ensureReserve()
+        }
+        return removed
+    }
+
+    private func trimStepOnce(_ goal: TrimGoal, limit: Int, now: Double) throws -> Int {
         // The transaction applies pending writes and buffered access times first,
         // so the LRU order and extended expirations are right.
-        let removed = try write { () throws -> Int in
+        try write(freesSpace: true) { () throws -> Int in
             switch goal {
             case .count(let target):
                 let excess = currentTotals.count - target
@@ -36,8 +63,6 @@ extension KVStorage {
                 return try deleteRows(Manifest.deleteExpired, limit: limit, time: now)
             }
         }
-        if removed > 0 { counters.evictions[reason, default: 0] += removed }
-        return removed
     }
 
     /// Runs a DELETE … RETURNING filename, size inside the open transaction; `time`

@@ -7,6 +7,7 @@ import Foundation
 /// <directory>/data/<hash>-<random>           one file per file value
 /// <directory>/trash/                         data folders being deleted by removeAll
 /// <directory>/corrupt/                       the last database moved aside as corrupt
+/// <directory>/reserve                         space kept back for deletions on a full disk
 /// ```
 ///
 /// Not thread-safe: `DiskCache` serializes every call. Writes are buffered as
@@ -14,14 +15,17 @@ import Foundation
 /// commits after a short delay, when the buffer is full, or on `flush()`; reads
 /// consult the buffer first, so they see those writes at once.
 final class KVStorage {
-    /// A file of spare bytes in the directory (see the disk-full handling).
-    static let reserveFileName = "reserve"
-
     let directory: String
     let manifestPath: String
     let dataPath: String
     let trashPath: String
     let corruptPath: String
+    /// A file of zeros the store keeps so that a full disk can still shrink: it is
+    /// deleted when a removal, trim or removeAll cannot commit for lack of space,
+    /// and made again once space allows (see KVStorage+Space.swift).
+    let reservePath: String
+    /// The reserve's name in the cache directory (a fixed name: the cache's own file).
+    static let reserveFileName = "reserve"
     let options: Options
     let files: FileStore
 
@@ -65,6 +69,8 @@ final class KVStorage {
     var isAccessFlushScheduled = false
     var isUrgentAccessFlushScheduled = false
     var isLimitTrimScheduled = false
+    /// True while the reserve file is known to be in place at its full size.
+    var isReserveInPlace = false
     /// Set when a rebuild left unreferenced files behind.
     var needsOrphanSweep = false
     /// Why acknowledged writes were dropped (a commit failed for good: disk full, I/O),
@@ -97,6 +103,7 @@ final class KVStorage {
         dataPath = canonical + "/data"
         trashPath = canonical + "/trash"
         corruptPath = canonical + "/corrupt"
+        reservePath = canonical + "/" + Self.reserveFileName
         self.options = options
         files = FileStore(directory: dataPath)
         guard DirectoryRegistry.shared.register(canonical) else {
@@ -109,11 +116,18 @@ final class KVStorage {
                 if options.readOnly { throw KVCacheError.directoryUnavailable(path: manifestPath, errno: ENOENT) }
                 try StoreOwnership.requireOnlyStoreEntries(in: canonical)
             }
-            database = try openManifest()
+            do {
+                database = try openManifest()
+            } catch let error as SQLiteError where error.isDiskFull && !options.readOnly
+                        && FileStore.releaseReserve(reservePath) {
+                // A disk the cache filled: its reserve makes room for SQLite's files (-shm, -wal).
+                database = try openManifest()
+            }
             // After the manifest is known to be ours.
             if !options.readOnly {
                 try FileStore.createSubfolder(dataPath)
                 try FileStore.createSubfolder(trashPath)
+                ensureReserve()
             }
         } catch {
             close()  // the manifest, if it opened, and the directory's registration

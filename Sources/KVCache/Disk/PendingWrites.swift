@@ -77,6 +77,23 @@ struct PendingWrites {
     /// Files written for pending sets (not referenced by any row yet).
     var files: [String] { entries.compactMap { $0.write.value?.filename } }
 
+    /// True if any write is a removal.
+    var hasRemovals: Bool { entries.contains { $0.write.value == nil } }
+
+    /// Drops the sets and keeps the removals (in their order), for a commit retried on a
+    /// full disk: removals give space back, sets take it. Returns the dropped sets' files.
+    mutating func keepRemovalsOnly() -> (files: [String], droppedSets: Int) {
+        let sets = entries.filter { $0.write.value != nil }
+        guard !sets.isEmpty else { return ([], 0) }
+        let removals = entries.filter { $0.write.value == nil }
+        removeAll()
+        for (key, write) in removals {
+            positions[key] = entries.count
+            entries.append((key, write))
+        }
+        return (sets.compactMap { $0.write.value?.filename }, sets.count)
+    }
+
     mutating func removeAll() {
         // The next batch is usually as large: keep the storage instead of regrowing it.
         entries.removeAll(keepingCapacity: true)

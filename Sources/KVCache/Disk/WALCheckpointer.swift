@@ -1,20 +1,36 @@
 import CSQLite
 import Dispatch
+#if canImport(Glibc)
+import Glibc
+#elseif canImport(Darwin)
+import Darwin
+#endif
 
 /// Checkpoints the manifest's WAL on a background queue, through a connection of
 /// its own, so copying WAL pages into the database and its two fsyncs never run
 /// inside a commit, under the cache's lock, while callers wait.
 ///
 /// The store's connection calls `walDidGrow` after each commit (SQLite's WAL hook,
-/// which replaces its auto-checkpoint). From `softLimit` frames a background
-/// checkpoint is requested; from `hardLimit` (twice as many) the committing
+/// which replaces its auto-checkpoint). From a soft limit of frames a background
+/// checkpoint is requested; from the hard limit (twice as many) the committing
 /// connection completes the checkpoint itself, so the WAL stays bounded even when
 /// the background falls behind. The background does most of the copying and both
 /// fsyncs' worth of waiting; the commit at the hard limit copies what is left.
+///
+/// The soft limit is half the database file's size, at least `minimumLimitBytes`
+/// and at most the configured limit (4 MiB): the WAL of a small store stays about
+/// as small as the store (at most the database's size, or 512 KiB, plus one commit)
+/// instead of growing to 8 MiB. On a small disk filled by the cache, a WAL larger
+/// than the store it journals was what left no room for the commits that shrink it.
 final class WALCheckpointer: Sendable {
     let path: String
+    /// The soft limit for a large store (the configured WAL size), in frames.
     let softLimit: Int32
-    let hardLimit: Int32
+    /// The soft limit for a small store, in frames (see `minimumLimitBytes`).
+    let minimumSoftLimit: Int32
+    let pageSize: Int
+    /// The smallest soft limit: 256 KiB, a few small commits' worth of 16 KiB pages.
+    static let minimumLimitBytes = 256 * 1024
     private let queue = DispatchQueue(label: "KVCache.DiskCache.checkpoint", qos: .utility)
     private let state = MutexBox(State())
     /// Its own connection, used on `queue` only (nil if it could not be opened:
@@ -38,8 +54,9 @@ final class WALCheckpointer: Sendable {
     /// connection opened later would create a second WAL beside the shared index).
     init(path: String, limitBytes: Int, pageSize: Int) {
         self.path = path
-        softLimit = Int32(clamping: max(1, limitBytes / max(512, pageSize)))
-        hardLimit = softLimit.multipliedReportingOverflow(by: 2).overflow ? .max : softLimit * 2
+        self.pageSize = max(512, pageSize)
+        softLimit = Int32(clamping: max(1, limitBytes / self.pageSize))
+        minimumSoftLimit = min(softLimit, Int32(clamping: max(1, Self.minimumLimitBytes / self.pageSize)))
         var database = try? Database(path: path, busyTimeout: 0, create: false)
         if (try? database?.integer("SELECT count FROM stats")) == nil {
             database?.close()
@@ -59,7 +76,20 @@ final class WALCheckpointer: Sendable {
         }, Unmanaged.passUnretained(self).toOpaque())
     }
 
+    /// The soft limit for the database as large as it is now: half its pages,
+    /// clamped to `minimumSoftLimit...softLimit`. One stat, only once the WAL holds
+    /// `minimumSoftLimit` frames.
+    func currentSoftLimit() -> Int32 {
+        var info = stat()
+        guard stat(path, &info) == 0 else { return minimumSoftLimit }
+        let half = Int32(clamping: Int64(info.st_size) / Int64(pageSize) / 2)
+        return min(softLimit, max(minimumSoftLimit, half))
+    }
+
     private func walDidGrow(frames: Int32, connection: OpaquePointer?) {
+        guard frames >= minimumSoftLimit else { return }
+        let softLimit = minimumSoftLimit == self.softLimit ? minimumSoftLimit : currentSoftLimit()
+        let hardLimit = softLimit.multipliedReportingOverflow(by: 2).overflow ? .max : softLimit * 2
         if frames >= hardLimit {
             // A background checkpoint holds the checkpoint lock (BUSY): wait for it, then
             // copy what it left. With a steady writer it never reaches the WAL's end

@@ -106,7 +106,8 @@ import Testing
         }
         #expect(try snapshot(parent.path, excluding: "cache") == before)
         let names = try FileManager.default.contentsOfDirectory(atPath: cacheURL.path)
-        #expect(Set(names).isSubset(of: ["manifest.sqlite", "manifest.sqlite-wal", "manifest.sqlite-shm", "data", "trash"]))
+        #expect(Set(names).isSubset(of: ["manifest.sqlite", "manifest.sqlite-wal", "manifest.sqlite-shm", "data", "trash",
+                                         KVStorage.reserveFileName]))
     }
 
     @Test func storeFilesAreOwnerOnly() throws {
@@ -120,7 +121,8 @@ import Testing
             #expect(mode(folder) == 0o700, "\(folder): \(String(mode(folder) ?? 0, radix: 8))")
         }
         for file in dir.dataFiles().map({ dir.dataPath + "/" + $0 })
-            + [dir.manifestPath, dir.manifestPath + "-wal", dir.manifestPath + "-shm"] {
+            + [dir.manifestPath, dir.manifestPath + "-wal", dir.manifestPath + "-shm",
+               dir.path + "/" + KVStorage.reserveFileName] {
             #expect(mode(file) == 0o600, "\(file): \(String(mode(file) ?? 0, radix: 8))")
         }
         cache.close()

@@ -1,0 +1,40 @@
+import CSQLite
+
+/// Giving space back on a full disk. A cache that fills its own disk must still be
+/// able to shrink, but every deletion is a commit, and a commit needs room: new WAL
+/// frames, and a checkpoint that may grow the database file. So the store keeps a
+/// reserve (a file of zeros, `KVStorage.reserveFileName`) in its directory. When a
+/// commit that removes entries (a removal, a trim step, removeAll) fails for lack of
+/// space, the store deletes the reserve and checkpoints the WAL with TRUNCATE, which
+/// empties the WAL file, then commits again. The reserve is made again after a later
+/// trim, removeAll or flush, once there is room for it.
+extension KVStorage {
+    /// Bytes of the reserve: room for a small deletion's commit (its WAL frames: the
+    /// leaves and index pages it touches, the stats row, the header), 8 pages of the
+    /// manifest, and at least 64 KiB; 128 KiB with the default 16 KiB pages.
+    var reserveSize: Int { max(64 * 1024, 8 * (checkpointer?.pageSize ?? options.pageSize)) }
+
+    /// Makes the reserve if it is not in place (one syscall when it is not; nothing when it is).
+    func ensureReserve() {
+        if isReserveInPlace || isClosed { return }
+        isReserveInPlace = FileStore.createReserve(reservePath, size: reserveSize)
+    }
+
+    /// On a full disk: deletes the reserve, then empties the WAL (a TRUNCATE checkpoint,
+    /// which does not wait for other connections: the busy handler is off for it).
+    /// Returns true if it gave any space back. Called with no transaction open and no
+    /// detached batch in flight.
+    func giveSpaceBack() -> Bool {
+        var freed = FileStore.releaseReserve(reservePath)
+        isReserveInPlace = false
+        guard let database, let handle = database.handle, !database.isInTransaction else { return freed }
+        // A background checkpoint holds the checkpoint lock: let it finish first.
+        checkpointer?.waitForCheckpoint()
+        let walSize = FileStore.size(of: manifestPath + "-wal") ?? 0
+        sqlite3_busy_timeout(handle, 0)
+        let code = sqlite3_wal_checkpoint_v2(handle, nil, SQLITE_CHECKPOINT_TRUNCATE, nil, nil)
+        sqlite3_busy_timeout(handle, Seconds.clampedMilliseconds(options.busyTimeout))
+        if code == SQLITE_OK, walSize > 0 { freed = true }
+        return freed
+    }
+}
