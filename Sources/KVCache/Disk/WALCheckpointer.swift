@@ -77,18 +77,30 @@ final class WALCheckpointer: Sendable {
     }
 
     /// The soft limit for the database as large as it is now: half its pages,
-    /// clamped to `minimumSoftLimit...softLimit`. One stat, only once the WAL holds
-    /// `minimumSoftLimit` frames.
+    /// clamped to `minimumSoftLimit...softLimit`, and never more than a quarter of
+    /// the disk's free space: on a nearly full disk the WAL is checkpointed (and
+    /// reused from its start) before it takes the room its next commits need.
     func currentSoftLimit() -> Int32 {
+        var limit = minimumSoftLimit
         var info = stat()
-        guard stat(path, &info) == 0 else { return minimumSoftLimit }
-        let half = Int32(clamping: Int64(info.st_size) / Int64(pageSize) / 2)
-        return min(softLimit, max(minimumSoftLimit, half))
+        if stat(path, &info) == 0 {
+            let half = Int32(clamping: Int64(info.st_size) / Int64(pageSize) / 2)
+            limit = min(softLimit, max(minimumSoftLimit, half))
+        }
+        if let free = FileStore.freeSpace(at: path) {
+            limit = min(limit, max(1, Int32(clamping: free / 4 / Int64(pageSize))))
+        }
+        return limit
     }
 
+    /// Frames below which the WAL hook does nothing (not even a stat): a commit or two.
+    static let framesBeforeLimitCheck: Int32 = 8
+
     private func walDidGrow(frames: Int32, connection: OpaquePointer?) {
-        guard frames >= minimumSoftLimit else { return }
-        let softLimit = minimumSoftLimit == self.softLimit ? minimumSoftLimit : currentSoftLimit()
+        guard frames >= Self.framesBeforeLimitCheck else { return }
+        let softLimit = currentSoftLimit()
+        // Below every limit a disk could impose: nothing to do.
+        if frames < softLimit { return }
         let hardLimit = softLimit.multipliedReportingOverflow(by: 2).overflow ? .max : softLimit * 2
         if frames >= hardLimit {
             // A background checkpoint holds the checkpoint lock (BUSY): wait for it, then
