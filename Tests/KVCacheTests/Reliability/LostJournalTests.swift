@@ -18,14 +18,22 @@ import Testing
             try cache.setValue(CheckedValue.make(key: key, seq: 1, size: index % 2 == 0 ? 300 : 30_000), forKey: key)
         }
         try cache.flush()
+        // A reader whose snapshot predates B: no checkpoint can copy B's frames into
+        // the main file (a small store checkpoints from 256 KiB of WAL, which B's
+        // commits may reach), so B stays in the WAL alone.
+        let reader = try Database(path: dir.manifestPath, busyTimeout: 5)
+        try reader.execute("BEGIN")
+        _ = try reader.integer("SELECT count(*) FROM manifest")
         for index in 0..<20 {
             let key = "b\(index)"
             try cache.setValue(CheckedValue.make(key: key, seq: 2, size: index % 2 == 0 ? 300 : 30_000), forKey: key)
         }
-        cache.waitForBackgroundWork()  // commits B without a checkpoint
+        cache.waitForBackgroundWork()  // commits B
         let copy = TemporaryDirectory("journalcopy")
         try FileManager.default.copyItem(at: dir.url, to: copy.url)
         #expect((fileSize(copy.manifestPath + "-wal") ?? 0) > 0)
+        try reader.execute("ROLLBACK")
+        reader.close()
         cache.close()
         return (copy, { dir.remove(); copy.remove() })
     }
