@@ -23,7 +23,9 @@ extension KVStorage {
         // One writer at a time in this process: the batch in flight commits first.
         settleDetachedCommit()
         do {
-            return try writeOnce(keepsRemovalsOnDiskFull: true, body)
+            let result = try writeOnce(keepsRemovalsOnDiskFull: true, body)
+            if freesSpace { truncateWALIfDiskIsNearlyFull() }
+            return result
         } catch let error as SQLiteError where error.isDiskFull && (freesSpace || !pending.isEmpty) {
             // `pending` holds only removals now.
             guard giveSpaceBack() else {

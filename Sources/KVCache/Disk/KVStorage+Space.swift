@@ -25,16 +25,32 @@ extension KVStorage {
     /// Returns true if it gave any space back. Called with no transaction open and no
     /// detached batch in flight.
     func giveSpaceBack() -> Bool {
-        var freed = FileStore.releaseReserve(reservePath)
+        let released = FileStore.releaseReserve(reservePath)
         isReserveInPlace = false
-        guard let database, let handle = database.handle, !database.isInTransaction else { return freed }
+        return truncateWAL() || released
+    }
+
+    /// After a commit that freed space on a nearly full disk (free space under four
+    /// reserves): empties the WAL, whose frames would otherwise hold on to the room
+    /// the next writes need (the WAL file keeps its size until it is truncated). The
+    /// checkpoint may have to grow the database file, so the reserve goes first; it
+    /// is made again from the room the WAL gave back.
+    func truncateWALIfDiskIsNearlyFull() {
+        guard let free = FileStore.freeSpace(at: directory), free < 4 * Int64(reserveSize) else { return }
+        _ = giveSpaceBack()
+        ensureReserve()
+    }
+
+    /// A TRUNCATE checkpoint that does not wait for other connections (the busy
+    /// handler is off for it); true if it emptied a WAL that held bytes.
+    private func truncateWAL() -> Bool {
+        guard let database, let handle = database.handle, !database.isInTransaction else { return false }
         // A background checkpoint holds the checkpoint lock: let it finish first.
         checkpointer?.waitForCheckpoint()
         let walSize = FileStore.size(of: manifestPath + "-wal") ?? 0
         sqlite3_busy_timeout(handle, 0)
         let code = sqlite3_wal_checkpoint_v2(handle, nil, SQLITE_CHECKPOINT_TRUNCATE, nil, nil)
         sqlite3_busy_timeout(handle, Seconds.clampedMilliseconds(options.busyTimeout))
-        if code == SQLITE_OK, walSize > 0 { freed = true }
-        return freed
+        return code == SQLITE_OK && walSize > 0
     }
 }
