@@ -18,7 +18,10 @@ extension Cache {
                 releasesValuesInBackground: configuration.releasesValuesInBackground,
                 extendsExpirationOnAccess: configuration.extendsExpirationOnAccess)
             if let onEviction = configuration.onEviction {
-                byteWise.onEviction = { key, value, reason in onEviction(key.string, value, reason) }
+                // Evictions made under the facade's locks are reported once they are released.
+                byteWise.onEviction = { key, value, reason in
+                    DeferredCallbacks.run { onEviction(key.string, value, reason) }
+                }
             }
             cache = MemoryCache(configuration: byteWise, clock: clock)
         }

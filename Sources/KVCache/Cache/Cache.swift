@@ -105,9 +105,20 @@ public final class Cache<Value: Sendable>: Sendable {
     @inlinable
     func diskResult(forKey key: String) throws -> CacheResult<Value> {
         var promotion = Promotion()
-        guard let value = try readDisk(forKey: key, promotion: &promotion) else { return .none }
+        let token = writes.beginRead(key)
+        let value: Value?
+        do {
+            value = try readDisk(forKey: key, token: token, promotion: &promotion)
+        } catch {
+            writes.endRead(token)
+            throw error
+        }
+        guard let value else {
+            writes.endRead(token)
+            return .none
+        }
         // Here rather than in `readDisk`: inlined into the caller, the memory write is specialized.
-        writes.ifUnchanged(since: promotion.epoch) {
+        writes.promote(token) {
             memory.setValue(value, forKey: key, cost: promotion.cost, expiration: promotion.expiration)
         }
         return .disk(value)
@@ -116,8 +127,7 @@ public final class Cache<Value: Sendable>: Sendable {
     /// The decoded value for `key` from the disk level (or from a background write
     /// not landed yet), counted as a disk hit or a miss, with what its promotion needs.
     @usableFromInline
-    func readDisk(forKey key: String, promotion: inout Promotion) throws -> Value? {
-        promotion.epoch = writes.epoch
+    func readDisk(forKey key: String, token: WriteCoordinator.ReadToken, promotion: inout Promotion) throws -> Value? {
         let entry: (data: Data, expiration: Expiration)?
         if let write = writes.pendingWrite(forKey: key) {
             entry = write.isExpired(at: disk.configuration.clock())
@@ -136,7 +146,7 @@ public final class Cache<Value: Sendable>: Sendable {
             counters.withLock { $0.decodingFailures &+= 1 }
             if removesUndecodableValues {
                 // Only if nothing replaced it meanwhile: the new value may decode.
-                try writes.ifUnchanged(since: promotion.epoch) { try disk.removeValue(forKey: key) }
+                try writes.mutateIfUnchanged(token) { try disk.removeValue(forKey: key) }
             }
             throw KVCacheError.decodingFailed(key: key, message: String(describing: error))
         }
@@ -206,10 +216,12 @@ public final class Cache<Value: Sendable>: Sendable {
     }
 
     /// Removes the value for `key` from both levels.
+    /// If the disk level throws, neither level changes (the old value cannot come
+    /// back from disk after memory dropped it).
     public func removeValue(forKey key: String) throws {
         try writes.mutate(key) {
-            memory.removeValue(forKey: key)
             try disk.removeValue(forKey: key)
+            memory.removeValue(forKey: key)
         }
     }
 

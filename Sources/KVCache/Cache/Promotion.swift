@@ -3,8 +3,6 @@ import Foundation
 /// What promoting a disk hit into memory needs besides the value.
 @usableFromInline
 struct Promotion {
-    /// `WriteCoordinator.epoch` before the read: no promotion if a mutation ran since.
-    @usableFromInline var epoch: UInt64 = 0
     @usableFromInline var cost: Int64 = 0
     /// The disk entry's, so the memory copy does not outlive it.
     @usableFromInline var expiration: Expiration = .never

@@ -4,10 +4,13 @@ import Foundation
 /// Orders a `Cache`'s writes across its two levels and runs its background
 /// disk writes.
 ///
-/// Every mutation (disk part and memory part) runs under one lock, so the
-/// levels never end up holding different values for a key. Reads take no lock;
-/// a disk hit is promoted into memory only if no mutation ran since the read
-/// began (`epoch`), so a promotion never brings back a replaced value.
+/// Mutations run one at a time (`mutationLock`), each also holding its key's lock
+/// (`KeyLockTable`), so the levels never end up holding different values for a
+/// key. Reads take no lock; a disk hit is promoted into memory under its key's lock
+/// only, and only if that key was not mutated since the read began (`ReadToken`),
+/// so a promotion never waits for, nor is dropped by, a write of another key, and
+/// never brings back a replaced value. `removeAll` holds the gate exclusively,
+/// which promotions share.
 ///
 /// A background write stays readable (`pendingWrite(forKey:)`) until it lands,
 /// so a value evicted from memory in the meantime is neither a miss nor the older
@@ -15,6 +18,8 @@ import Foundation
 /// which is then dropped: the last call wins, as if every write were immediate.
 ///
 /// Keys are compared by their UTF-8 bytes (`ByteWiseKey`), as in both levels.
+/// Eviction callbacks raised inside these sections run after them, with no lock
+/// held (`DeferredCallbacks`).
 @usableFromInline
 final class WriteCoordinator: @unchecked Sendable {
     struct Write {
@@ -29,28 +34,86 @@ final class WriteCoordinator: @unchecked Sendable {
     }
 
     private struct State {
-        /// Bumped by every mutation.
+        /// Bumped by every mutation (orders queued background writes).
         var epoch: UInt64 = 0
+        /// Bumped by every mutation of all keys (`removeAll`).
+        var allKeysEpoch: UInt64 = 0
         var pending: [ByteWiseKey: Write] = [:]
         var unreportedError: (any Error)?
         var failures = 0
     }
 
+    /// What a read saw when it began: released by `promote` or `endRead`.
+    @usableFromInline
+    struct ReadToken {
+        let key: ByteWiseKey
+        let entry: KeyLockTable.Entry
+        let generation: UInt64
+        let allKeysEpoch: UInt64
+    }
+
     private let disk: DiskCache
     /// Held across each mutation, and by the background queue while a write lands.
-    /// Recursive: `onEviction` and `removeAll`'s progress run under it and may call back.
+    /// Recursive: `removeAll`'s progress runs under it and may call back.
     private let mutationLock = NSRecursiveLock()
-    // Guarded by its box; taken alone or inside `mutationLock`, never the other way round.
+    private let keys = KeyLockTable()
+    private let gate = MutationGate()
+    // Guarded by its box; taken alone or inside the locks above, never the other way round.
     private let state = MutexBox(State())
     private let queue = DispatchQueue(label: "KVCache.Cache.diskWrites", qos: .utility)
     private let group = DispatchGroup()
+    /// Test hook: called inside a mutation of a key, with its locks held.
+    nonisolated(unsafe) var duringMutation: ((String) -> Void)?
 
     init(disk: DiskCache) {
         self.disk = disk
     }
 
-    /// Changes with every mutation; compare before and after a read.
-    var epoch: UInt64 { state.withLock { $0.epoch } }
+    /// Begins a read of `key`; pass the token to `promote` or `endRead`.
+    @usableFromInline
+    func beginRead(_ key: String) -> ReadToken {
+        let byteWise = ByteWiseKey(key)
+        let (entry, generation) = keys.acquire(byteWise)
+        return ReadToken(key: byteWise, entry: entry, generation: generation,
+                         allKeysEpoch: state.withLock { $0.allKeysEpoch })
+    }
+
+    /// Ends a read that promotes nothing.
+    @usableFromInline
+    func endRead(_ token: ReadToken) {
+        keys.release(token.key, token.entry)
+    }
+
+    /// Runs `body` (the promotion) if the token's key was not mutated since its read
+    /// began, holding only that key's lock; ends the read. Returns whether it ran.
+    @usableFromInline @discardableResult
+    func promote(_ token: ReadToken, _ body: () -> Void) -> Bool {
+        defer { keys.release(token.key, token.entry) }
+        return DeferredCallbacks.whileDeferring {
+            gate.withShared {
+                token.entry.lock.withLock {
+                    guard keys.generation(of: token.entry) == token.generation,
+                          state.withLock({ $0.allKeysEpoch }) == token.allKeysEpoch else { return false }
+                    body()
+                    return true
+                }
+            }
+        }
+    }
+
+    /// Runs `body` as a mutation of the token's key if it was not mutated since the
+    /// read began (a read that found undecodable bytes removes them only then).
+    func mutateIfUnchanged(_ token: ReadToken, _ body: () throws -> Void) throws {
+        try mutate(token.key.string) {
+            // `mutate` bumped the generation once for this mutation.
+            guard keys.generation(of: token.entry) == token.generation &+ 1,
+                  state.withLock({ $0.allKeysEpoch }) == token.allKeysEpoch else { return }
+            try body()
+        }
+    }
+
+    /// Keys with a read or a mutation under way (for tests: 0 when all are over).
+    var keysInUse: Int { keys.count }
 
     /// Background writes that failed since the cache was opened.
     var failureCount: Int { state.withLock { $0.failures } }
@@ -63,15 +126,35 @@ final class WriteCoordinator: @unchecked Sendable {
     /// Runs a mutation of `key` (of every key when nil), superseding queued writes for it.
     @usableFromInline
     func mutate<Result>(_ key: String?, _ body: () throws -> Result) rethrows -> Result {
-        mutationLock.lock()
-        defer {
-            state.withLock { state in
-                state.epoch &+= 1
-                if let key { state.pending[ByteWiseKey(key)] = nil } else { state.pending.removeAll() }
+        try DeferredCallbacks.whileDeferring {
+            mutationLock.lock()
+            defer { mutationLock.unlock() }
+            guard let key else {
+                return try gate.withExclusive {
+                    state.withLock { state in
+                        state.epoch &+= 1
+                        state.allKeysEpoch &+= 1
+                        state.pending.removeAll()
+                    }
+                    return try body()
+                }
             }
-            mutationLock.unlock()
+            let byteWise = ByteWiseKey(key)
+            return try gate.withShared {
+                let (entry, _) = keys.acquire(byteWise)
+                defer { keys.release(byteWise, entry) }
+                return try entry.lock.withLock {
+                    keys.bump(entry)
+                    // Supersedes a queued write of the key (`land` needs `mutationLock`).
+                    state.withLock { state in
+                        state.epoch &+= 1
+                        state.pending[byteWise] = nil
+                    }
+                    duringMutation?(key)
+                    return try body()
+                }
+            }
         }
-        return try body()
     }
 
     /// Queues `data` to be written for `key`, then runs `body` (the memory part)
@@ -80,27 +163,18 @@ final class WriteCoordinator: @unchecked Sendable {
     func enqueue(_ data: Data, forKey key: String, expiration: Expiration, extendedData: Data?,
                  then body: () -> Void) {
         let deadline = expiration.deadline(from: disk.configuration.clock())
-        mutationLock.lock()
-        let generation = state.withLock { state -> UInt64 in
-            state.epoch &+= 1
-            state.pending[ByteWiseKey(key)] = Write(
-                generation: state.epoch, data: data, expiration: expiration,
-                deadline: deadline, extendedData: extendedData)
-            return state.epoch
+        let generation = mutate(key) { () -> UInt64 in
+            let generation = state.withLock { state -> UInt64 in
+                state.epoch &+= 1
+                state.pending[ByteWiseKey(key)] = Write(
+                    generation: state.epoch, data: data, expiration: expiration,
+                    deadline: deadline, extendedData: extendedData)
+                return state.epoch
+            }
+            body()
+            return generation
         }
-        body()
-        mutationLock.unlock()
         queue.async(group: group) { [self] in land(key, generation: generation) }
-    }
-
-    /// Runs `body` if no mutation ran since `epoch` was read, and returns whether it ran.
-    @usableFromInline @discardableResult
-    func ifUnchanged(since epoch: UInt64, _ body: () throws -> Void) rethrows -> Bool {
-        mutationLock.lock()
-        defer { mutationLock.unlock() }
-        guard self.epoch == epoch else { return false }
-        try body()
-        return true
     }
 
     /// Blocks until the writes queued so far have landed or failed, then throws

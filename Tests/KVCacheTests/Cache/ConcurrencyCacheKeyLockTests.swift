@@ -1,0 +1,158 @@
+import Dispatch
+import Foundation
+import Testing
+@testable import KVCache
+
+/// Per-key coordination in the facade (issue 13, item 3): a disk hit for one key
+/// never waits for a write of another, and its promotion into memory is dropped
+/// only if its own key changed. Before, one recursive lock covered every mutation
+/// and a global epoch every promotion: a disk hit waited for another key's whole
+/// disk write (943 ms behind a 256 MiB value), and any write anywhere dropped it.
+@Suite struct ConcurrencyCacheKeyLockTests {
+    /// How long a step that must not wait may take before the test calls it stuck
+    /// (a bound for a failure, not a sleep: it passes as soon as the step is done).
+    static let stuck: DispatchTimeInterval = .seconds(20)
+
+    /// A cache holding "A" on disk only (memory dropped it), so reading it is a disk hit.
+    static func cacheWithAOnDiskOnly(_ fixture: CacheFixture) throws -> Cache<Data> {
+        let cache = try fixture.make()
+        try cache.setValue(bytes(100, seed: 1), forKey: "A")
+        cache.memory.removeValue(forKey: "A")
+        return cache
+    }
+
+    @Test func aDiskHitCompletesWhileAnotherKeysWriteIsHeldOpen() throws {
+        let fixture = CacheFixture()
+        defer { fixture.remove() }
+        let cache = try Self.cacheWithAOnDiskOnly(fixture)
+        let inWrite = DispatchSemaphore(value: 0)
+        let finishWrite = DispatchSemaphore(value: 0)
+        cache.writes.duringMutation = { key in
+            guard key == "B" else { return }
+            inWrite.signal()
+            finishWrite.wait()
+        }
+        // Threads of their own: a blocked pool thread must not hold up the other.
+        let writer = DispatchSemaphore(value: 0)
+        Thread {
+            try? cache.setValue(bytes(30_000, seed: 2), forKey: "B")
+            writer.signal()
+        }.start()
+        #expect(inWrite.wait(timeout: .now() + Self.stuck) == .success)
+        // B's write is held open, with its locks. A's disk read and promotion go on.
+        let read = DispatchSemaphore(value: 0)
+        let result = MutexBox<CacheResult<Data>?>(nil)
+        Thread {
+            let found = try? cache.result(forKey: "A")
+            result.withLock { $0 = found }
+            read.signal()
+        }.start()
+        let readFinished = read.wait(timeout: .now() + Self.stuck) == .success
+        finishWrite.signal()
+        writer.wait()
+        if !readFinished { read.wait() }  // it finishes once B's write does
+        #expect(readFinished, "the read of A waited for the write of B")
+        guard case .disk(let value)? = result.withLock({ $0 }) else {
+            Issue.record("A was not a disk hit: \(String(describing: result.withLock { $0 }))")
+            return
+        }
+        #expect(value == bytes(100, seed: 1))
+        // Promoted: B's write did not drop it.
+        #expect(cache.memory.value(forKey: "A") == bytes(100, seed: 1))
+        #expect(try cache.value(forKey: "B") == bytes(30_000, seed: 2))
+        cache.writes.duringMutation = nil
+    }
+
+    @Test func aPromotionIsDroppedOnlyIfItsOwnKeyChanged() throws {
+        let fixture = CacheFixture()
+        defer { fixture.remove() }
+        let cache = try Self.cacheWithAOnDiskOnly(fixture)
+        // Another key's writes and removals meanwhile: the promotion stands.
+        var token = cache.writes.beginRead("A")
+        try cache.setValue(bytes(10), forKey: "B")
+        try cache.removeValue(forKey: "C")
+        #expect(cache.writes.promote(token) {})
+        // Its own key set meanwhile: dropped (the newer value is in memory).
+        token = cache.writes.beginRead("A")
+        try cache.setValue(bytes(20, seed: 3), forKey: "A")
+        #expect(!cache.writes.promote(token) {})
+        #expect(cache.memory.value(forKey: "A") == bytes(20, seed: 3))
+        // Removed, or everything removed, meanwhile: dropped.
+        token = cache.writes.beginRead("A")
+        try cache.removeValue(forKey: "A")
+        #expect(!cache.writes.promote(token) {})
+        token = cache.writes.beginRead("X")
+        try cache.removeAll()
+        #expect(!cache.writes.promote(token) {})
+        // A background write of the key is a change too.
+        token = cache.writes.beginRead("A")
+        try cache.setValue(bytes(5), forKey: "A", diskWrite: .background)
+        #expect(!cache.writes.promote(token) {})
+        try cache.waitForBackgroundWrites()
+        // Nothing is left in the table once reads and writes are over.
+        #expect(cache.writes.keysInUse == 0)
+    }
+
+    @Test func manyThreadsReadingAndWritingKeepEveryKeyConsistent() throws {
+        let fixture = CacheFixture()
+        defer { fixture.remove() }
+        let cache = try fixture.make { $0.memory.countLimit = 8 }
+        let keys = (0..<16).map { "k\($0)" }
+        DispatchQueue.concurrentPerform(iterations: 4) { thread in
+            for round in 0..<300 {
+                let key = keys[(thread * 7 + round) % keys.count]
+                switch round % 4 {
+                case 0: try? cache.setValue(Data("\(key):\(round)".utf8), forKey: key)
+                case 1: try? cache.removeValue(forKey: key)
+                default:
+                    // A value read is always one written for that key.
+                    if let value = try? cache.value(forKey: key) {
+                        #expect(String(decoding: value, as: UTF8.self).hasPrefix(key + ":"))
+                    }
+                }
+            }
+        }
+        // Memory and disk agree for every key once the writers are done.
+        for key in keys {
+            let onDisk = try cache.disk.value(forKey: key)
+            if let inMemory = cache.memory.value(forKey: key) { #expect(inMemory == onDisk, "\(key)") }
+        }
+        #expect(cache.writes.keysInUse == 0)
+    }
+
+    @Test func anEvictionCallbackMayWriteAnotherKey() throws {
+        let fixture = CacheFixture()
+        defer { fixture.remove() }
+        let box = MutexBox<Cache<Data>?>(nil)
+        let cache = try fixture.make {
+            $0.memory.countLimit = 1
+            $0.memory.onEviction = { key, _, _ in
+                // Runs once the facade's locks are released: writing another key is fine.
+                guard key.hasPrefix("a") else { return }
+                try? box.withLock { $0 }?.setValue(Data(key.utf8), forKey: "evicted-\(key)")
+            }
+        }
+        box.withLock { $0 = cache }
+        try cache.setValue(bytes(1), forKey: "a1")
+        try cache.setValue(bytes(2), forKey: "b1")
+        #expect(try cache.value(forKey: "evicted-a1") == Data("a1".utf8))
+        box.withLock { $0 = nil }
+    }
+
+    @Test func aFailedRemovalChangesNeitherLevel() throws {
+        let fixture = CacheFixture()
+        defer { fixture.remove() }
+        do {
+            let cache = try fixture.make()
+            try cache.setValue(bytes(10), forKey: "A")
+            try cache.close()
+        }
+        // The disk level refuses the removal: the value stays in both levels.
+        let cache = try fixture.make { $0.disk.isReadOnly = true }
+        #expect(try cache.value(forKey: "A") == bytes(10))
+        #expect(cache.memory.value(forKey: "A") == bytes(10))
+        #expect(throws: KVCacheError.self) { try cache.removeValue(forKey: "A") }
+        #expect(cache.memory.value(forKey: "A") == bytes(10))
+        #expect(try cache.disk.value(forKey: "A") == bytes(10))
+    }
+}
