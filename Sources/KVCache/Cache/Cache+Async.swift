@@ -16,16 +16,16 @@ extension Cache {
 
     @usableFromInline
     func diskResultOffThread(forKey key: String) async throws -> CacheResult<Value> {
-        try await disk.onWorkQueue { try self.diskResult(forKey: key) }
+        try await disk.onWorkPool { try self.diskResult(forKey: key) }
     }
 
     public func contains(_ key: String) async throws -> Bool {
         if memory.contains(key) { return true }
-        return try await disk.onWorkQueue { try self.contains(key) }
+        return try await disk.onWorkPool { try self.contains(key) }
     }
 
     public func extendedData(forKey key: String) async throws -> Data? {
-        try await disk.onWorkQueue { try self.extendedData(forKey: key) }
+        try await disk.onWorkPool { try self.extendedData(forKey: key) }
     }
 
     public func setValue(
@@ -36,28 +36,28 @@ extension Cache {
         if diskWrite == .background {
             return try store(value, forKey: key, expiration: expiration, extendedData: extendedData, diskWrite: diskWrite)
         }
-        try await disk.onWorkQueue {
+        try await disk.onWorkPool {
             try self.store(value, forKey: key, expiration: expiration, extendedData: extendedData, diskWrite: diskWrite)
         }
     }
 
     public func removeValue(forKey key: String) async throws {
-        try await disk.onWorkQueue { try self.removeValue(forKey: key) }
+        try await disk.onWorkPool { try self.removeValue(forKey: key) }
     }
 
     public func removeAll() async throws {
-        try await disk.onWorkQueue { try self.removeAll() }
+        try await disk.onWorkPool { try self.removeAll() }
     }
 
     public func removeAll(progress: @escaping @Sendable (_ removed: Int, _ total: Int) -> Void) async throws {
-        try await disk.onWorkQueue { try self.removeAll(progress: progress) }
+        try await disk.onWorkPool { try self.removeAll(progress: progress) }
     }
 
     public func waitForBackgroundWrites() async throws {
-        try await disk.onWorkQueue { try self.waitForBackgroundWrites() }
+        try await disk.onWorkPool { try self.waitForBackgroundWrites() }
     }
 
     public func flush() async throws {
-        try await disk.onWorkQueue { try self.flush() }
+        try await disk.onWorkPool { try self.flush() }
     }
 }

@@ -24,7 +24,7 @@ extension Cache {
             // A load that just finished may have stored the value after this caller's miss.
             if let value = self.memory.value(forKey: key) { return value }
             do {
-                if let value = try await self.disk.onWorkQueue({ try self.diskResult(forKey: key).value }) {
+                if let value = try await self.disk.onWorkPool({ try self.diskResult(forKey: key).value }) {
                     return value
                 }
             } catch KVCacheError.decodingFailed {

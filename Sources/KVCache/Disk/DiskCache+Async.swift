@@ -1,60 +1,60 @@
 import Dispatch
 import Foundation
 
-/// Async variants: the same work, run on the cache's work queue so the caller's
-/// executor is not blocked by disk I/O.
+/// Async variants: the same work, run on a bounded pool of threads
+/// (`BlockingWorkPool.shared`) so the caller's executor is not blocked by disk I/O
+/// and load does not start a thread per waiting call. A call whose task is
+/// cancelled before its work starts throws `CancellationError` and does nothing.
 extension DiskCache {
     public func value(forKey key: String) async throws -> Data? {
-        try await onWorkQueue { try self.value(forKey: key) }
+        try await onWorkPool { try self.value(forKey: key) }
     }
 
     public func setValue(_ data: Data, forKey key: String, expiration: Expiration = .never,
                          extendedData: Data? = nil) async throws {
-        try await onWorkQueue { try self.setValue(data, forKey: key, expiration: expiration, extendedData: extendedData) }
+        try await onWorkPool { try self.setValue(data, forKey: key, expiration: expiration, extendedData: extendedData) }
     }
 
     public func removeValue(forKey key: String) async throws {
-        try await onWorkQueue { try self.removeValue(forKey: key) }
+        try await onWorkPool { try self.removeValue(forKey: key) }
     }
 
     public func contains(_ key: String) async throws -> Bool {
-        try await onWorkQueue { try self.contains(key) }
+        try await onWorkPool { try self.contains(key) }
     }
 
     public func extendedData(forKey key: String) async throws -> Data? {
-        try await onWorkQueue { try self.extendedData(forKey: key) }
+        try await onWorkPool { try self.extendedData(forKey: key) }
     }
 
     public func keys(after: String? = nil, limit: Int) async throws -> [String] {
-        try await onWorkQueue { try self.keys(after: after, limit: limit) }
+        try await onWorkPool { try self.keys(after: after, limit: limit) }
     }
 
     public func removeAll() async throws {
-        try await onWorkQueue { try self.removeAll() }
+        try await onWorkPool { try self.removeAll() }
     }
 
     @discardableResult
     public func trim(toCount count: Int) async throws -> Int {
-        try await onWorkQueue { try self.trim(toCount: count) }
+        try await onWorkPool { try self.trim(toCount: count) }
     }
 
     @discardableResult
     public func trim(toSize size: Int64) async throws -> Int {
-        try await onWorkQueue { try self.trim(toSize: size) }
+        try await onWorkPool { try self.trim(toSize: size) }
     }
 
     @discardableResult
     public func trim(toAge seconds: Double) async throws -> Int {
-        try await onWorkQueue { try self.trim(toAge: seconds) }
+        try await onWorkPool { try self.trim(toAge: seconds) }
     }
 
     public func flush(durability: Durability = .synced) async throws {
-        try await onWorkQueue { try self.flush(durability: durability) }
+        try await onWorkPool { try self.flush(durability: durability) }
     }
 
-    func onWorkQueue<Value: Sendable>(_ work: @escaping @Sendable () throws -> Value) async throws -> Value {
-        try await withCheckedThrowingContinuation { continuation in
-            workQueue.async { continuation.resume(with: Swift.Result { try work() }) }
-        }
+    func onWorkPool<Value: Sendable>(_ work: @escaping @Sendable () throws -> Value) async throws -> Value {
+        try await workPool.run(work)
     }
 }

@@ -26,13 +26,13 @@ extension DiskCache {
 
     public func value<Coder: CacheCoder>(forKey key: String, coder: Coder) async throws -> Coder.Value?
     where Coder.Value: Sendable {
-        try await onWorkQueue { try self.value(forKey: key, coder: coder) }
+        try await onWorkPool { try self.value(forKey: key, coder: coder) }
     }
 
     public func setValue<Coder: CacheCoder>(_ value: Coder.Value, forKey key: String, coder: Coder,
                                             expiration: Expiration = .never, extendedData: Data? = nil) async throws
     where Coder.Value: Sendable {
-        try await onWorkQueue {
+        try await onWorkPool {
             try self.setValue(value, forKey: key, coder: coder, expiration: expiration, extendedData: extendedData)
         }
     }

@@ -35,8 +35,8 @@ public final class DiskCache: Sendable {
     let commitSchedule: CommitSchedule
     /// Sweeps, trash deletion, trims.
     let backgroundQueue: DispatchQueue
-    /// Async variants.
-    let workQueue: DispatchQueue
+    /// Async variants (tests give a cache a pool of its own).
+    let workPool: BlockingWorkPool
     let backgroundWork = DispatchGroup()
 
     /// Opens (creating if needed) the cache in `directory`. A corrupt manifest is
@@ -60,7 +60,7 @@ public final class DiskCache: Sendable {
         // A quarter of the delay: the timer acts at most that late after callers stop.
         commitSchedule = CommitSchedule(quietPeriod: configuration.groupCommitDelay / 4)
         backgroundQueue = DispatchQueue(label: "KVCache.DiskCache.background", qos: .utility)
-        workQueue = DispatchQueue(label: "KVCache.DiskCache.work", attributes: .concurrent)
+        workPool = .shared
         let extends = configuration.extendsExpirationOnAccess
         store.withLock { [detachedCommitThread] storage in
             storage.startDetachedCommit = { batch, connection in
