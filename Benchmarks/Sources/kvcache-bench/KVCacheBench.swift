@@ -11,7 +11,7 @@ struct KVCacheBench: ParsableCommand {
             the floor (the cheapest possible strategy) measured in the same run. Use a \
             release build. Progress goes to stderr, tables to stdout.
             """,
-        subcommands: [All.self, Memory.self, Disk.self, Cache.self, Threshold.self],
+        subcommands: [All.self, Memory.self, Disk.self, Cache.self, Threshold.self, Concurrency.self],
         defaultSubcommand: All.self)
 }
 
@@ -74,6 +74,21 @@ extension KVCacheBench {
             try Session(options: options).run { report, workspace in
                 try CacheBenchmark(options: options, workspace: workspace).run(into: report)
             }
+        }
+    }
+}
+
+extension KVCacheBench {
+    struct Concurrency: ParsableCommand {
+        static let configuration = CommandConfiguration(
+            abstract: "Disk get-hit throughput with 1, 2 and 4 threads; single-read latency beside slow work (a 256 MiB set, 1 MB sets and flushes, verify, another holder of the write lock).")
+        @OptionGroup var options: CommonOptions
+
+        func run() throws {
+            let workspace = try Workspace(requested: options.directory)
+            defer { workspace.cleanUp() }
+            Output.print(SystemInfo.collect(directory: workspace.root.path).description + "\n")
+            try ConcurrencyBenchmark(options: options, workspace: workspace).run()
         }
     }
 }

@@ -1,0 +1,178 @@
+import Dispatch
+import Foundation
+import KVCache
+
+/// How reads fare with many callers (issue #13): disk get-hit throughput with 1, 2
+/// and 4 threads as a ratio to 1 thread measured in the same run, and the latency
+/// of single reads while slow work runs beside them. Printed as its own tables.
+struct ConcurrencyBenchmark {
+    var options: CommonOptions
+    var workspace: Workspace
+
+    var readsPerThread: Int { options.quick ? 2_000 : 40_000 }
+    var keyCount: Int { options.quick ? 1_000 : 10_000 }
+
+    func run() throws {
+        Output.print("## Concurrency (issue #13)\n")
+        try throughput(valueSize: 1_024, label: "1 KB")
+        try throughput(valueSize: 100 * 1_024, label: "100 KB")
+        Output.print("")
+        try readsBesideSlowWork()
+    }
+
+    // MARK: Throughput
+
+    private func throughput(valueSize: Int, label: String) throws {
+        let directory = try workspace.makeDirectory("concurrency-\(valueSize)")
+        defer { workspace.remove(directory) }
+        var configuration = DiskCache.Configuration()
+        configuration.autoTrimInterval = nil
+        let cache = try DiskCache(directory: directory, configuration: configuration)
+        defer { cache.close() }
+        let keys = min(keyCount, valueSize > 10_000 ? 2_000 : keyCount)
+        let value = Data((0..<valueSize).map { UInt8(truncatingIfNeeded: $0 &* 31) })
+        for index in 0..<keys { try cache.setValue(value, forKey: "k\(index)") }
+        try cache.flush()
+        var perThread: [(threads: Int, opsPerSecond: Double)] = []
+        for threads in [1, 2, 4] {
+            var samples: [Double] = []
+            for _ in 0..<options.runCount {
+                let reads = readsPerThread / (valueSize > 10_000 ? 8 : 1)
+                let outcome = ParallelRunner.run(threads: threads) { worker, _ in
+                    var random = SplitMix64(seed: UInt64(worker + 1))
+                    var hits = 0
+                    for _ in 0..<reads {
+                        if (try? cache.value(forKey: "k\(random.next() % UInt64(keys))")) != nil { hits += 1 }
+                    }
+                    return hits
+                }
+                samples.append(Double(reads * threads) / (Double(outcome.nanoseconds) / 1e9))
+            }
+            perThread.append((threads, samples.sorted()[samples.count / 2]))
+        }
+        let single = perThread[0].opsPerSecond
+        Output.print("DiskCache get hit, \(label), \(keys) keys (median of \(options.runCount) runs)")
+        Output.print("  threads   reads/s      × 1 thread")
+        for (threads, rate) in perThread {
+            Output.print(String(format: "  %-8d  %-11.0f  %.2f", threads, rate, rate / single))
+        }
+    }
+
+    // MARK: Reads beside slow work
+
+    /// Reads key A in a loop on one thread while `work` runs on another; reports
+    /// the latency of those reads and of the same loop with nothing beside it.
+    private func readLatency(_ read: @escaping @Sendable () -> Void,
+                             beside work: @escaping @Sendable () -> Void) -> (idle: Latency?, busy: Latency?) {
+        func sample(while isRunning: @Sendable () -> Bool, atLeast minimum: Int) -> [UInt64] {
+            var latencies: [UInt64] = []
+            while isRunning() || latencies.count < minimum {
+                let start = Clock.now()
+                read()
+                latencies.append(Clock.now() - start)
+                if latencies.count >= 200_000 { break }
+            }
+            return latencies
+        }
+        let idle = sample(while: { false }, atLeast: 2_000)
+        let running = MutexFlag(true)
+        let started = DispatchSemaphore(value: 0)
+        let thread = Thread {
+            started.signal()
+            work()
+            running.set(false)
+        }
+        thread.start()
+        started.wait()
+        let busy = sample(while: { running.value }, atLeast: 1)
+        while running.value { usleep(1_000) }  // the work's own end, not a timing
+        return (Latency(idle), Latency(busy))
+    }
+
+    private func readsBesideSlowWork() throws {
+        Output.print("Single reads of another key while slow work runs (µs; \"idle\": the same reads alone)")
+        Output.print("  scenario                                          idle p50  p99      max      | busy p50  p99      p999     max")
+        func line(_ name: String, _ result: (idle: Latency?, busy: Latency?)) {
+            guard let idle = result.idle, let busy = result.busy else { return }
+            Output.print("  " + name.padding(toLength: 48, withPad: " ", startingAt: 0) + String(
+                format: "  %-8.1f  %-8.1f %-8.1f | %-8.1f  %-8.1f %-8.1f %.1f", idle.p50 / 1e3, idle.p99 / 1e3, idle.max / 1e3,
+                                busy.p50 / 1e3, busy.p99 / 1e3, busy.p999 / 1e3, busy.max / 1e3))
+        }
+        let big = options.quick ? 16 << 20 : 256 << 20
+
+        // (a) The facade: a disk hit of A while B's large value is set.
+        do {
+            let directory = try workspace.makeDirectory("concurrency-facade")
+            defer { workspace.remove(directory) }
+            var configuration = KVCache.Cache<Data>.Configuration()
+            configuration.disk.autoTrimInterval = nil
+            let cache = try KVCache.Cache<Data>(directory: directory, configuration: configuration)
+            try cache.setValue(Data(count: 1_024), forKey: "A")
+            let large = Data(count: big)
+            line("(a) Cache: disk hit of A, B's \(big >> 20) MiB set", readLatency({
+                cache.memory.removeValue(forKey: "A")
+                _ = try? cache.value(forKey: "A")
+            }, beside: {
+                try? cache.setValue(large, forKey: "B")
+            }))
+            try cache.close()
+        }
+
+        // (b)-(d) The disk level.
+        let directory = try workspace.makeDirectory("concurrency-disk")
+        defer { workspace.remove(directory) }
+        var configuration = DiskCache.Configuration()
+        configuration.autoTrimInterval = nil
+        configuration.busyTimeout = 10
+        let cache = try DiskCache(directory: directory, configuration: configuration)
+        defer { cache.close() }
+        try cache.setValue(Data(count: 1_024), forKey: "A")
+        let entries = options.quick ? 5_000 : 100_000
+        for index in 0..<entries { try cache.setValue(Data(count: 100), forKey: "e\(index)") }
+        try cache.flush()
+        let readA: @Sendable () -> Void = { _ = try? cache.value(forKey: "A") }
+
+        let megabyte = Data(count: 1 << 20)
+        let rounds = options.quick ? 20 : 200
+        line("(b) DiskCache: 1 MB sets + flush in a loop", readLatency(readA, beside: {
+            for index in 0..<rounds {
+                try? cache.setValue(megabyte, forKey: "m\(index % 20)")
+                if index % 4 == 3 { try? cache.flush() }
+            }
+        }))
+        line("(c) DiskCache: verify of \(entries) entries", readLatency(readA, beside: {
+            _ = try? cache.verify(orphanGracePeriod: 0)
+        }))
+        // (d) Another connection holds the write lock for a second while this process
+        // commits a write (a flush): the commit waits in SQLite's busy handler.
+        let manifest = directory.appendingPathComponent("manifest.sqlite").path
+        let hold = options.quick ? 200_000 : 1_000_000
+        line("(d) DiskCache: flush while another holds the lock \(hold / 1_000) ms", readLatency(readA, beside: {
+            guard let other = try? SQLiteDatabase(path: manifest) else { return }
+            try? other.execute("BEGIN IMMEDIATE")
+            let holder = Thread { [other = UncheckedBox(other)] in
+                usleep(useconds_t(hold))  // the other process's work, held on purpose
+                try? other.value.execute("COMMIT")
+            }
+            holder.start()
+            try? cache.setValue(Data(count: 100), forKey: "d")
+            try? cache.flush(durability: .committed)
+        }))
+    }
+}
+
+/// Hands a value to another thread that alone uses it from then on.
+private struct UncheckedBox<Value>: @unchecked Sendable {
+    let value: Value
+    init(_ value: Value) { self.value = value }
+}
+
+/// A flag read by one thread and set by another.
+private final class MutexFlag: @unchecked Sendable {
+    private let lock = NSLock()
+    private var flag: Bool
+    init(_ flag: Bool) { self.flag = flag }
+    var value: Bool { lock.lock(); defer { lock.unlock() }; return flag }
+    func set(_ newValue: Bool) { lock.lock(); flag = newValue; lock.unlock() }
+}
+
