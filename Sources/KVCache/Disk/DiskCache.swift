@@ -38,6 +38,8 @@ public final class DiskCache: Sendable {
     /// Async variants (tests give a cache a pool of its own).
     let workPool: BlockingWorkPool
     let backgroundWork = DispatchGroup()
+    /// Test hook: called when a flush waits, without the lock, for its commit.
+    let flushWillWait = MutexBox<(@Sendable () -> Void)?>(nil)
 
     /// Opens (creating if needed) the cache in `directory`. A corrupt manifest is
     /// moved aside and rebuilt; other failures throw without touching the cache.
@@ -194,6 +196,18 @@ public final class DiskCache: Sendable {
     /// Commits pending writes and access times; with `.synced` (the default) also
     /// makes them survive a power loss.
     public func flush(durability: Durability = .synced) throws {
+        // The commit runs on the commit connection and is awaited without the lock, so a
+        // commit that waits for another process's write lock holds up no other caller.
+        // Twice: a batch already in flight first, then the writes made before this call.
+        for _ in 0..<2 {
+            let inFlight = try perform { storage -> DetachedCommit? in
+                try storage.commitInBackground()
+                return storage.detached
+            }
+            guard let inFlight else { break }
+            flushWillWait.withLock { $0 }?()
+            _ = inFlight.waitUntilApplied()
+        }
         try perform { try $0.flush(durability: durability) }
     }
 

@@ -156,3 +156,47 @@ import Testing
         #expect(try cache.disk.value(forKey: "A") == bytes(10))
     }
 }
+
+/// Issue 13: a flush whose commit waits for another process's write lock waits on
+/// the commit connection, not under the lock every caller takes (before, a read of
+/// another key waited the whole 1.6 s such a commit waited).
+@Suite struct ConcurrencyDiskFlushTests {
+    @Test func aReadCompletesWhileAFlushWaitsForAnotherWriter() throws {
+        let dir = TemporaryDirectory()
+        defer { dir.remove() }
+        let cache = try DiskCache(directory: dir.url, configuration: .testing { $0.busyTimeout = 60 })
+        defer { cache.close() }
+        try cache.setValue(bytes(100, seed: 1), forKey: "A")
+        try cache.flush()
+        // Another writer (a connection of its own, as another process has) holds the lock.
+        let other = try Database(path: dir.manifestPath, busyTimeout: 0)
+        try other.execute("BEGIN IMMEDIATE")
+        let flushed = DispatchSemaphore(value: 0)
+        let waiting = DispatchSemaphore(value: 0)
+        cache.flushWillWait.withLock { $0 = { waiting.signal() } }
+        Thread {
+            try? cache.setValue(bytes(100, seed: 2), forKey: "B")
+            try? cache.flush()
+            flushed.signal()
+        }.start()
+        // The flush has handed its writes to the commit connection, which now waits.
+        _ = waiting.wait(timeout: .now() + ConcurrencyCacheKeyLockTests.stuck)
+        let read = DispatchSemaphore(value: 0)
+        let value = MutexBox<Data?>(nil)
+        Thread {
+            let found = try? cache.value(forKey: "A")
+            value.withLock { $0 = found }
+            read.signal()
+        }.start()
+        let readFinished = read.wait(timeout: .now() + ConcurrencyCacheKeyLockTests.stuck) == .success
+        let flushWaited = flushed.wait(timeout: .now()) == .timedOut
+        try other.execute("COMMIT")
+        other.close()
+        flushed.wait()
+        if !readFinished { read.wait() }
+        #expect(readFinished, "the read of A waited for the flush")
+        #expect(flushWaited, "the flush did not wait for the other writer")
+        #expect(value.withLock { $0 } == bytes(100, seed: 1))
+        #expect(try cache.value(forKey: "B") == bytes(100, seed: 2))
+    }
+}
