@@ -36,7 +36,13 @@ extension DiskCache {
                 if attempt == 0 {
                     try checked { try $0.commit() }
                     progress(VerificationProgress(phase: .integrity, completed: 0, total: 1))
-                    report.integrityErrors = try checked { try $0.integrityErrors() }
+                    // A scan of the whole store: on the checkpoint connection, without the lock.
+                    report.integrityErrors = try unlocked { checkpointer in
+                        try checkpointer.withConnection { database in
+                            verifyWillScan.withLock { $0 }?()
+                            return try KVStorage.integrityErrors(on: database)
+                        }
+                    } ?? checked { try $0.integrityErrors() }
                     progress(VerificationProgress(phase: .integrity, completed: 1, total: 1))
                     if !report.integrityErrors.isEmpty {
                         // Other checks on a damaged manifest would only repeat its errors.
@@ -161,7 +167,8 @@ extension DiskCache {
     private func verifySummary(_ report: inout VerificationReport, repair: Bool, repairs: inout Repairs,
                                progress: (VerificationProgress) -> Void) throws {
         progress(VerificationProgress(phase: .summary, completed: 0, total: 1))
-        let totals = try checked { try $0.recordedAndCountedTotals() }
+        let totals = try unlocked { try $0.withConnection { try KVStorage.recordedAndCountedTotals(on: $0) } }
+            ?? checked { try $0.recordedAndCountedTotals() }
         if totals.recorded != totals.counted {
             report.summaryIsAccurate = false
             if repair {
@@ -175,6 +182,20 @@ extension DiskCache {
     /// SQLite reported corruption during a verification.
     private struct CorruptionFound: Error {
         var message: String
+    }
+
+    /// Runs `body` with the store's checkpointer, without the store's lock (nil if the
+    /// store has none: read-only); errors are mapped as `checked` maps them.
+    private func unlocked<Result>(_ body: (WALCheckpointer) throws -> Result?) throws -> Result? {
+        guard let checkpointer = try checked({ $0.checkpointer }) else { return nil }
+        do {
+            return try body(checkpointer)
+        } catch let error as SQLiteError {
+            if error.isCorruption { throw CorruptionFound(message: error.message) }
+            // That connection does not wait for locks: busy, the step runs under the lock.
+            if KVStorage.isTransient(error) { return nil }
+            throw error.kvCacheError(path: path + "/manifest.sqlite")
+        }
     }
 
     /// Runs `body` on the store under the lock. Unlike `perform`, corruption is

@@ -40,6 +40,8 @@ public final class DiskCache: Sendable {
     let backgroundWork = DispatchGroup()
     /// Test hook: called when a flush waits, without the lock, for its commit.
     let flushWillWait = MutexBox<(@Sendable () -> Void)?>(nil)
+    /// Test hook: called when `verify` starts its integrity check, without the lock.
+    let verifyWillScan = MutexBox<(@Sendable () -> Void)?>(nil)
 
     /// Opens (creating if needed) the cache in `directory`. A corrupt manifest is
     /// moved aside and rebuilt; other failures throw without touching the cache.

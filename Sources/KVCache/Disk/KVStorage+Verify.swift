@@ -12,8 +12,12 @@ import Darwin
 extension KVStorage {
     /// What `PRAGMA integrity_check` reports, empty when the database is sound.
     func integrityErrors(limit: Int = 100) throws -> [String] {
-        let database = try requireDatabase()
-        return try database.statement("PRAGMA integrity_check(\(limit))").run { statement in
+        try Self.integrityErrors(on: requireDatabase(), limit: limit)
+    }
+
+    /// `integrityErrors` on any connection to the manifest.
+    static func integrityErrors(on database: Database, limit: Int = 100) throws -> [String] {
+        try database.statement("PRAGMA integrity_check(\(limit))").run { statement in
             var messages: [String] = []
             while try statement.step() {
                 if let message = statement.string(at: 0), message != "ok" { messages.append(message) }
@@ -152,10 +156,18 @@ extension KVStorage {
 
     /// The stats row and the totals counted from the rows, read in one snapshot.
     func recordedAndCountedTotals() throws -> (recorded: Totals, counted: Totals) {
-        let database = try requireDatabase()
+        try Self.recordedAndCountedTotals(on: requireDatabase())
+    }
+
+    /// `recordedAndCountedTotals` on any connection to the manifest.
+    static func recordedAndCountedTotals(on database: Database) throws -> (recorded: Totals, counted: Totals) {
         try database.execute("BEGIN")
         do {
-            let recorded = try readTotals()
+            let recorded = try database.statement(Manifest.selectStats).run { statement in
+                guard try statement.step() else { return Totals.zero }
+                return Totals(count: Int(statement.int64(at: 0)), size: statement.int64(at: 1),
+                              fileCount: Int(statement.int64(at: 2)), fileSize: statement.int64(at: 3))
+            }
             let counted = try database.statement(Manifest.countTotals).run { statement in
                 guard try statement.step() else { return Totals.zero }
                 return Totals(count: Int(statement.int64(at: 0)), size: statement.int64(at: 1),

@@ -143,6 +143,16 @@ final class WALCheckpointer: Sendable {
         }
     }
 
+    /// Runs `body` on the checkpoint connection, on its queue: for whole-store reads
+    /// (verify's scans) that must not run under the store's lock. Nil without a
+    /// connection, or once closed.
+    func withConnection<Result>(_ body: (Database) throws -> Result) rethrows -> Result? {
+        try queue.sync {
+            guard !state.withLock({ $0.isClosed }), let database = connection.database else { return nil }
+            return try body(database)
+        }
+    }
+
     /// Waits for the checkpoint scheduled so far, if any.
     func waitForCheckpoint() {
         queue.sync {}

@@ -199,4 +199,40 @@ import Testing
         #expect(value.withLock { $0 } == bytes(100, seed: 1))
         #expect(try cache.value(forKey: "B") == bytes(100, seed: 2))
     }
+
+    /// `verify`'s integrity check scans the whole store: it runs on the checkpoint
+    /// connection without the store's lock (before: a read waited 244 ms behind it).
+    @Test func aReadCompletesWhileVerifyScansTheStore() throws {
+        let dir = TemporaryDirectory()
+        defer { dir.remove() }
+        let cache = try DiskCache(directory: dir.url, configuration: .testing())
+        defer { cache.close() }
+        try cache.setValue(bytes(100, seed: 1), forKey: "A")
+        try cache.flush()
+        let scanning = DispatchSemaphore(value: 0)
+        let finishScan = DispatchSemaphore(value: 0)
+        cache.verifyWillScan.withLock { $0 = { scanning.signal(); finishScan.wait() } }
+        let verified = DispatchSemaphore(value: 0)
+        let healthy = MutexBox(false)
+        Thread {
+            let report = try? cache.verify(orphanGracePeriod: 0)
+            healthy.withLock { $0 = report?.isHealthy == true }
+            verified.signal()
+        }.start()
+        #expect(scanning.wait(timeout: .now() + ConcurrencyCacheKeyLockTests.stuck) == .success)
+        let read = DispatchSemaphore(value: 0)
+        let value = MutexBox<Data?>(nil)
+        Thread {
+            let found = try? cache.value(forKey: "A")
+            value.withLock { $0 = found }
+            read.signal()
+        }.start()
+        let readFinished = read.wait(timeout: .now() + ConcurrencyCacheKeyLockTests.stuck) == .success
+        finishScan.signal()
+        verified.wait()
+        if !readFinished { read.wait() }
+        #expect(readFinished, "the read of A waited for verify's scan")
+        #expect(value.withLock { $0 } == bytes(100, seed: 1))
+        #expect(healthy.withLock { $0 })
+    }
 }
