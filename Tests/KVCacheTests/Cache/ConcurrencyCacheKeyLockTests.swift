@@ -13,6 +13,29 @@ import Testing
     /// (a bound for a failure, not a sleep: it passes as soon as the step is done).
     static let stuck: DispatchTimeInterval = .seconds(20)
 
+    /// A read (or any call) on a thread of its own, waited for at most `stuck`.
+    final class BoundedCall<Result: Sendable>: @unchecked Sendable {
+        private let done = DispatchSemaphore(value: 0)
+        private let box = MutexBox<Result?>(nil)
+        /// Whether the call finished within the bound.
+        private(set) var finishedInTime = false
+
+        init(_ body: @escaping @Sendable () -> Result) {
+            Thread { [box, done] in
+                let result = body()
+                box.withLock { $0 = result }
+                done.signal()
+            }.start()
+            finishedInTime = done.wait(timeout: .now() + ConcurrencyCacheKeyLockTests.stuck) == .success
+        }
+
+        /// The result, once the call has finished (waits if it had not in time).
+        var result: Result? {
+            if !finishedInTime { done.wait(); done.signal() }
+            return box.withLock { $0 }
+        }
+    }
+
     /// A cache holding "A" on disk only (memory dropped it), so reading it is a disk hit.
     static func cacheWithAOnDiskOnly(_ fixture: CacheFixture) throws -> Cache<Data> {
         let cache = try fixture.make()
@@ -40,20 +63,12 @@ import Testing
         }.start()
         #expect(inWrite.wait(timeout: .now() + Self.stuck) == .success)
         // B's write is held open, with its locks. A's disk read and promotion go on.
-        let read = DispatchSemaphore(value: 0)
-        let result = MutexBox<CacheResult<Data>?>(nil)
-        Thread {
-            let found = try? cache.result(forKey: "A")
-            result.withLock { $0 = found }
-            read.signal()
-        }.start()
-        let readFinished = read.wait(timeout: .now() + Self.stuck) == .success
+        let read = BoundedCall { try? cache.result(forKey: "A") }
         finishWrite.signal()
         writer.wait()
-        if !readFinished { read.wait() }  // it finishes once B's write does
-        #expect(readFinished, "the read of A waited for the write of B")
-        guard case .disk(let value)? = result.withLock({ $0 }) else {
-            Issue.record("A was not a disk hit: \(String(describing: result.withLock { $0 }))")
+        #expect(read.finishedInTime, "the read of A waited for the write of B")
+        guard case .disk(let value)?? = read.result else {
+            Issue.record("A was not a disk hit: \(String(describing: read.result))")
             return
         }
         #expect(value == bytes(100, seed: 1))
@@ -181,22 +196,14 @@ import Testing
         }.start()
         // The flush has handed its writes to the commit connection, which now waits.
         _ = waiting.wait(timeout: .now() + ConcurrencyCacheKeyLockTests.stuck)
-        let read = DispatchSemaphore(value: 0)
-        let value = MutexBox<Data?>(nil)
-        Thread {
-            let found = try? cache.value(forKey: "A")
-            value.withLock { $0 = found }
-            read.signal()
-        }.start()
-        let readFinished = read.wait(timeout: .now() + ConcurrencyCacheKeyLockTests.stuck) == .success
+        let read = ConcurrencyCacheKeyLockTests.BoundedCall { try? cache.value(forKey: "A") }
         let flushWaited = flushed.wait(timeout: .now()) == .timedOut
         try other.execute("COMMIT")
         other.close()
         flushed.wait()
-        if !readFinished { read.wait() }
-        #expect(readFinished, "the read of A waited for the flush")
+        #expect(read.finishedInTime, "the read of A waited for the flush")
         #expect(flushWaited, "the flush did not wait for the other writer")
-        #expect(value.withLock { $0 } == bytes(100, seed: 1))
+        #expect(read.result == .some(bytes(100, seed: 1)))
         #expect(try cache.value(forKey: "B") == bytes(100, seed: 2))
     }
 
@@ -220,19 +227,11 @@ import Testing
             verified.signal()
         }.start()
         #expect(scanning.wait(timeout: .now() + ConcurrencyCacheKeyLockTests.stuck) == .success)
-        let read = DispatchSemaphore(value: 0)
-        let value = MutexBox<Data?>(nil)
-        Thread {
-            let found = try? cache.value(forKey: "A")
-            value.withLock { $0 = found }
-            read.signal()
-        }.start()
-        let readFinished = read.wait(timeout: .now() + ConcurrencyCacheKeyLockTests.stuck) == .success
+        let read = ConcurrencyCacheKeyLockTests.BoundedCall { try? cache.value(forKey: "A") }
         finishScan.signal()
         verified.wait()
-        if !readFinished { read.wait() }
-        #expect(readFinished, "the read of A waited for verify's scan")
-        #expect(value.withLock { $0 } == bytes(100, seed: 1))
+        #expect(read.finishedInTime, "the read of A waited for verify's scan")
+        #expect(read.result == .some(bytes(100, seed: 1)))
         #expect(healthy.withLock { $0 })
     }
 }
