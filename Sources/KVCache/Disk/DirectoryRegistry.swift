@@ -15,8 +15,4 @@ final class DirectoryRegistry: Sendable {
     func unregister(_ path: String) {
         _ = paths.withLock { $0.remove(path) }
     }
-
-    func isRegistered(_ path: String) -> Bool {
-        paths.withLock { $0.contains(path) }
-    }
 }

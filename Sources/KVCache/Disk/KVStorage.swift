@@ -214,12 +214,6 @@ final class KVStorage {
         case file(name: String, size: Int64, Expiration)
     }
 
-    /// The value for `key` (reading its file here, under the caller's lock), or nil if
-    /// absent, expired, or its file is missing or of the wrong size (such a row is removed).
-    func value(forKey key: String) throws -> Data? {
-        try entry(forKey: key)?.data
-    }
-
     /// `value(forKey:)` with the entry's expiration as it stands after this read,
     /// so a copy promoted into memory expires with it.
     func entry(forKey key: String) throws -> (data: Data, expiration: Expiration)? {

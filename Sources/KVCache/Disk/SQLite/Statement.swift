@@ -47,9 +47,6 @@ final class Statement {
         while try step() {}
     }
 
-    /// True while the statement is between its first step and its reset.
-    var isBusy: Bool { sqlite3_stmt_busy(handle) != 0 }
-
     // MARK: Binding
     // Every bind's result is checked: SQLITE_TOOBIG (a blob over SQLite's length
     // limit) or SQLITE_RANGE must fail the statement, not bind NULL silently.
