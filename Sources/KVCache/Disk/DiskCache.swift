@@ -35,7 +35,7 @@ public final class DiskCache: Sendable {
     let commitSchedule: CommitSchedule
     /// Sweeps, trash deletion, trims.
     let backgroundQueue: DispatchQueue
-    /// Async variants (tests give a cache a pool of its own).
+    /// Async variants: the process's bounded pool.
     let workPool: BlockingWorkPool
     let backgroundWork = DispatchGroup()
     /// Test hook: called when a flush waits, without the lock, for its commit.

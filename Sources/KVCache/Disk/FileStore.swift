@@ -320,13 +320,6 @@ extension FileStore {
         return unlink(path) == 0 && info.st_size > 0
     }
 
-    /// Size in bytes of the file at `path`, or nil if it does not exist.
-    static func size(of path: String) -> Int64? {
-        var info = stat()
-        guard stat(path, &info) == 0 else { return nil }
-        return Int64(info.st_size)
-    }
-
     /// fsyncs a file or directory if it exists (best effort).
     static func sync(path: String) {
         let fd = open(path, O_RDONLY | O_CLOEXEC)

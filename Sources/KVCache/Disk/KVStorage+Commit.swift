@@ -38,7 +38,7 @@ extension KVStorage {
     }
 
     /// Records that acknowledged writes were lost, for the next write and the next flush to throw.
-    private func recordDroppedWrites(_ error: Error) {
+    func recordDroppedWrites(_ error: Error) {
         droppedWritesError = error
         flushError = error
     }

@@ -67,28 +67,19 @@ extension KVStorage {
             for name in outcome.changes.obsoleteFiles { files.remove(name) }
         case .failure(let error):
             counters.failedCommits += 1
-            if let full = error as? SQLiteError, full.isDiskFull, batch.writes.hasRemovals, giveSpaceBack() {
+            var writes = batch.writes
+            if let full = error as? SQLiteError, full.isDiskFull, writes.hasRemovals, giveSpaceBack() {
                 // Removals give space back: they go back for the next commit, now that
                 // there is room for it; the sets are dropped and reported.
-                var removals = batch.writes
-                let (dropped, droppedSets) = removals.keepRemovalsOnly()
+                let (dropped, droppedSets) = writes.keepRemovalsOnly()
                 for name in dropped { files.remove(name) }
-                if droppedSets > 0 {
-                    droppedWritesError = error
-                    flushError = error
-                }
-                for (key, write) in removals.entries where pending[key] == nil {
-                    _ = pending.record(write, forKey: key.string)
-                }
+                if droppedSets > 0 { recordDroppedWrites(error) }
+            } else if !Self.isTransient(error) {
+                for name in writes.files { files.remove(name) }
+                recordDroppedWrites(error)
                 return
             }
-            guard Self.isTransient(error) else {
-                for name in batch.writes.files { files.remove(name) }
-                droppedWritesError = error
-                flushError = error
-                return
-            }
-            for (key, write) in batch.writes.entries {
+            for (key, write) in writes.entries {
                 if pending[key] == nil {
                     _ = pending.record(write, forKey: key.string)
                 } else if let name = write.value?.filename {

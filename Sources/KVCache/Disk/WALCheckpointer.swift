@@ -80,10 +80,11 @@ final class WALCheckpointer: Sendable {
     /// clamped to `minimumSoftLimit...softLimit`, and never more than a quarter of
     /// the disk's free space: on a nearly full disk the WAL is checkpointed (and
     /// reused from its start) before it takes the room its next commits need.
-    func currentSoftLimit() -> Int32 {
+    func currentSoftLimit(frames: Int32) -> Int32 {
         var limit = minimumSoftLimit
         var info = stat()
-        if stat(path, &info) == 0 {
+        // Below the smallest size-based limit only the free space can set one: no stat.
+        if frames >= minimumSoftLimit, stat(path, &info) == 0 {
             let half = Int32(clamping: Int64(info.st_size) / Int64(pageSize) / 2)
             limit = min(softLimit, max(minimumSoftLimit, half))
         }
@@ -98,7 +99,7 @@ final class WALCheckpointer: Sendable {
 
     private func walDidGrow(frames: Int32, connection: OpaquePointer?) {
         guard frames >= Self.framesBeforeLimitCheck else { return }
-        let softLimit = currentSoftLimit()
+        let softLimit = currentSoftLimit(frames: frames)
         // Below every limit a disk could impose: nothing to do.
         if frames < softLimit { return }
         let hardLimit = softLimit.multipliedReportingOverflow(by: 2).overflow ? .max : softLimit * 2
