@@ -17,20 +17,14 @@ import Darwin
 /// the background falls behind. The background does most of the copying and both
 /// fsyncs' worth of waiting; the commit at the hard limit copies what is left.
 ///
-/// The soft limit is half the database file's size, at least `minimumLimitBytes`
-/// and at most the configured limit (4 MiB): the WAL of a small store stays about
-/// as small as the store (at most the database's size, or 512 KiB, plus one commit)
-/// instead of growing to 8 MiB. On a small disk filled by the cache, a WAL larger
-/// than the store it journals was what left no room for the commits that shrink it.
+/// The soft limit is the configured one (4 MiB), or a quarter of the disk's free
+/// space when that is less: on a small disk filled by the cache, a WAL that grew
+/// into the last free bytes was what left no room for the commits that shrink it.
 final class WALCheckpointer: Sendable {
     let path: String
-    /// The soft limit for a large store (the configured WAL size), in frames.
+    /// The soft limit on a disk with room (the configured WAL size), in frames.
     let softLimit: Int32
-    /// The soft limit for a small store, in frames (see `minimumLimitBytes`).
-    let minimumSoftLimit: Int32
     let pageSize: Int
-    /// The smallest soft limit: 256 KiB, a few small commits' worth of 16 KiB pages.
-    static let minimumLimitBytes = 256 * 1024
     private let queue = DispatchQueue(label: "KVCache.DiskCache.checkpoint", qos: .utility)
     private let state = MutexBox(State())
     /// Its own connection, used on `queue` only (nil if it could not be opened:
@@ -56,7 +50,6 @@ final class WALCheckpointer: Sendable {
         self.path = path
         self.pageSize = max(512, pageSize)
         softLimit = Int32(clamping: max(1, limitBytes / self.pageSize))
-        minimumSoftLimit = min(softLimit, Int32(clamping: max(1, Self.minimumLimitBytes / self.pageSize)))
         var database = try? Database(path: path, busyTimeout: 0, create: false)
         if (try? database?.integer("SELECT count FROM stats")) == nil {
             database?.close()
@@ -76,22 +69,12 @@ final class WALCheckpointer: Sendable {
         }, Unmanaged.passUnretained(self).toOpaque())
     }
 
-    /// The soft limit for the database as large as it is now: half its pages,
-    /// clamped to `minimumSoftLimit...softLimit`, and never more than a quarter of
-    /// the disk's free space: on a nearly full disk the WAL is checkpointed (and
-    /// reused from its start) before it takes the room its next commits need.
-    func currentSoftLimit(frames: Int32) -> Int32 {
-        var limit = minimumSoftLimit
-        var info = stat()
-        // Below the smallest size-based limit only the free space can set one: no stat.
-        if frames >= minimumSoftLimit, stat(path, &info) == 0 {
-            let half = Int32(clamping: Int64(info.st_size) / Int64(pageSize) / 2)
-            limit = min(softLimit, max(minimumSoftLimit, half))
-        }
-        if let free = FileStore.freeSpace(at: path) {
-            limit = min(limit, max(1, Int32(clamping: free / 4 / Int64(pageSize))))
-        }
-        return limit
+    /// The soft limit now: the configured one, but never more than a quarter of the
+    /// disk's free space, so on a nearly full disk the WAL is checkpointed (and reused
+    /// from its start) before it takes the room its next commits need.
+    func currentSoftLimit() -> Int32 {
+        guard let free = FileStore.freeSpace(at: path) else { return softLimit }
+        return min(softLimit, max(1, Int32(clamping: free / 4 / Int64(pageSize))))
     }
 
     /// Frames below which the WAL hook does nothing (not even a stat): a commit or two.
@@ -99,7 +82,7 @@ final class WALCheckpointer: Sendable {
 
     private func walDidGrow(frames: Int32, connection: OpaquePointer?) {
         guard frames >= Self.framesBeforeLimitCheck else { return }
-        let softLimit = currentSoftLimit(frames: frames)
+        let softLimit = currentSoftLimit()
         // Below every limit a disk could impose: nothing to do.
         if frames < softLimit { return }
         let hardLimit = softLimit.multipliedReportingOverflow(by: 2).overflow ? .max : softLimit * 2

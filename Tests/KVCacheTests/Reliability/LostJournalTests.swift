@@ -19,8 +19,8 @@ import Testing
         }
         try cache.flush()
         // A reader whose snapshot predates B: no checkpoint can copy B's frames into
-        // the main file (a small store checkpoints from 256 KiB of WAL, which B's
-        // commits may reach), so B stays in the WAL alone.
+        // the main file (a background checkpoint may start at any time, e.g. on a
+        // disk with little free space), so B stays in the WAL alone.
         let reader = try Database(path: dir.manifestPath, busyTimeout: 5)
         // flush()'s checkpoint is best effort (a background one may hold the lock):
         // A goes into the main file for certain here.
