@@ -82,6 +82,24 @@ extension DiskCache {
         }
     }
 
+    /// Schedules what a read left to do, on the commit thread: never on the reader's.
+    func scheduleReadFollowUps(_ followUps: DiskReader.FollowUps) {
+        if followUps.contains(.urgentAccessFlush) {
+            commitThread.async { [weak self] in self?.runAccessTimeFlush(urgent: true) }
+        }
+        if followUps.contains(.accessFlush) {
+            commitThread.asyncAfter(seconds: configuration.accessTimeFlushInterval) { [weak self] in
+                self?.runAccessTimeFlush(urgent: false)
+            }
+        }
+        if followUps.contains(.commit) {
+            // The follow-ups of this call schedule the group commit of the queued removal.
+            commitThread.async { [weak self] in
+                _ = try? self?.perform { $0.buffer.withLock { $0.isCommitRequested = false } }
+            }
+        }
+    }
+
     private func runAccessTimeFlush(urgent: Bool) {
         try? perform { storage in
             if urgent { storage.isUrgentAccessFlushScheduled = false } else { storage.isAccessFlushScheduled = false }

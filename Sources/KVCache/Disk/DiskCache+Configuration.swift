@@ -1,3 +1,5 @@
+import Foundation
+
 extension DiskCache {
     /// Where values are kept.
     public enum StorageMode: String, Sendable, Hashable, CaseIterable {
@@ -80,6 +82,13 @@ extension DiskCache {
         /// would write throws `KVCacheError.readOnly`. For tools that inspect a cache.
         /// Default false.
         public var isReadOnly = false
+        /// SQLite connections that serve reads, so that reads run beside each other and
+        /// beside commits, checkpoints, trims and `verify`; each is opened on first use.
+        /// From 1 to 64; default the number of active cores, at least 2.
+        public var readConnections: Int = Configuration.defaultReadConnections
+
+        /// The default `readConnections`: the active cores, at least 2 (at most 64).
+        public static let defaultReadConnections = min(64, max(2, ProcessInfo.processInfo.activeProcessorCount))
 
         /// The clock, in seconds since 1970; tests replace it.
         var clock: @Sendable () -> Double = KVStorage.wallClock
@@ -104,6 +113,7 @@ extension DiskCache {
             try check(accessTimeResolution >= 0, "accessTimeResolution must not be negative")
             try check(busyTimeout >= 0, "busyTimeout must not be negative")
             try check(orphanGracePeriod >= 0, "orphanGracePeriod must not be negative")
+            try check(readConnections >= 1 && readConnections <= 64, "readConnections must be from 1 to 64")
             try check([512, 1024, 2048, 4096, 8192, 16384, 32768, 65536].contains(pageSize),
                       "pageSize must be a power of two from 512 to 65536")
         }
@@ -120,6 +130,7 @@ extension DiskCache {
             options.accessTimeResolution = accessTimeResolution
             options.pageSize = pageSize
             options.readOnly = isReadOnly
+            options.readConnections = readConnections
             options.clock = clock
             return options
         }

@@ -4,8 +4,11 @@ import Foundation
 /// A persistent cache of `Data` values in one directory: small values inside a
 /// SQLite manifest, large ones in their own files (see `Configuration`).
 ///
-/// Thread-safe; every call is serialized on one lock around the store. Async
-/// variants with the same names run the work off the caller's thread.
+/// Thread-safe. Reads never take the store's lock: they consult this process's
+/// buffered writes, then read the manifest on a pool of read connections, beside
+/// commits, checkpoints, trims and `verify` (see DiskReader). Writes and
+/// maintenance are serialized on the store's lock. Async variants with the same
+/// names run the work on a bounded pool of threads.
 ///
 /// Durability: after `setValue` returns, the value is readable in this process.
 /// It survives a crash of the process once its group commit is committed (within
@@ -24,6 +27,8 @@ public final class DiskCache: Sendable {
     public let configuration: Configuration
 
     let store: MutexBox<KVStorage>
+    /// The read path: never takes `store`'s lock.
+    let reader: DiskReader
     let path: String
     /// The data folder; its files are read outside the lock (see `value(forKey:)`).
     let files: FileStore
@@ -60,6 +65,8 @@ public final class DiskCache: Sendable {
         self.configuration = configuration
         path = storage.directory
         files = storage.files
+        reader = DiskReader(buffer: storage.buffer, pool: storage.readers, files: storage.files,
+                            options: storage.options)
         store = MutexBox(storage)
         // A quarter of the delay: the timer acts at most that late after callers stop.
         commitSchedule = CommitSchedule(quietPeriod: configuration.groupCommitDelay / 4)
@@ -96,29 +103,55 @@ public final class DiskCache: Sendable {
     /// `value(forKey:)` with the entry's expiration as it stands after this read
     /// (the facade promotes a disk hit into memory with it).
     func entry(forKey key: String) throws -> (data: Data, expiration: Expiration)? {
-        // A file value is read without the lock, so large reads do not serialize every
-        // other call: its name is never reused and the file is deleted only after the
-        // commit that dropped its row. A read racing such a deletion finds no file and
-        // looks the key up again; after a few such races it reads under the lock.
+        try KVStorage.validate(key, options: reader.options)
+        // A file value is read without any lock: its name is never reused and the file
+        // is deleted only after the commit that dropped its row. A read racing such a
+        // deletion finds no file and looks the key up again; after a few such races it
+        // reads under the store's lock, where no commit of this process deletes a file.
         for _ in 0..<3 {
-            switch try perform({ try $0.lookUp(forKey: key) }) {
-            case .value(let data, let expiration):
-                return (data, expiration)
-            case .miss:
-                return nil
-            case .file(let name, let size, let expiration):
-                let result: FileStore.ReadResult
-                do {
-                    result = try files.read(name, expectedSize: size)
-                } catch {
-                    _ = try perform { $0.fileReadFailed(forKey: key, filename: name, error: error) }
-                    throw error
-                }
-                if case .value(let data) = result { return (data, expiration) }
-                guard try perform({ $0.fileReadFailed(forKey: key, filename: name) }) else { return nil }
+            switch try read({ try readEntry(key, $0, &$1) }) {
+            case .found(let data, let expiration): return (data, expiration)
+            case .miss: return nil
+            case .changed: continue
             }
         }
-        return try perform { try $0.entry(forKey: key) }
+        return try store.withLock { _ in
+            switch try read(rebuildsCorrupt: false, { try readEntry(key, $0, &$1) }) {
+            case .found(let data, let expiration): return (data, expiration)
+            case .miss: return nil
+            case .changed:
+                // Another process replaced the value meanwhile: this read is a miss.
+                reader.buffer.withLock { $0.counters.misses += 1 }
+                return nil
+            }
+        }
+    }
+
+    private enum ReadOutcome {
+        case found(Data, Expiration)
+        case miss
+        /// The file of the value found was replaced or removed meanwhile.
+        case changed
+    }
+
+    private func readEntry(_ key: String, _ reader: DiskReader,
+                           _ followUps: inout DiskReader.FollowUps) throws -> ReadOutcome {
+        switch try reader.lookUp(forKey: key, followUps: &followUps) {
+        case .value(let data, let expiration):
+            return .found(data, expiration)
+        case .miss:
+            return .miss
+        case .file(let name, let size, let expiration):
+            let result: FileStore.ReadResult
+            do {
+                result = try files.read(name, expectedSize: size)
+            } catch {
+                _ = reader.fileReadFailed(forKey: key, filename: name, error: error, followUps: &followUps)
+                throw error
+            }
+            if case .value(let data) = result { return .found(data, expiration) }
+            return reader.fileReadFailed(forKey: key, filename: name, followUps: &followUps) ? .changed : .miss
+        }
     }
 
     /// Stores `data` for `key`, replacing any value, with an optional expiration and
@@ -162,12 +195,14 @@ public final class DiskCache: Sendable {
 
     /// True if a live value is stored for `key`.
     public func contains(_ key: String) throws -> Bool {
-        try perform { try $0.contains(key) }
+        try KVStorage.validate(key, options: reader.options)
+        return try read { reader, _ in try reader.contains(key) }
     }
 
     /// The extended data stored with `key`'s value, or nil.
     public func extendedData(forKey key: String) throws -> Data? {
-        try perform { try $0.extendedData(forKey: key) }
+        try KVStorage.validate(key, options: reader.options)
+        return try read { reader, _ in try reader.extendedData(forKey: key) }
     }
 
     /// Number of entries, read from a maintained summary (no scan) after committing pending writes.
@@ -213,7 +248,32 @@ public final class DiskCache: Sendable {
         try perform { try $0.flush(durability: durability) }
     }
 
-    // MARK: - Serialized access
+    // MARK: - Reads and serialized access
+
+    /// Runs `body` on the read path (no store lock), maps SQLite errors to
+    /// `KVCacheError`, rebuilds a corrupt manifest under the store's lock (once for
+    /// all the readers that saw it) and retries once, then schedules what the read
+    /// left to do (access-time flushes, the commit of a queued removal).
+    func read<Result>(rebuildsCorrupt: Bool = true,
+                      _ body: (DiskReader, inout DiskReader.FollowUps) throws -> Result) throws -> Result {
+        var followUps = DiskReader.FollowUps()
+        defer { if !followUps.isEmpty { scheduleReadFollowUps(followUps) } }
+        let generation = reader.pool.currentGeneration
+        do {
+            return try body(reader, &followUps)
+        } catch let error as SQLiteError {
+            guard error.isCorruption, rebuildsCorrupt else { throw error.kvCacheError(path: reader.pool.path) }
+            if configuration.isReadOnly { throw KVCacheError.corrupt(path: reader.pool.path, message: error.message) }
+            try perform { storage in
+                if storage.readers.currentGeneration == generation { try storage.rebuildAfterCorruption() }
+            }
+            do {
+                return try body(reader, &followUps)
+            } catch let error as SQLiteError {
+                throw error.kvCacheError(path: reader.pool.path)
+            }
+        }
+    }
 
     /// Runs `body` on the store under the lock, maps SQLite errors to
     /// `KVCacheError`, rebuilds after corruption (retrying once), then schedules

@@ -49,16 +49,25 @@ extension KVStorage {
         let statements = try requireStatements()
         precondition(transaction == nil, "write transactions do not nest")
         let batch = ManifestBatch(database: database, statements: statements)
+        writeWillBegin?()
         try statements.begin.run { try $0.execute() }
         transaction = Transaction()
+        // The pending writes become the batch this transaction applies. Readers find
+        // them there, without the store's lock, until the commit has returned.
+        let (writes, times) = buffer.withLock { state in
+            let writes = state.pending
+            state.committing = writes
+            state.pending = PendingWrites()
+            return (writes, state.accessTimes.drain())
+        }
         var changes = ManifestBatch.Changes()
         let result: Result
         do {
             // We hold the write lock: these totals include other processes' commits.
             committedTotals = try batch.readTotals()
-            if !pending.isEmpty { try batch.apply(pending, into: &changes) }
-            if !accessTimes.isEmpty {
-                try batch.apply(accessTimes: accessTimes.drain(), extends: options.extendsExpirationOnAccess)
+            if !writes.isEmpty { try batch.apply(writes, into: &changes) }
+            if !times.isEmpty {
+                try batch.apply(accessTimes: times, extends: options.extendsExpirationOnAccess)
             }
             transaction!.delta = transaction!.delta + changes.delta
             transaction!.obsoleteFiles += changes.obsoleteFiles
@@ -68,6 +77,12 @@ extension KVStorage {
         } catch {
             transaction = nil
             if database.isInTransaction { try? database.execute("ROLLBACK") }
+            // Back in the same lock hold that ends `committing`: never in neither place.
+            let superseded = buffer.withLock { state in
+                state.committing = nil
+                return Self.requeue(writes, into: &state)
+            }
+            for name in superseded { files.remove(name) }
             if let totals = try? readTotals() { committedTotals = totals }
             counters.failedCommits += 1
             if keepsRemovalsOnDiskFull, let error = error as? SQLiteError, error.isDiskFull, pending.hasRemovals {
@@ -85,13 +100,29 @@ extension KVStorage {
         }
         let committed = transaction!
         transaction = nil
-        committedTotals = committedTotals + committed.delta
-        pending.removeAll()
-        counters.commits += 1
-        counters.evictions[.replaced, default: 0] += changes.replaced
-        counters.evictions[.expired, default: 0] += changes.expired
+        buffer.withLock { state in
+            state.committedTotals = state.committedTotals + committed.delta
+            state.committing = nil
+            state.counters.commits += 1
+            state.counters.evictions[.replaced, default: 0] += changes.replaced
+            state.counters.evictions[.expired, default: 0] += changes.expired
+        }
         for name in committed.obsoleteFiles { files.remove(name) }
         return result
+    }
+
+    /// Puts the writes of a failed commit back for the next one, beneath the writes
+    /// made since; returns the files of those it drops as superseded (never committed).
+    static func requeue(_ writes: PendingWrites, into state: inout WriteBuffer.State) -> [String] {
+        var superseded: [String] = []
+        for (key, write) in writes.entries {
+            if state.pending[key] == nil {
+                _ = state.pending.record(write, forKey: key.string)
+            } else if let name = write.value?.filename {
+                superseded.append(name)
+            }
+        }
+        return superseded
     }
 
     static func isTransient(_ error: Error) -> Bool {

@@ -5,22 +5,12 @@ import CSQLite
 /// manifest; every use of the store's own connection for writing settles the
 /// batch first, so the two connections never write at the same time.
 extension KVStorage {
-    /// The write this process made last for `key` and has not settled as committed.
-    func latestWrite(forKey key: String) -> PendingWrites.Write? {
-        if let write = pending[key] { return write }
-        return detached?.writes[key]
-    }
-
     /// Files of writes not committed yet (or still being written), which the orphan sweep must keep.
     var uncommittedFiles: Set<String> {
         var names = Set(pending.files).union(reservedFiles)
+        if let committing { names.formUnion(committing.files) }
         if let detached { names.formUnion(detached.writes.files) }
         return names
-    }
-
-    /// A buffered access time for `key`, also from the batch in flight.
-    func bufferedAccessTime(forKey key: String) -> Double? {
-        accessTimes.time(for: key) ?? detached?.accessTimes[ByteWiseKey(key)]
     }
 
     /// Hands the pending writes and access times over as a batch for the commit
@@ -29,12 +19,16 @@ extension KVStorage {
     func detachCommit() throws -> (DetachedCommit, CommitConnection)? {
         guard detached == nil, !pending.isEmpty || !accessTimes.isEmpty, let committer else { return nil }
         _ = try requireDatabase()
-        let batch = DetachedCommit(writes: pending, accessTimes: accessTimes.times)
-        // The next batch is usually about as large: room for twice this one's writes
-        // (up to a full buffer) saves regrowing the table, which rehashes every key.
-        pending = PendingWrites(capacity: min(2 * pending.count, options.groupCommitMaxWrites))
-        accessTimes.removeAll()
-        detached = batch
+        let maxWrites = options.groupCommitMaxWrites
+        let batch = buffer.withLock { state in
+            let batch = DetachedCommit(writes: state.pending, accessTimes: state.accessTimes.times)
+            // The next batch is usually about as large: room for twice this one's writes
+            // (up to a full buffer) saves regrowing the table, which rehashes every key.
+            state.pending = PendingWrites(capacity: min(2 * state.pending.count, maxWrites))
+            state.accessTimes.removeAll()
+            state.detached = batch
+            return batch
+        }
         return (batch, committer)
     }
 
@@ -57,13 +51,16 @@ extension KVStorage {
     func settleDetachedCommit() {
         guard let batch = detached else { return }
         let result = batch.waitUntilApplied()
-        detached = nil
         switch result {
         case .success(let outcome):
-            committedTotals = outcome.totals
-            counters.commits += 1
-            counters.evictions[.replaced, default: 0] += outcome.changes.replaced
-            counters.evictions[.expired, default: 0] += outcome.changes.expired
+            // The commit has returned: its writes leave the buffer for the manifest.
+            buffer.withLock { state in
+                state.detached = nil
+                state.committedTotals = outcome.totals
+                state.counters.commits += 1
+                state.counters.evictions[.replaced, default: 0] += outcome.changes.replaced
+                state.counters.evictions[.expired, default: 0] += outcome.changes.expired
+            }
             for name in outcome.changes.obsoleteFiles { files.remove(name) }
         case .failure(let error):
             counters.failedCommits += 1
@@ -75,20 +72,20 @@ extension KVStorage {
                 for name in dropped { files.remove(name) }
                 if droppedSets > 0 { recordDroppedWrites(error) }
             } else if !Self.isTransient(error) {
+                detached = nil
                 for name in writes.files { files.remove(name) }
                 recordDroppedWrites(error)
                 return
             }
-            for (key, write) in writes.entries {
-                if pending[key] == nil {
-                    _ = pending.record(write, forKey: key.string)
-                } else if let name = write.value?.filename {
-                    files.remove(name)  // superseded before it was ever committed
+            // In the lock hold that ends the batch: its writes are never in neither place.
+            let superseded = buffer.withLock { state in
+                state.detached = nil
+                for (key, time) in batch.accessTimes where state.accessTimes.time(for: key.string) == nil {
+                    state.accessTimes.record(key.string, at: time)
                 }
+                return Self.requeue(writes, into: &state)
             }
-            for (key, time) in batch.accessTimes where accessTimes.time(for: key.string) == nil {
-                accessTimes.record(key.string, at: time)
-            }
+            for name in superseded { files.remove(name) }
             if let error = error as? SQLiteError, error.isCorruption {
                 try? rebuildAfterCorruption()
             }

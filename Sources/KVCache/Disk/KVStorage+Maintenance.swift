@@ -7,8 +7,17 @@ extension KVStorage {
     /// for the owner to delete in the background.
     func removeAll() throws -> String? {
         let database = try requireDatabase()
-        accessTimes.removeAll()
-        dropPendingWrites()
+        // Pending sets become removals, applied in the same transaction: until it
+        // commits, readers find them in the buffer and miss, instead of an older row.
+        let obsolete = buffer.withLock { state -> [String] in
+            state.accessTimes.removeAll()
+            var names: [String] = []
+            for (key, write) in state.pending.entries where write.value != nil {
+                if let name = state.pending.record(.remove, forKey: key.string) { names.append(name) }
+            }
+            return names
+        }
+        for name in obsolete { files.remove(name) }
         // On a full disk `write` releases the reserve and empties the WAL to make room:
         // deleting every row frees their pages and touches only a few.
         let removed = try write(freesSpace: true) { () throws -> Int in

@@ -53,7 +53,7 @@ extension KVStorage {
             let newest = try database.statement(Manifest.selectNewestAccess).run { statement in
                 try statement.step() ? statement.optionalDouble(at: 0) : nil
             }
-            if let newest, newest > latestStamp { latestStamp = newest }
+            if let newest { buffer.withLock { $0.latestStamp = max($0.latestStamp, newest) } }
             // Opened now, like the checkpointer's, so that it holds the same WAL file
             // as this connection from the start (see WALCheckpointer.init). Without
             // it, commits run on this connection.
@@ -140,6 +140,7 @@ extension KVStorage {
         checkpointer?.close()
         database?.close()
         database = nil
+        readers.invalidate()
         moveManifestAside()
         database = try openManifest()
     }

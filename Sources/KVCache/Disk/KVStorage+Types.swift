@@ -19,6 +19,8 @@ extension KVStorage {
         var extendsExpirationOnAccess = false
         var accessBufferLimit = 1024
         var accessTimeResolution = 60.0
+        /// Read connections of the pool (see ReadConnectionPool).
+        var readConnections = 2
         /// 16 KiB: measured faster than SQLite's 4 KiB for every inline size and
         /// for trims (fewer pages per deleted row; see docs/BENCHMARKS.md).
         var pageSize = 16384

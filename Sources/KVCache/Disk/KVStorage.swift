@@ -35,10 +35,11 @@ final class KVStorage {
     var statements: ManifestStatements?
     /// Checkpoints `database`'s WAL in the background (replaced with it).
     var checkpointer: WALCheckpointer?
-    /// Writes not yet committed (group commit).
-    var pending = PendingWrites()
-    /// The batch being committed on `committer`, outside the owner's lock.
-    var detached: DetachedCommit?
+    /// Pending writes, the batches being committed, access times and counters:
+    /// what readers consult without the store's lock (see WriteBuffer).
+    let buffer = WriteBuffer()
+    /// Read-only connections for readers (see DiskReader).
+    let readers: ReadConnectionPool
     /// The second connection, for detached commits (opened with `database`; nil if it could not be).
     var committer: CommitConnection?
     /// Runs a detached batch off the lock; set by the owner. Nil: commits stay
@@ -46,7 +47,6 @@ final class KVStorage {
     var startDetachedCommit: ((DetachedCommit, CommitConnection) -> Void)?
     /// The open write transaction, if any (only inside `write(_:)`).
     var transaction: Transaction?
-    var accessTimes = AccessTimeBuffer()
     /// Random parts of new file names.
     var fileNameSuffixes = FileNameSuffixes()
     /// Names handed out for files being written outside the lock (see KVStorage+FileWrites.swift).
@@ -54,11 +54,6 @@ final class KVStorage {
     /// Counts the data folder swaps of removeAll: a file written outside the lock
     /// across one went to the trash with the old folder.
     var dataFolderGeneration = 0
-    /// The latest modification or access time recorded (see `stamp(_:)`).
-    var latestStamp = -Double.infinity
-    /// Totals as of the last commit or stats read (pending writes not included).
-    var committedTotals = Totals.zero
-    var counters = Counters()
 
     // Owner's scheduling state (guarded by the owner's lock like everything here).
     /// When the pending writes must be handed to a group commit, on `Condition.now()`'s
@@ -66,8 +61,6 @@ final class KVStorage {
     var commitDeadline: Double?
     /// True once the commit schedule has been told there is nothing to do.
     var isCommitScheduleIdle = true
-    var isAccessFlushScheduled = false
-    var isUrgentAccessFlushScheduled = false
     var isLimitTrimScheduled = false
     /// True while the reserve file is known to be in place at its full size.
     var isReserveInPlace = false
@@ -78,6 +71,9 @@ final class KVStorage {
     var droppedWritesError: Error?
     /// The same, for the next `flush()`: it must not report success after a loss.
     var flushError: Error?
+    /// Test hook: called under the store's lock before a write transaction on the
+    /// store's connection begins (and may wait for another process's write lock).
+    var writeWillBegin: (() -> Void)?
     /// True from a successful registration in `DirectoryRegistry` until close.
     /// (A failed init still runs deinit: it must not release another store's claim.)
     private var holdsDirectory = false
@@ -106,6 +102,8 @@ final class KVStorage {
         reservePath = canonical + "/" + Self.reserveFileName
         self.options = options
         files = FileStore(directory: dataPath)
+        readers = ReadConnectionPool(path: manifestPath, capacity: options.readConnections,
+                                     busyTimeout: options.busyTimeout)
         guard DirectoryRegistry.shared.register(canonical) else {
             throw KVCacheError.directoryInUse(path: canonical)
         }
@@ -144,6 +142,7 @@ final class KVStorage {
             try? commit()
             dropPendingWrites()
             statements = nil
+            readers.close()
             checkpointer?.close()
             database.close()
             self.database = nil
@@ -172,6 +171,10 @@ final class KVStorage {
     }
 
     func validate(_ key: String) throws {
+        try Self.validate(key, options: options)
+    }
+
+    static func validate(_ key: String, options: Options) throws {
         if key.isEmpty { throw KVCacheError.invalidKey(reason: "the key is empty") }
         // A quarter of SQLite's length limit each for the key and the extended data
         // leaves the row room for an inline value (see StorageMode.maxInlineSize).
@@ -193,185 +196,7 @@ final class KVStorage {
         options.mode.storesInFile(size: size, inlineThreshold: options.inlineThreshold)
     }
 
-    /// True if the entry's deadline, extended by a buffered access if configured, has passed.
-    func isExpired(key: String, expiration: Double?, lifetime: Double?, now: Double) -> Bool {
-        guard var deadline = expiration else { return false }
-        if options.extendsExpirationOnAccess, let lifetime, let accessed = bufferedAccessTime(forKey: key) {
-            deadline = max(deadline, accessed + lifetime)
-        }
-        return deadline <= now
-    }
-
-    // MARK: - Reads
-
-    /// What a read finds under the lock.
-    enum Lookup {
-        /// An inline value, with its expiration as it stands after this read.
-        case value(Data, Expiration)
-        /// No value: absent or expired.
-        case miss
-        /// A file value, to be read from `files` (the hit and the access are already recorded).
-        case file(name: String, size: Int64, Expiration)
-    }
-
-    /// `value(forKey:)` with the entry's expiration as it stands after this read,
-    /// so a copy promoted into memory expires with it.
-    func entry(forKey key: String) throws -> (data: Data, expiration: Expiration)? {
-        switch try lookUp(forKey: key) {
-        case .value(let data, let expiration): return (data, expiration)
-        case .miss: return nil
-        case .file(let name, let size, let expiration):
-            do {
-                if case .value(let data) = try files.read(name, expectedSize: size) { return (data, expiration) }
-            } catch {
-                fileReadFailed(forKey: key, filename: name, error: error)
-                throw error
-            }
-            // Another process may have replaced the value meanwhile: then this read is a miss.
-            if fileReadFailed(forKey: key, filename: name) { counters.misses += 1 }
-            return nil
-        }
-    }
-
-    /// Looks `key` up in the pending writes, then the manifest. Records the access in
-    /// the buffer and counts the hit, including for a file value, whose file the
-    /// caller reads (`DiskCache` does so outside its lock: file names are never
-    /// reused and a file is deleted only after the commit that dropped its row, so a
-    /// read racing that deletion finds no file, never other bytes; see `fileReadFailed`).
-    func lookUp(forKey key: String) throws -> Lookup {
-        try validate(key)
-        let statements = try requireStatements()
-        let now = options.clock()
-        let row: StoredValue?
-        var isPending = false
-        if let write = latestWrite(forKey: key) {
-            guard let value = write.value else { return miss() }
-            row = StoredValue(filename: value.filename, size: value.size, expiration: value.deadline,
-                              lifetime: value.lifetime, inline: value.inline, accessed: value.time)
-            isPending = true
-        } else {
-            row = try statements.selectValue.run { statement in try statement.withBorrowedText(key, at: 1) {
-                guard try statement.step() else { return nil }
-                let filename = statement.string(at: 0)
-                return StoredValue(filename: filename, size: statement.int64(at: 1),
-                                   expiration: statement.optionalDouble(at: 2), lifetime: statement.optionalDouble(at: 3),
-                                   inline: filename == nil ? statement.data(at: 5) : nil, accessed: statement.double(at: 4))
-            } }
-        }
-        guard let row else { return miss() }
-        if row.filename == nil, Int64(row.inline?.count ?? -1) != row.size {
-            // A damaged row (its inline data is not the recorded size): never return
-            // those bytes. `verify` reports it and `verify(repair: true)` removes it.
-            counters.brokenRows += 1
-            return miss()
-        }
-        if isExpired(key: key, expiration: row.expiration, lifetime: row.lifetime, now: now) {
-            if options.readOnly { return miss() }
-            if isPending {
-                // The latest write has expired: the key is gone, whatever an older row holds.
-                if let replaced = pending.record(.remove, forKey: key) { files.remove(replaced) }
-                counters.evictions[.expired, default: 0] += 1
-            } else {
-                _ = pending.record(.removeIfExpired(now: now), forKey: key)
-            }
-            accessTimes.remove(key)
-            return miss()
-        }
-        // Access times have a resolution: a read within it of the stored time writes
-        // nothing, so hot keys cost no UPDATE at all (LRU order is kept to that resolution).
-        let stamp = stamp(now)
-        if !options.readOnly, stamp - row.accessed >= options.accessTimeResolution
-            || (options.extendsExpirationOnAccess && row.lifetime != nil) {
-            accessTimes.record(key, at: stamp)
-        }
-        counters.hits += 1
-        let expiration = expirationAfterRead(deadline: row.expiration, lifetime: row.lifetime)
-        if let filename = row.filename { return .file(name: filename, size: row.size, expiration) }
-        return .value(row.inline ?? Data(), expiration)
-    }
-
-    /// An entry's expiration as a read leaves it: extended from now when reads extend it.
-    private func expirationAfterRead(deadline: Double?, lifetime: Double?) -> Expiration {
-        guard let deadline else { return .never }
-        if options.extendsExpirationOnAccess, let lifetime { return .seconds(lifetime) }
-        return .date(Date(timeIntervalSince1970: deadline))
-    }
-
-    /// Undoes what `lookUp` recorded for a file value whose read failed. A read
-    /// error (`error`) only takes back the hit. A missing or wrong-size file is
-    /// a miss: if the key still names that file the row is broken and its
-    /// conditional removal is queued, and the result is false; if the key has
-    /// changed meanwhile (the file was replaced or removed by a commit after the
-    /// lookup), the result is true: the caller looks it up again.
-    @discardableResult
-    func fileReadFailed(forKey key: String, filename: String, error: Error? = nil) -> Bool {
-        counters.hits -= 1
-        if error != nil { return false }
-        let current: String?
-        if let write = latestWrite(forKey: key) {
-            current = write.value?.filename
-        } else {
-            current = (try? storedMetadata(forKey: key))?.filename
-        }
-        guard current == filename else { return true }
-        counters.brokenRows += 1
-        counters.misses += 1
-        if options.readOnly { return false }
-        if let replaced = pending.record(.removeIfFile(filename), forKey: key) { files.remove(replaced) }
-        accessTimes.remove(key)
-        return false
-    }
-
-    /// The time to record as a modification or access: the clock, but never earlier
-    /// than a time already recorded. If the wall clock jumps backwards, entries touched
-    /// after the jump still count as newer than those touched before it, so LRU trims
-    /// keep evicting the least recently used. (Expiration deadlines stay on the wall clock.)
-    func stamp(_ now: Double) -> Double {
-        if now > latestStamp { latestStamp = now }
-        return latestStamp
-    }
-
-    private func miss() -> Lookup {
-        counters.misses += 1
-        return .miss
-    }
-
-    /// True if a value for `key` is stored and not expired (the file is not opened).
-    func contains(_ key: String) throws -> Bool {
-        try validate(key)
-        guard let metadata = try metadata(forKey: key) else { return false }
-        return !isExpired(key: key, expiration: metadata.expiration, lifetime: metadata.lifetime,
-                          now: options.clock())
-    }
-
-    /// The extended data stored with `key`'s value, or nil.
-    func extendedData(forKey key: String) throws -> Data? {
-        try validate(key)
-        let database = try requireDatabase()
-        let now = options.clock()
-        if let write = latestWrite(forKey: key) {
-            guard let value = write.value,
-                  !isExpired(key: key, expiration: value.deadline, lifetime: value.lifetime, now: now) else { return nil }
-            return value.extendedData
-        }
-        return try database.statement(Manifest.selectExtendedData).run { statement in
-            try statement.bind(key, at: 1)
-            guard try statement.step() else { return nil }
-            if isExpired(key: key, expiration: statement.optionalDouble(at: 1),
-                         lifetime: statement.optionalDouble(at: 2), now: now) { return nil }
-            return statement.data(at: 0)
-        }
-    }
-
-    /// A value as a read finds it: a committed row or a pending write.
-    struct StoredValue {
-        var filename: String?
-        var size: Int64
-        var expiration: Double?
-        var lifetime: Double?
-        var inline: Data?
-        var accessed: Double
-    }
+    // MARK: - Metadata
 
     struct Metadata {
         var filename: String?
@@ -417,12 +242,17 @@ final class KVStorage {
                 extendedData: Data?) {
         let now = options.clock()
         let lifetime = expiration.extendableLifetime
-        let value = PendingWrites.Value(filename: filename, inline: inline, size: Int64(size),
-                                        time: stamp(now), deadline: expiration.deadline(from: now), lifetime: lifetime,
-                                        extendedData: extendedData)
-        if let replaced = pending.record(.set(value), forKey: key) { files.remove(replaced) }
-        accessTimes.remove(key)
-        counters.sets += 1
+        // One lock hold: readers see the set and its bookkeeping together.
+        let replaced = buffer.withLock { state -> String? in
+            let value = PendingWrites.Value(filename: filename, inline: inline, size: Int64(size),
+                                            time: state.stamp(now), deadline: expiration.deadline(from: now),
+                                            lifetime: lifetime, extendedData: extendedData)
+            let replaced = state.pending.record(.set(value), forKey: key)
+            state.accessTimes.remove(key)
+            state.counters.sets += 1
+            return replaced
+        }
+        if let replaced { files.remove(replaced) }
     }
 
     /// Removes `key`; false if it was not stored.
@@ -434,9 +264,13 @@ final class KVStorage {
         try throwDroppedWritesError()
         guard try metadata(forKey: key) != nil else { return false }
         try commitIfFull()
-        if let replaced = pending.record(.remove, forKey: key) { files.remove(replaced) }
-        accessTimes.remove(key)
-        counters.removals += 1
+        let replaced = buffer.withLock { state -> String? in
+            let replaced = state.pending.record(.remove, forKey: key)
+            state.accessTimes.remove(key)
+            state.counters.removals += 1
+            return replaced
+        }
+        if let replaced { files.remove(replaced) }
         return true
     }
 }

@@ -13,10 +13,15 @@ struct PThreadMutex: ~Copyable {
     @usableFromInline
     let mutex: UnsafeMutablePointer<pthread_mutex_t>
 
-    init() {
+    /// A recursive mutex may be locked again by the thread that holds it.
+    init(recursive: Bool = false) {
         mutex = .allocate(capacity: 1)
         mutex.initialize(to: pthread_mutex_t())
-        let result = pthread_mutex_init(mutex, nil)
+        var attributes = pthread_mutexattr_t()
+        pthread_mutexattr_init(&attributes)
+        defer { pthread_mutexattr_destroy(&attributes) }
+        if recursive { pthread_mutexattr_settype(&attributes, Int32(PTHREAD_MUTEX_RECURSIVE)) }
+        let result = pthread_mutex_init(mutex, &attributes)
         precondition(result == 0, "pthread_mutex_init failed: \(result)")
     }
 

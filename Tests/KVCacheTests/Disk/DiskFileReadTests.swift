@@ -12,7 +12,8 @@ import Testing
         let cache = try DiskCache(directory: dir.url, configuration: .testing())
         try cache.setValue(bytes(30_000, seed: 1), forKey: "k")
         try cache.flush()
-        guard case .file(let name, _, _) = try cache.store.withLock({ try $0.lookUp(forKey: "k") }) else {
+        var followUps = DiskReader.FollowUps()
+        guard case .file(let name, _, _) = try cache.reader.lookUp(forKey: "k", followUps: &followUps) else {
             Issue.record("a 30 KB value should be a file")
             return
         }
@@ -20,7 +21,7 @@ import Testing
         try cache.setValue(bytes(30_000, seed: 2), forKey: "k")
         try cache.flush()
         #expect(!dir.dataFiles().contains(name))
-        #expect(cache.store.withLock { $0.fileReadFailed(forKey: "k", filename: name) })
+        #expect(cache.reader.fileReadFailed(forKey: "k", filename: name, followUps: &followUps))
         #expect(try cache.value(forKey: "k") == bytes(30_000, seed: 2))
         let statistics = cache.statistics
         #expect(statistics.brokenEntries == 0)

@@ -69,12 +69,15 @@ import Testing
         let settings: [(String, WritableKeyPath<DiskCache.Configuration, Int>)] = [
             ("inlineThreshold", \.inlineThreshold), ("countLimit", \.countLimit),
             ("maxKeyLength", \.maxKeyLength), ("groupCommitMaxWrites", \.groupCommitMaxWrites),
-            ("pageSize", \.pageSize),
+            ("pageSize", \.pageSize), ("readConnections", \.readConnections),
         ]
         for (name, path) in settings {
             let outcome = try Self.tryDisk { $0[keyPath: path] = value }
             if value < 0 { #expect(outcome == .rejected, "\(name) = \(value)") }
         }
+        // From 1 to 64 read connections; 0 would leave reads nowhere to run.
+        let pool = try Self.tryDisk { $0.readConnections = value }
+        #expect((pool == .rejected) == !(1...64).contains(value), "readConnections = \(value)")
         for (name, path) in [("sizeLimit", \DiskCache.Configuration.sizeLimit),
                              ("freeDiskSpaceLimit", \DiskCache.Configuration.freeDiskSpaceLimit)] {
             let outcome = try Self.tryDisk { $0[keyPath: path] = Int64(value) }

@@ -1,0 +1,243 @@
+import Foundation
+
+/// The read path of the disk level: this process's writes in the write buffer
+/// (under its lock, memory work only), then the manifest on a read connection of
+/// the pool. It never takes the store's lock, so a get does not wait for a commit,
+/// a checkpoint, an fsync, a trim, `verify` or another key's write.
+///
+/// A read that finds no write for its key in the buffer reads a WAL snapshot that
+/// starts after that check, so it sees every commit that had left the buffer by
+/// then (see WriteBuffer). What it records afterwards (an access time, a queued
+/// removal of an expired or broken row) is recorded only if no write for the key
+/// arrived meanwhile: the read is ordered before that write.
+struct DiskReader: Sendable {
+    let buffer: WriteBuffer
+    let pool: ReadConnectionPool
+    let files: FileStore
+    let options: KVStorage.Options
+
+    /// What a read finds.
+    enum Lookup {
+        /// An inline value, with its expiration as it stands after this read.
+        case value(Data, Expiration)
+        /// No value: absent or expired.
+        case miss
+        /// A file value, to be read from `files` (the hit and the access are already recorded).
+        case file(name: String, size: Int64, Expiration)
+    }
+
+    /// Work a read leaves for the store (scheduled by the owner, off the caller's path).
+    struct FollowUps: OptionSet {
+        let rawValue: Int
+        static let accessFlush = FollowUps(rawValue: 1)
+        static let urgentAccessFlush = FollowUps(rawValue: 2)
+        /// A removal was queued: its group commit must be scheduled.
+        static let commit = FollowUps(rawValue: 4)
+    }
+
+    /// A value as a read finds it: a committed row or a pending write.
+    struct StoredValue {
+        var filename: String?
+        var size: Int64
+        var expiration: Double?
+        var lifetime: Double?
+        var inline: Data?
+        var accessed: Double
+    }
+
+    /// Looks `key` up in the buffer, then the manifest, records the hit or miss and
+    /// the access. For a file value the caller reads the file (see `fileReadFailed`).
+    func lookUp(forKey key: String, followUps: inout FollowUps) throws -> Lookup {
+        let now = options.clock()
+        var obsoleteFile: String?
+        defer { if let obsoleteFile { files.remove(obsoleteFile) } }
+        var hook: (@Sendable (String) -> Void)?
+        let buffered = buffer.withLock { state -> Lookup? in
+            guard let write = state.latestWrite(forKey: key) else {
+                hook = state.readWillQueryManifest
+                return nil
+            }
+            guard let value = write.value else {
+                state.counters.misses += 1
+                return .miss
+            }
+            let row = StoredValue(filename: value.filename, size: value.size, expiration: value.deadline,
+                                  lifetime: value.lifetime, inline: value.inline, accessed: value.time)
+            return finish(key, row, isPending: true, canRecord: true, now: now, state: &state,
+                          followUps: &followUps, obsoleteFile: &obsoleteFile)
+        }
+        if let buffered { return buffered }
+        hook?(key)
+        let row = try pool.withConnection { try select(key, on: $0) }
+        return buffer.withLock { state in
+            guard let row else {
+                state.counters.misses += 1
+                return .miss
+            }
+            // A write of this key since the check above is newer than this read.
+            let canRecord = state.latestWrite(forKey: key) == nil
+            return finish(key, row, isPending: false, canRecord: canRecord, now: now, state: &state,
+                          followUps: &followUps, obsoleteFile: &obsoleteFile)
+        }
+    }
+
+    private func select(_ key: String, on connection: ReadConnection) throws -> StoredValue? {
+        try connection.selectValue.run { statement in try statement.withBorrowedText(key, at: 1) {
+            guard try statement.step() else { return nil }
+            let filename = statement.string(at: 0)
+            return StoredValue(filename: filename, size: statement.int64(at: 1),
+                               expiration: statement.optionalDouble(at: 2), lifetime: statement.optionalDouble(at: 3),
+                               inline: filename == nil ? statement.data(at: 5) : nil, accessed: statement.double(at: 4))
+        } }
+    }
+
+    /// Decides a found row under the buffer's lock: damaged, expired or a hit.
+    private func finish(_ key: String, _ row: StoredValue, isPending: Bool, canRecord: Bool, now: Double,
+                        state: inout WriteBuffer.State, followUps: inout FollowUps,
+                        obsoleteFile: inout String?) -> Lookup {
+        if row.filename == nil, Int64(row.inline?.count ?? -1) != row.size {
+            // A damaged row (its inline data is not the recorded size): never return
+            // those bytes. `verify` reports it and `verify(repair: true)` removes it.
+            state.counters.brokenRows += 1
+            state.counters.misses += 1
+            return .miss
+        }
+        if isExpired(key: key, expiration: row.expiration, lifetime: row.lifetime, now: now, state: state) {
+            state.counters.misses += 1
+            guard !options.readOnly, canRecord else { return .miss }
+            if isPending {
+                // The latest write has expired: the key is gone, whatever an older row holds.
+                obsoleteFile = state.pending.record(.remove, forKey: key)
+                state.counters.evictions[.expired, default: 0] += 1
+            } else {
+                _ = state.pending.record(.removeIfExpired(now: now), forKey: key)
+            }
+            state.accessTimes.remove(key)
+            requestCommit(&state, &followUps)
+            return .miss
+        }
+        // Access times have a resolution: a read within it of the stored time writes
+        // nothing, so hot keys cost no UPDATE at all (LRU order is kept to that resolution).
+        let stamp = state.stamp(now)
+        if !options.readOnly, canRecord, stamp - row.accessed >= options.accessTimeResolution
+            || (options.extendsExpirationOnAccess && row.lifetime != nil) {
+            state.accessTimes.record(key, at: stamp)
+            if state.accessTimes.count >= options.accessBufferLimit {
+                if !state.isUrgentAccessFlushScheduled {
+                    state.isUrgentAccessFlushScheduled = true
+                    followUps.insert(.urgentAccessFlush)
+                }
+            } else if !state.isAccessFlushScheduled {
+                state.isAccessFlushScheduled = true
+                followUps.insert(.accessFlush)
+            }
+        }
+        state.counters.hits += 1
+        let expiration = expirationAfterRead(deadline: row.expiration, lifetime: row.lifetime)
+        if let filename = row.filename { return .file(name: filename, size: row.size, expiration) }
+        return .value(row.inline ?? Data(), expiration)
+    }
+
+    private func requestCommit(_ state: inout WriteBuffer.State, _ followUps: inout FollowUps) {
+        if !state.isCommitRequested {
+            state.isCommitRequested = true
+            followUps.insert(.commit)
+        }
+    }
+
+    /// True if the entry's deadline, extended by a buffered access if configured, has passed.
+    private func isExpired(key: String, expiration: Double?, lifetime: Double?, now: Double,
+                           state: WriteBuffer.State) -> Bool {
+        guard var deadline = expiration else { return false }
+        if options.extendsExpirationOnAccess, let lifetime, let accessed = state.bufferedAccessTime(forKey: key) {
+            deadline = max(deadline, accessed + lifetime)
+        }
+        return deadline <= now
+    }
+
+    /// An entry's expiration as a read leaves it: extended from now when reads extend it.
+    private func expirationAfterRead(deadline: Double?, lifetime: Double?) -> Expiration {
+        guard let deadline else { return .never }
+        if options.extendsExpirationOnAccess, let lifetime { return .seconds(lifetime) }
+        return .date(Date(timeIntervalSince1970: deadline))
+    }
+
+    /// Undoes what `lookUp` recorded for a file value whose read failed. A read
+    /// error (`error`) only takes back the hit. A missing or wrong-size file is
+    /// a miss: if the key still names that file the row is broken and its
+    /// conditional removal is queued, and the result is false; if the key has
+    /// changed meanwhile (the file was replaced or removed by a commit after the
+    /// lookup), the result is true: the caller looks it up again.
+    func fileReadFailed(forKey key: String, filename: String, error: Error? = nil,
+                        followUps: inout FollowUps) -> Bool {
+        let buffered = buffer.withLock { state -> PendingWrites.Write? in
+            state.counters.hits -= 1
+            return state.latestWrite(forKey: key)
+        }
+        if error != nil { return false }
+        let current: String?
+        if let buffered {
+            current = buffered.value?.filename
+        } else {
+            current = (try? pool.withConnection { try metadata(key, on: $0) })??.filename
+        }
+        guard current == filename else { return true }
+        var obsoleteFile: String?
+        defer { if let obsoleteFile { files.remove(obsoleteFile) } }
+        return buffer.withLock { state in
+            // Changed since it was checked: look again.
+            let latest = state.latestWrite(forKey: key)
+            if buffered == nil ? latest != nil : latest?.value?.filename != filename { return true }
+            state.counters.brokenRows += 1
+            state.counters.misses += 1
+            if options.readOnly { return false }
+            obsoleteFile = state.pending.record(.removeIfFile(filename), forKey: key)
+            state.accessTimes.remove(key)
+            requestCommit(&state, &followUps)
+            return false
+        }
+    }
+
+    /// True if a value for `key` is stored and not expired (the file is not opened).
+    func contains(_ key: String) throws -> Bool {
+        let now = options.clock()
+        if let write = buffer.withLock({ $0.latestWrite(forKey: key) }) {
+            guard let value = write.value else { return false }
+            return !buffer.withLock { isExpired(key: key, expiration: value.deadline, lifetime: value.lifetime,
+                                                now: now, state: $0) }
+        }
+        guard let row = try pool.withConnection({ try metadata(key, on: $0) }) else { return false }
+        return !buffer.withLock { isExpired(key: key, expiration: row.expiration, lifetime: row.lifetime,
+                                            now: now, state: $0) }
+    }
+
+    /// The extended data stored with `key`'s value, or nil.
+    func extendedData(forKey key: String) throws -> Data? {
+        let now = options.clock()
+        if let write = buffer.withLock({ $0.latestWrite(forKey: key) }) {
+            guard let value = write.value,
+                  !buffer.withLock({ isExpired(key: key, expiration: value.deadline, lifetime: value.lifetime,
+                                               now: now, state: $0) }) else { return nil }
+            return value.extendedData
+        }
+        let row = try pool.withConnection { connection -> (data: Data?, expiration: Double?, lifetime: Double?)? in
+            try connection.database.statement(Manifest.selectExtendedData).run { statement in
+                try statement.bind(key, at: 1)
+                guard try statement.step() else { return nil }
+                return (statement.data(at: 0), statement.optionalDouble(at: 1), statement.optionalDouble(at: 2))
+            }
+        }
+        guard let row, !buffer.withLock({ isExpired(key: key, expiration: row.expiration, lifetime: row.lifetime,
+                                                    now: now, state: $0) }) else { return nil }
+        return row.data
+    }
+
+    private func metadata(_ key: String, on connection: ReadConnection) throws -> KVStorage.Metadata? {
+        try connection.selectMetadata.run { statement in
+            try statement.bind(key, at: 1)
+            guard try statement.step() else { return nil }
+            return KVStorage.Metadata(filename: statement.string(at: 0), size: statement.int64(at: 1),
+                                      expiration: statement.optionalDouble(at: 2), lifetime: statement.optionalDouble(at: 3))
+        }
+    }
+}

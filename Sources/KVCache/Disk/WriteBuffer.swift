@@ -1,0 +1,138 @@
+/// What this process has written or read and the manifest does not show yet: the
+/// pending writes, the batch being committed, buffered access times and the
+/// counters, under a lock that covers memory work only.
+///
+/// Readers (see DiskReader) take only this lock and a read connection, never the
+/// store's lock, so a get never waits for a commit, a checkpoint, a trim or a scan.
+/// Writers hold the store's lock and take this one for each change they make here.
+///
+/// Why a read stays correct across a commit: a write leaves the buffer only after
+/// the commit that holds it has returned, in the same lock hold that settles it, so
+/// a reader that finds no write for its key here starts its SQLite read (a new WAL
+/// snapshot) after that commit and sees it. A failed commit puts its writes back in
+/// that same lock hold, so they are never in neither place.
+final class WriteBuffer: @unchecked Sendable {
+    struct State {
+        /// Writes not yet handed to a commit (group commit).
+        var pending = PendingWrites()
+        /// The writes a transaction on the store's connection is applying.
+        var committing: PendingWrites?
+        /// The batch being committed on the commit connection.
+        var detached: DetachedCommit?
+        var accessTimes = AccessTimeBuffer()
+        var counters = KVStorage.Counters()
+        /// The latest modification or access time recorded (see `KVStorage.stamp(_:)`).
+        var latestStamp = -Double.infinity
+        /// Totals as of the last commit or stats read (pending writes not included).
+        var committedTotals = KVStorage.Totals.zero
+        var isAccessFlushScheduled = false
+        var isUrgentAccessFlushScheduled = false
+        /// A reader queued a removal and asked the commit thread to schedule its commit.
+        var isCommitRequested = false
+        /// Test hook: called (without any lock) when a read found no write for its key
+        /// in the buffer and is about to read the manifest.
+        var readWillQueryManifest: (@Sendable (String) -> Void)?
+
+        /// The write this process made last for `key` and has not settled as committed.
+        func latestWrite(forKey key: String) -> PendingWrites.Write? {
+            if let write = pending[key] { return write }
+            if let write = committing?[key] { return write }
+            return detached?.writes[key]
+        }
+
+        /// A buffered access time for `key`, also from the batch in flight.
+        func bufferedAccessTime(forKey key: String) -> Double? {
+            accessTimes.time(for: key) ?? detached?.accessTimes[ByteWiseKey(key)]
+        }
+
+        /// The clock, but never earlier than a time already recorded (see `KVStorage.stamp(_:)`).
+        mutating func stamp(_ now: Double) -> Double {
+            if now > latestStamp { latestStamp = now }
+            return latestStamp
+        }
+    }
+
+    // Recursive, so that an accessor below may be used while the lock is held; but
+    // never inside `withLock`'s body, which already has exclusive access to the state.
+    private let mutex = PThreadMutex(recursive: true)
+    private var state = State()
+
+    @inline(__always)
+    func withLock<Result>(_ body: (inout State) throws -> Result) rethrows -> Result {
+        mutex.lock()
+        defer { mutex.unlock() }
+        return try body(&state)
+    }
+}
+
+// The store's view of the buffer: each access takes the buffer's lock for its duration.
+// Never pass one of these to slow work (a statement, a file write): copy it out first.
+extension KVStorage {
+    var pending: PendingWrites {
+        _read { buffer.mutexLock(); defer { buffer.mutexUnlock() }; yield buffer.unsafeState.pending }
+        _modify { buffer.mutexLock(); defer { buffer.mutexUnlock() }; yield &buffer.unsafeState.pending }
+    }
+
+    var committing: PendingWrites? {
+        _read { buffer.mutexLock(); defer { buffer.mutexUnlock() }; yield buffer.unsafeState.committing }
+        _modify { buffer.mutexLock(); defer { buffer.mutexUnlock() }; yield &buffer.unsafeState.committing }
+    }
+
+    var detached: DetachedCommit? {
+        _read { buffer.mutexLock(); defer { buffer.mutexUnlock() }; yield buffer.unsafeState.detached }
+        _modify { buffer.mutexLock(); defer { buffer.mutexUnlock() }; yield &buffer.unsafeState.detached }
+    }
+
+    var accessTimes: AccessTimeBuffer {
+        _read { buffer.mutexLock(); defer { buffer.mutexUnlock() }; yield buffer.unsafeState.accessTimes }
+        _modify { buffer.mutexLock(); defer { buffer.mutexUnlock() }; yield &buffer.unsafeState.accessTimes }
+    }
+
+    var counters: Counters {
+        _read { buffer.mutexLock(); defer { buffer.mutexUnlock() }; yield buffer.unsafeState.counters }
+        _modify { buffer.mutexLock(); defer { buffer.mutexUnlock() }; yield &buffer.unsafeState.counters }
+    }
+
+    var committedTotals: Totals {
+        get { buffer.withLock { $0.committedTotals } }
+        set { buffer.withLock { $0.committedTotals = newValue } }
+    }
+
+    var isAccessFlushScheduled: Bool {
+        get { buffer.withLock { $0.isAccessFlushScheduled } }
+        set { buffer.withLock { $0.isAccessFlushScheduled = newValue } }
+    }
+
+    var isUrgentAccessFlushScheduled: Bool {
+        get { buffer.withLock { $0.isUrgentAccessFlushScheduled } }
+        set { buffer.withLock { $0.isUrgentAccessFlushScheduled = newValue } }
+    }
+
+    /// The write this process made last for `key` and has not settled as committed.
+    func latestWrite(forKey key: String) -> PendingWrites.Write? {
+        buffer.withLock { $0.latestWrite(forKey: key) }
+    }
+
+    /// A buffered access time for `key`, also from the batch in flight.
+    func bufferedAccessTime(forKey key: String) -> Double? {
+        buffer.withLock { $0.bufferedAccessTime(forKey: key) }
+    }
+
+    /// The time to record as a modification or access: the clock, but never earlier
+    /// than a time already recorded. If the wall clock jumps backwards, entries touched
+    /// after the jump still count as newer than those touched before it, so LRU trims
+    /// keep evicting the least recently used. (Expiration deadlines stay on the wall clock.)
+    func stamp(_ now: Double) -> Double {
+        buffer.withLock { $0.stamp(now) }
+    }
+}
+
+extension WriteBuffer {
+    // For KVStorage's accessors only: a coroutine cannot yield from inside `withLock`.
+    @inline(__always) func mutexLock() { mutex.lock() }
+    @inline(__always) func mutexUnlock() { mutex.unlock() }
+    var unsafeState: State {
+        _read { yield state }
+        _modify { yield &state }
+    }
+}
