@@ -258,19 +258,23 @@ public final class DiskCache: Sendable {
                       _ body: (DiskReader, inout DiskReader.FollowUps) throws -> Result) throws -> Result {
         var followUps = DiskReader.FollowUps()
         defer { if !followUps.isEmpty { scheduleReadFollowUps(followUps) } }
-        let generation = reader.pool.currentGeneration
         do {
             return try body(reader, &followUps)
         } catch let error as SQLiteError {
-            guard error.isCorruption, rebuildsCorrupt else { throw error.kvCacheError(path: reader.pool.path) }
-            if configuration.isReadOnly { throw KVCacheError.corrupt(path: reader.pool.path, message: error.message) }
+            throw error.kvCacheError(path: reader.pool.path)
+        } catch let seen as ReadConnectionPool.CorruptionSeen {
+            let path = reader.pool.path
+            if configuration.isReadOnly { throw KVCacheError.corrupt(path: path, message: seen.error.message) }
+            if !rebuildsCorrupt { throw seen.error.kvCacheError(path: path) }
             try perform { storage in
-                if storage.readers.currentGeneration == generation { try storage.rebuildAfterCorruption() }
+                if storage.readers.currentGeneration == seen.generation { try storage.rebuildAfterCorruption() }
             }
             do {
                 return try body(reader, &followUps)
             } catch let error as SQLiteError {
-                throw error.kvCacheError(path: reader.pool.path)
+                throw error.kvCacheError(path: path)
+            } catch let again as ReadConnectionPool.CorruptionSeen {
+                throw again.error.kvCacheError(path: path)
             }
         }
     }

@@ -140,7 +140,8 @@ extension KVStorage {
         checkpointer?.close()
         database?.close()
         database = nil
-        readers.invalidate()
+        // Once the new manifest is open (or the open failed): read connections then reopen.
+        defer { readers.invalidate() }
         moveManifestAside()
         database = try openManifest()
     }

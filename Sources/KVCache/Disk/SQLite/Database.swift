@@ -17,6 +17,7 @@ final class Database {
     /// `readOnly` opens it with SQLITE_OPEN_READONLY (never created).
     init(path: String, busyTimeout: Double, create: Bool = true, readOnly: Bool = false) throws {
         self.path = path
+        _ = Self.processSettings
         var connection: OpaquePointer?
         // NOFOLLOW: a manifest replaced by a symlink is refused (SQLITE_CANTOPEN), never followed.
         let access = readOnly ? SQLITE_OPEN_READONLY : SQLITE_OPEN_READWRITE | (create ? SQLITE_OPEN_CREATE : 0)
@@ -34,9 +35,16 @@ final class Database {
 
     deinit { close() }
 
+    /// SQLite's process-wide settings, applied once before its first connection: no
+    /// memory statistics (their mutex serializes every allocation of every connection).
+    private static let processSettings: Void = {
+        _ = kvcache_sqlite_disable_memstatus()
+    }()
+
     /// SQLite's limit on the bytes of one string, blob or row (`SQLITE_LIMIT_LENGTH`,
     /// 1,000,000,000 unless the library was built otherwise).
     static let lengthLimit: Int = {
+        _ = processSettings
         var connection: OpaquePointer?
         defer { sqlite3_close_v2(connection) }
         guard sqlite3_open_v2(":memory:", &connection, SQLITE_OPEN_READWRITE, nil) == SQLITE_OK else {
