@@ -108,23 +108,19 @@ public final class DiskCache: Sendable {
         // is deleted only after the commit that dropped its row. A read racing such a
         // deletion finds no file and looks the key up again; after a few such races it
         // reads under the store's lock, where no commit of this process deletes a file.
-        for _ in 0..<3 {
-            switch try read({ try readEntry(key, $0, &$1) }) {
+        for attempt in 0..<4 {
+            let outcome = attempt < 3
+                ? try read { try readEntry(key, $0, &$1) }
+                : try store.withLock { _ in try read(rebuildsCorrupt: false) { try readEntry(key, $0, &$1) } }
+            switch outcome {
             case .found(let data, let expiration): return (data, expiration)
             case .miss: return nil
             case .changed: continue
             }
         }
-        return try store.withLock { _ in
-            switch try read(rebuildsCorrupt: false, { try readEntry(key, $0, &$1) }) {
-            case .found(let data, let expiration): return (data, expiration)
-            case .miss: return nil
-            case .changed:
-                // Another process replaced the value meanwhile: this read is a miss.
-                reader.buffer.withLock { $0.counters.misses += 1 }
-                return nil
-            }
-        }
+        // Changed again under the lock: another process replaced the value meanwhile.
+        reader.buffer.withLock { $0.counters.misses += 1 }
+        return nil
     }
 
     private enum ReadOutcome {

@@ -201,11 +201,12 @@ struct DiskReader: Sendable {
     /// True if a value for `key` is stored and not expired (the file is not opened).
     func contains(_ key: String) throws -> Bool {
         let now = options.clock()
-        if let write = buffer.withLock({ $0.latestWrite(forKey: key) }) {
+        let buffered = buffer.withLock { state -> Bool? in
+            guard let write = state.latestWrite(forKey: key) else { return nil }
             guard let value = write.value else { return false }
-            return !buffer.withLock { isExpired(key: key, expiration: value.deadline, lifetime: value.lifetime,
-                                                now: now, state: $0) }
+            return !isExpired(key: key, expiration: value.deadline, lifetime: value.lifetime, now: now, state: state)
         }
+        if let buffered { return buffered }
         guard let row = try pool.withConnection({ try metadata(key, on: $0) }) else { return false }
         return !buffer.withLock { isExpired(key: key, expiration: row.expiration, lifetime: row.lifetime,
                                             now: now, state: $0) }
@@ -214,12 +215,14 @@ struct DiskReader: Sendable {
     /// The extended data stored with `key`'s value, or nil.
     func extendedData(forKey key: String) throws -> Data? {
         let now = options.clock()
-        if let write = buffer.withLock({ $0.latestWrite(forKey: key) }) {
+        let buffered = buffer.withLock { state -> Data?? in
+            guard let write = state.latestWrite(forKey: key) else { return nil }
             guard let value = write.value,
-                  !buffer.withLock({ isExpired(key: key, expiration: value.deadline, lifetime: value.lifetime,
-                                               now: now, state: $0) }) else { return nil }
-            return value.extendedData
+                  !isExpired(key: key, expiration: value.deadline, lifetime: value.lifetime, now: now, state: state)
+            else { return .some(nil) }
+            return .some(value.extendedData)
         }
+        if let buffered { return buffered }
         let row = try pool.withConnection { connection -> (data: Data?, expiration: Double?, lifetime: Double?)? in
             try connection.database.statement(Manifest.selectExtendedData).run { statement in
                 try statement.bind(key, at: 1)
@@ -233,11 +236,6 @@ struct DiskReader: Sendable {
     }
 
     private func metadata(_ key: String, on connection: ReadConnection) throws -> KVStorage.Metadata? {
-        try connection.selectMetadata.run { statement in
-            try statement.bind(key, at: 1)
-            guard try statement.step() else { return nil }
-            return KVStorage.Metadata(filename: statement.string(at: 0), size: statement.int64(at: 1),
-                                      expiration: statement.optionalDouble(at: 2), lifetime: statement.optionalDouble(at: 3))
-        }
+        try KVStorage.Metadata.select(key, with: connection.selectMetadata)
     }
 }

@@ -203,6 +203,16 @@ final class KVStorage {
         var size: Int64
         var expiration: Double?
         var lifetime: Double?
+
+        /// Runs `statement` (`Manifest.selectMetadata`, on any connection) for `key`.
+        static func select(_ key: String, with statement: Statement) throws -> Metadata? {
+            try statement.run { statement in
+                try statement.bind(key, at: 1)
+                guard try statement.step() else { return nil }
+                return Metadata(filename: statement.string(at: 0), size: statement.int64(at: 1),
+                                expiration: statement.optionalDouble(at: 2), lifetime: statement.optionalDouble(at: 3))
+            }
+        }
     }
 
     /// The entry's metadata as this process sees it (pending writes first).

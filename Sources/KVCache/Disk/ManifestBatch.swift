@@ -87,13 +87,7 @@ struct ManifestBatch {
 
     /// The committed (or, inside the transaction, current) row's metadata.
     func metadata(forKey key: String) throws -> KVStorage.Metadata? {
-        try statements.selectMetadata.run { statement in
-            try statement.bind(key, at: 1)
-            guard try statement.step() else { return nil }
-            return KVStorage.Metadata(filename: statement.string(at: 0), size: statement.int64(at: 1),
-                                      expiration: statement.optionalDouble(at: 2),
-                                      lifetime: statement.optionalDouble(at: 3))
-        }
+        try KVStorage.Metadata.select(key, with: statements.selectMetadata)
     }
 
     @discardableResult

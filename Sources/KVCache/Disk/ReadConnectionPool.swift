@@ -39,8 +39,6 @@ final class ReadConnectionPool: @unchecked Sendable {
         slots = (0..<max(1, capacity)).map { _ in Slot() }
     }
 
-    var capacity: Int { slots.count }
-
     /// The generation of the manifest file that new connections open.
     var currentGeneration: Int { generationLock.withLock { generation } }
 

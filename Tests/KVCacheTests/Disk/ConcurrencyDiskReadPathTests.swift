@@ -203,10 +203,9 @@ import Testing
         for index in 0..<50 { try cache.setValue(bytes(100, seed: UInt8(index)), forKey: "k\(index)") }
         try cache.flush()
         let failures = MutexBox(0)
-        DispatchQueue.concurrentPerform(iterations: 4) { thread in
+        DispatchQueue.concurrentPerform(iterations: 4) { _ in
             for index in 0..<50 where (try? cache.value(forKey: "k\(index)")) != bytes(100, seed: UInt8(index)) {
                 failures.withLock { $0 += 1 }
-                _ = thread
             }
         }
         #expect(failures.withLock { $0 } == 0)
