@@ -1,3 +1,5 @@
+import CSQLite
+import Dispatch
 #if canImport(Glibc)
 import Glibc
 #elseif canImport(Darwin)
@@ -16,9 +18,12 @@ final class ReadConnectionPool: @unchecked Sendable {
     let path: String
     private let busyTimeout: Double
     private let slots: [Slot]
-    private let generationLock = PThreadMutex()
+    private let stateLock = PThreadMutex()
     /// Bumped when the manifest is replaced (a rebuild).
     private var generation = 0
+    private var isIdlePassScheduled = false
+    /// A snapshot was begun since the idle pass started: it must run again.
+    private var isIdlePassWanted = false
 
     final class Slot: @unchecked Sendable {
         let lock = PThreadMutex()
@@ -40,7 +45,7 @@ final class ReadConnectionPool: @unchecked Sendable {
     }
 
     /// The generation of the manifest file that new connections open.
-    var currentGeneration: Int { generationLock.withLock { generation } }
+    var currentGeneration: Int { stateLock.withLock { generation } }
 
     /// Runs `body` on a connection of its own; waits only while every connection is
     /// busy with another read. Throws `KVCacheError.closed` once the pool is closed,
@@ -57,7 +62,9 @@ final class ReadConnectionPool: @unchecked Sendable {
             slot.connection = connection
         }
         do {
-            return try body(connection)
+            let (result, begun) = try connection.read(body)
+            if begun { scheduleIdlePass() }
+            return result
         } catch let error as SQLiteError where error.isCorruption {
             connection.close()
             slot.connection = nil
@@ -88,10 +95,63 @@ final class ReadConnectionPool: @unchecked Sendable {
         return Int(truncatingIfNeeded: ((identity >> 12) &* 0x9E37_79B9_7F4A_7C15) >> 33)
     }
 
+    /// Ends, after a while, the read transactions that connections keep open between
+    /// reads, once no read uses them: an idle snapshot would hold back checkpoints
+    /// (this process's and others') and let the WAL grow. Runs while any is open.
+    private func scheduleIdlePass() {
+        let isScheduled = stateLock.withLock {
+            defer { isIdlePassScheduled = true; isIdlePassWanted = true }
+            return isIdlePassScheduled
+        }
+        guard !isScheduled else { return }
+        DispatchQueue.global(qos: .utility).asyncAfter(deadline: .now() + Self.idlePassInterval) { [weak self] in
+            self?.idlePass()
+        }
+    }
+
+    /// How long a snapshot may stay open with no read using it: one to two intervals.
+    static let idlePassInterval: DispatchTimeInterval = .milliseconds(10)
+
+    private func idlePass() {
+        stateLock.withLock { isIdlePassWanted = false }
+        let remaining = endIdleSnapshots()
+        let again = stateLock.withLock {
+            isIdlePassScheduled = remaining > 0 || isIdlePassWanted
+            return isIdlePassScheduled
+        }
+        if again {
+            DispatchQueue.global(qos: .utility).asyncAfter(deadline: .now() + Self.idlePassInterval) { [weak self] in
+                self?.idlePass()
+            }
+        }
+    }
+
+    /// Ends the snapshots no read has used since the last call; returns how many stay
+    /// open (in use, or used since). Two calls with no read between end them all.
+    @discardableResult
+    func endIdleSnapshots() -> Int {
+        var remaining = 0
+        for slot in slots {
+            guard slot.lock.tryLock() else {
+                remaining += 1
+                continue
+            }
+            defer { slot.lock.unlock() }
+            guard let connection = slot.connection, connection.hasOpenSnapshot else { continue }
+            if connection.isUsedSinceIdlePass {
+                connection.isUsedSinceIdlePass = false
+                remaining += 1
+            } else {
+                connection.endSnapshot()
+            }
+        }
+        return remaining
+    }
+
     /// After the manifest was replaced (call once the new one is open): connections to
     /// the old file are closed, waiting for a read in progress on each to finish.
     func invalidate() {
-        generationLock.withLock { generation += 1 }
+        stateLock.withLock { generation += 1 }
         for slot in slots {
             slot.lock.withLock {
                 slot.connection?.close()
@@ -113,11 +173,24 @@ final class ReadConnectionPool: @unchecked Sendable {
 }
 
 /// One read-only connection of the pool, with its read statements prepared.
+///
+/// It keeps its read transaction open between reads while the WAL-index header
+/// is unchanged: SQLite rewrites that header on every commit (by any connection or
+/// process), WAL reset and recovery, so an unchanged header means a new transaction
+/// would read exactly what the open one reads. Starting a transaction costs file
+/// locks and an fstat, which the kernel serializes per file: reusing it is what
+/// lets reads on several threads run in parallel.
 final class ReadConnection {
     let database: Database
     let selectValue: Statement
     let selectMetadata: Statement
     let generation: Int
+    private let begin: Statement
+    private let end: Statement
+    /// The header copied before the open transaction began (nil: none open).
+    private var snapshotHeader: WALIndexHeader?
+    /// Set by each read, cleared by the pool's idle pass (see `endIdleSnapshot`).
+    var isUsedSinceIdlePass = false
 
     init(path: String, busyTimeout: Double, generation: Int) throws {
         database = try Database(path: path, busyTimeout: busyTimeout, create: false, readOnly: true)
@@ -126,6 +199,8 @@ final class ReadConnection {
             try database.execute("PRAGMA cache_size = -16384")
             selectValue = try database.statement(Manifest.selectValue)
             selectMetadata = try database.statement(Manifest.selectMetadata)
+            begin = try database.statement("BEGIN")
+            end = try database.statement("COMMIT")
         } catch {
             database.close()
             throw error
@@ -133,5 +208,77 @@ final class ReadConnection {
         self.generation = generation
     }
 
-    func close() { database.close() }
+    /// True while a read transaction is kept open between reads.
+    var hasOpenSnapshot: Bool { snapshotHeader != nil }
+
+    /// Runs `body` in a read transaction that sees every commit made before this
+    /// call: the open one if nothing was committed since it began, else a new one.
+    /// Returns whether a new one was begun.
+    func read<Result>(_ body: (ReadConnection) throws -> Result) throws -> (Result, begun: Bool) {
+        isUsedSinceIdlePass = true
+        var begun = false
+        if let snapshotHeader {
+            if WALIndexHeader(database) != snapshotHeader {
+                self.snapshotHeader = nil
+                try end.run { try $0.execute() }
+            }
+        }
+        if snapshotHeader == nil {
+            // Copied before the transaction begins: if it is unchanged later, no
+            // commit has happened since the snapshot, which may only be newer.
+            let header = WALIndexHeader(database)
+            try begin.run { try $0.execute() }
+            begun = true
+            do {
+                let result = try body(self)
+                if let header {
+                    snapshotHeader = header
+                } else {
+                    // No mapped WAL index before this read (the first one, or not WAL):
+                    // end it; the next read begins one with a header if there is one now.
+                    try end.run { try $0.execute() }
+                }
+                return (result, begun)
+            } catch {
+                endSnapshot()
+                throw error
+            }
+        }
+        do {
+            return (try body(self), begun)
+        } catch {
+            endSnapshot()
+            throw error
+        }
+    }
+
+    /// Ends the open read transaction, if any, so checkpoints can pass it.
+    func endSnapshot() {
+        snapshotHeader = nil
+        if database.isInTransaction { try? end.run { try $0.execute() } }
+    }
+
+    func close() {
+        snapshotHeader = nil
+        database.close()
+    }
+}
+
+/// A copy of the WAL-index header (48 bytes), compared whole.
+struct WALIndexHeader: Equatable {
+    private var words: (UInt64, UInt64, UInt64, UInt64, UInt64, UInt64)
+
+    /// The connection's current header, or nil if it has no mapped WAL index.
+    init?(_ database: Database) {
+        guard let handle = database.handle else { return nil }
+        var words: (UInt64, UInt64, UInt64, UInt64, UInt64, UInt64) = (0, 0, 0, 0, 0, 0)
+        let copied = withUnsafeMutableBytes(of: &words) { kvcache_sqlite_wal_index_header(handle, $0.baseAddress) }
+        guard copied != 0 else { return nil }
+        self.words = words
+    }
+
+    static func == (lhs: WALIndexHeader, rhs: WALIndexHeader) -> Bool {
+        lhs.words.0 == rhs.words.0 && lhs.words.1 == rhs.words.1 && lhs.words.2 == rhs.words.2
+            && lhs.words.3 == rhs.words.3 && lhs.words.4 == rhs.words.4 && lhs.words.5 == rhs.words.5
+    }
 }
