@@ -24,6 +24,8 @@ final class ReadConnectionPool: @unchecked Sendable {
     private var isIdlePassScheduled = false
     /// A snapshot was begun since the idle pass started: it must run again.
     private var isIdlePassWanted = false
+    private var _idlePassWillRun: (@Sendable () -> Void)?
+    private var _idlePassDidRun: (@Sendable (Int) -> Void)?
 
     final class Slot: @unchecked Sendable {
         let lock = PThreadMutex()
@@ -113,12 +115,17 @@ final class ReadConnectionPool: @unchecked Sendable {
     static let idlePassInterval: DispatchTimeInterval = .milliseconds(10)
 
     private func idlePass() {
-        stateLock.withLock { isIdlePassWanted = false }
-        let remaining = endIdleSnapshots()
-        let again = stateLock.withLock {
-            isIdlePassScheduled = remaining > 0 || isIdlePassWanted
-            return isIdlePassScheduled
+        let willRun = stateLock.withLock {
+            isIdlePassWanted = false
+            return _idlePassWillRun
         }
+        willRun?()
+        let remaining = endIdleSnapshots()
+        let (again, didRun) = stateLock.withLock {
+            isIdlePassScheduled = remaining > 0 || isIdlePassWanted
+            return (isIdlePassScheduled, _idlePassDidRun)
+        }
+        didRun?(remaining)
         if again {
             DispatchQueue.global(qos: .utility).asyncAfter(deadline: .now() + Self.idlePassInterval) { [weak self] in
                 self?.idlePass()
@@ -146,6 +153,25 @@ final class ReadConnectionPool: @unchecked Sendable {
             }
         }
         return remaining
+    }
+
+    /// Test hook: called (on the pass's thread, no lock held) before each idle pass.
+    var idlePassWillRun: (@Sendable () -> Void)? {
+        get { stateLock.withLock { _idlePassWillRun } }
+        set { stateLock.withLock { _idlePassWillRun = newValue } }
+    }
+
+    /// Test hook: called after each idle pass with the count of snapshots left open.
+    var idlePassDidRun: (@Sendable (Int) -> Void)? {
+        get { stateLock.withLock { _idlePassDidRun } }
+        set { stateLock.withLock { _idlePassDidRun = newValue } }
+    }
+
+    /// The connections keeping a read transaction open (waits for reads in progress).
+    var openSnapshotCount: Int {
+        slots.reduce(0) { count, slot in
+            count + slot.lock.withLock { slot.connection?.hasOpenSnapshot == true ? 1 : 0 }
+        }
     }
 
     /// After the manifest was replaced (call once the new one is open): connections to
