@@ -5,6 +5,8 @@ import PackageDescription
 // dependencies (the benchmark CLI, the maintenance CLI) live in Benchmarks/.
 let package = Package(
     name: "KVCache",
+    // Linux is the target; on Apple platforms the standard library's atomics need these.
+    platforms: [.macOS(.v15), .iOS(.v18), .tvOS(.v18), .watchOS(.v11), .visionOS(.v2)],
     products: [
         .library(name: "KVCache", targets: ["KVCache"]),
     ],

@@ -34,8 +34,9 @@ extension DiskCache {
             let totals = (try? storage.isClosed ? storage.currentTotals : storage.totals()) ?? storage.currentTotals
             let counters = storage.counters
             var statistics = Statistics()
-            statistics.hits = counters.hits
-            statistics.misses = counters.misses
+            let reads = storage.readers.readCounts
+            statistics.hits = counters.hits + reads.hits
+            statistics.misses = counters.misses + reads.misses
             statistics.sets = counters.sets
             statistics.removals = counters.removals
             statistics.evictions = counters.evictions

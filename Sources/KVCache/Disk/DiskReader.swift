@@ -51,29 +51,41 @@ struct DiskReader: Sendable {
         let now = options.clock()
         var obsoleteFile: String?
         defer { if let obsoleteFile { files.remove(obsoleteFile) } }
-        var hook: (@Sendable (String) -> Void)?
-        let buffered = buffer.withLock { state -> Lookup? in
-            guard let write = state.latestWrite(forKey: key) else {
-                hook = state.readWillQueryManifest
-                return nil
+        if buffer.mayHoldWrites {
+            var hook: (@Sendable (String) -> Void)?
+            let buffered = buffer.withLock { state -> Lookup? in
+                guard let write = state.latestWrite(forKey: key) else {
+                    hook = state.readWillQueryManifest
+                    return nil
+                }
+                guard let value = write.value else {
+                    state.counters.misses += 1
+                    return .miss
+                }
+                let row = StoredValue(filename: value.filename, size: value.size, expiration: value.deadline,
+                                      lifetime: value.lifetime, inline: value.inline, accessed: value.time)
+                return finish(key, row, isPending: true, canRecord: true, now: now, state: &state,
+                              followUps: &followUps, obsoleteFile: &obsoleteFile)
             }
-            guard let value = write.value else {
-                state.counters.misses += 1
-                return .miss
-            }
-            let row = StoredValue(filename: value.filename, size: value.size, expiration: value.deadline,
-                                  lifetime: value.lifetime, inline: value.inline, accessed: value.time)
-            return finish(key, row, isPending: true, canRecord: true, now: now, state: &state,
-                          followUps: &followUps, obsoleteFile: &obsoleteFile)
+            if let buffered { return buffered }
+            hook?(key)
         }
-        if let buffered { return buffered }
-        hook?(key)
-        let row = try pool.withConnection { try select(key, on: $0) }
-        return buffer.withLock { state in
-            guard let row else {
-                state.counters.misses += 1
-                return .miss
+        let options = options
+        let found = try pool.withConnection { connection -> Found in
+            guard let row = try Self.select(key, on: connection) else {
+                connection.misses += 1
+                return .decided(.miss)
             }
+            // The common hit needs nothing from the buffer: counted on the connection.
+            guard let hit = Self.plainHit(row, now: now, options: options) else { return .row(row) }
+            connection.hits += 1
+            return .decided(hit)
+        }
+        guard case .row(let row) = found else {
+            if case .decided(let lookup) = found { return lookup }
+            preconditionFailure()
+        }
+        return buffer.withLock { state in
             // A write of this key since the check above is newer than this read.
             let canRecord = state.latestWrite(forKey: key) == nil
             return finish(key, row, isPending: false, canRecord: canRecord, now: now, state: &state,
@@ -81,7 +93,30 @@ struct DiskReader: Sendable {
         }
     }
 
-    private func select(_ key: String, on connection: ReadConnection) throws -> StoredValue? {
+    /// What a read of the manifest found: decided on the connection, or a row to
+    /// decide under the buffer's lock.
+    private enum Found {
+        case decided(Lookup)
+        case row(StoredValue)
+    }
+
+    /// The lookup of a row that is intact, unexpired and was accessed within the
+    /// access-time resolution, so the read records nothing: or nil. (After the clock
+    /// went backwards, a read within the resolution of the clock, not of the latest
+    /// recorded time, records nothing: LRU order is kept to that resolution.)
+    private static func plainHit(_ row: StoredValue, now: Double, options: KVStorage.Options) -> Lookup? {
+        guard row.filename != nil || Int64(row.inline?.count ?? -1) == row.size else { return nil }
+        if options.extendsExpirationOnAccess, row.lifetime != nil { return nil }
+        if let deadline = row.expiration, deadline <= now { return nil }
+        if !options.readOnly, now - row.accessed >= options.accessTimeResolution { return nil }
+        let expiration: Expiration = row.expiration.map { .date(Date(timeIntervalSince1970: $0)) } ?? .never
+        if let filename = row.filename { return .file(name: filename, size: row.size, expiration) }
+        return .value(row.inline ?? Data(), expiration)
+    }
+
+    // Static: a closure that captured `self` would copy the reader (a retain of each
+    // of its objects, shared by every reading thread) on each read.
+    private static func select(_ key: String, on connection: ReadConnection) throws -> StoredValue? {
         try connection.selectValue.run { statement in try statement.withBorrowedText(key, at: 1) {
             guard try statement.step() else { return nil }
             let filename = statement.string(at: 0)
@@ -179,7 +214,7 @@ struct DiskReader: Sendable {
         if let buffered {
             current = buffered.value?.filename
         } else {
-            current = (try? pool.withConnection { try metadata(key, on: $0) })??.filename
+            current = (try? pool.withConnection { try Self.metadata(key, on: $0) })??.filename
         }
         guard current == filename else { return true }
         var obsoleteFile: String?
@@ -207,7 +242,7 @@ struct DiskReader: Sendable {
             return !isExpired(key: key, expiration: value.deadline, lifetime: value.lifetime, now: now, state: state)
         }
         if let buffered { return buffered }
-        guard let row = try pool.withConnection({ try metadata(key, on: $0) }) else { return false }
+        guard let row = try pool.withConnection({ try Self.metadata(key, on: $0) }) else { return false }
         return !buffer.withLock { isExpired(key: key, expiration: row.expiration, lifetime: row.lifetime,
                                             now: now, state: $0) }
     }
@@ -235,7 +270,7 @@ struct DiskReader: Sendable {
         return row.data
     }
 
-    private func metadata(_ key: String, on connection: ReadConnection) throws -> KVStorage.Metadata? {
+    private static func metadata(_ key: String, on connection: ReadConnection) throws -> KVStorage.Metadata? {
         try KVStorage.Metadata.select(key, with: connection.selectMetadata)
     }
 }

@@ -24,6 +24,7 @@ final class ReadConnectionPool: @unchecked Sendable {
     private var isIdlePassScheduled = false
     /// A snapshot was begun since the idle pass started: it must run again.
     private var isIdlePassWanted = false
+    private var retiredCounts = (hits: 0, misses: 0)
     private var _idlePassWillRun: (@Sendable () -> Void)?
     private var _idlePassDidRun: (@Sendable (Int) -> Void)?
 
@@ -68,7 +69,7 @@ final class ReadConnectionPool: @unchecked Sendable {
             if begun { scheduleIdlePass() }
             return result
         } catch let error as SQLiteError where error.isCorruption {
-            connection.close()
+            retire(connection)
             slot.connection = nil
             throw CorruptionSeen(error: error, generation: connection.generation)
         }
@@ -106,8 +107,10 @@ final class ReadConnectionPool: @unchecked Sendable {
             return isIdlePassScheduled
         }
         guard !isScheduled else { return }
-        DispatchQueue.global(qos: .utility).asyncAfter(deadline: .now() + Self.idlePassInterval) { [weak self] in
-            self?.idlePass()
+        DispatchQueue.global(qos: .utility).asyncAfter(deadline: .now() + Self.idlePassInterval) { [self] in
+            // Strong: a weak reference would give the pool a side table, and every
+            // retain of it on the read path would take the slow, contended route.
+            idlePass()
         }
     }
 
@@ -127,8 +130,8 @@ final class ReadConnectionPool: @unchecked Sendable {
         }
         didRun?(remaining)
         if again {
-            DispatchQueue.global(qos: .utility).asyncAfter(deadline: .now() + Self.idlePassInterval) { [weak self] in
-                self?.idlePass()
+            DispatchQueue.global(qos: .utility).asyncAfter(deadline: .now() + Self.idlePassInterval) { [self] in
+                idlePass()
             }
         }
     }
@@ -180,10 +183,31 @@ final class ReadConnectionPool: @unchecked Sendable {
         stateLock.withLock { generation += 1 }
         for slot in slots {
             slot.lock.withLock {
-                slot.connection?.close()
+                if let connection = slot.connection { retire(connection) }
                 slot.connection = nil
             }
         }
+    }
+
+    /// Closes a connection, keeping its counts.
+    private func retire(_ connection: ReadConnection) {
+        stateLock.withLock {
+            retiredCounts.hits += connection.hits
+            retiredCounts.misses += connection.misses
+        }
+        connection.close()
+    }
+
+    /// Hits and misses counted on the connections, closed ones included.
+    var readCounts: (hits: Int, misses: Int) {
+        var counts = stateLock.withLock { retiredCounts }
+        for slot in slots {
+            slot.lock.withLock {
+                counts.hits += slot.connection?.hits ?? 0
+                counts.misses += slot.connection?.misses ?? 0
+            }
+        }
+        return counts
     }
 
     /// Closes every connection, waiting for reads in progress to finish. Later reads throw `.closed`.
@@ -191,7 +215,7 @@ final class ReadConnectionPool: @unchecked Sendable {
         for slot in slots {
             slot.lock.withLock {
                 slot.isClosed = true
-                slot.connection?.close()
+                if let connection = slot.connection { retire(connection) }
                 slot.connection = nil
             }
         }
@@ -217,6 +241,10 @@ final class ReadConnection {
     private var snapshotHeader: WALIndexHeader?
     /// Set by each read, cleared by the pool's idle pass (see `endIdleSnapshot`).
     var isUsedSinceIdlePass = false
+    /// Reads decided on this connection (see DiskReader.lookUp): counted here, under
+    /// the slot's lock, so that a plain hit touches nothing other threads write.
+    var hits = 0
+    var misses = 0
 
     init(path: String, busyTimeout: Double, generation: Int) throws {
         database = try Database(path: path, busyTimeout: busyTimeout, create: false, readOnly: true)

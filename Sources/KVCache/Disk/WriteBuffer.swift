@@ -1,3 +1,5 @@
+import Synchronization
+
 /// What this process has written or read and the manifest does not show yet: the
 /// pending writes, the batch being committed, buffered access times and the
 /// counters, under a lock that covers memory work only.
@@ -56,13 +58,29 @@ final class WriteBuffer: @unchecked Sendable {
     // never inside `withLock`'s body, which already has exclusive access to the state.
     private let mutex = PThreadMutex(recursive: true)
     private var state = State()
+    /// Published on each unlock: false when no write is buffered and no read hook is
+    /// set. Every reading thread loads it; only writers store it.
+    private let holdsWrites = Atomic<Bool>(false)
 
     @inline(__always)
     func withLock<Result>(_ body: (inout State) throws -> Result) rethrows -> Result {
         mutex.lock()
-        defer { mutex.unlock() }
+        defer { unlock() }
         return try body(&state)
     }
+
+    @inline(__always)
+    private func unlock() {
+        let holds = !state.pending.isEmpty || state.committing != nil || state.detached != nil
+            || state.readWillQueryManifest != nil
+        if holds != holdsWrites.load(ordering: .relaxed) { holdsWrites.store(holds, ordering: .releasing) }
+        mutex.unlock()
+    }
+
+    /// False only if, as of the last unlock, no write is buffered (without the lock).
+    /// A write recorded before this call is seen; one that leaves the buffer does so
+    /// after its commit, so a reader that sees false reads a snapshot with it.
+    var mayHoldWrites: Bool { holdsWrites.load(ordering: .acquiring) }
 }
 
 // The store's view of the buffer: each access takes the buffer's lock for its duration.
@@ -130,7 +148,7 @@ extension KVStorage {
 extension WriteBuffer {
     // For KVStorage's accessors only: a coroutine cannot yield from inside `withLock`.
     @inline(__always) func mutexLock() { mutex.lock() }
-    @inline(__always) func mutexUnlock() { mutex.unlock() }
+    @inline(__always) func mutexUnlock() { unlock() }
     var unsafeState: State {
         _read { yield state }
         _modify { yield &state }
