@@ -6,8 +6,10 @@ import Foundation
 /// a checkpoint, an fsync, a trim, `verify` or another key's write.
 ///
 /// A read that finds no write for its key in the buffer reads a WAL snapshot that
-/// starts after that check, so it sees every commit that had left the buffer by
-/// then (see WriteBuffer). What it records afterwards (an access time, a queued
+/// has every commit made before that check (a new one, or one kept open while the
+/// WAL-index header shows no commit since: see ReadConnection), so it sees every
+/// commit that had left the buffer by then (see WriteBuffer). While the buffer
+/// holds no write at all, the check is one atomic load. What it records afterwards (an access time, a queued
 /// removal of an expired or broken row) is recorded only if no write for the key
 /// arrived meanwhile: the read is ordered before that write.
 struct DiskReader: Sendable {

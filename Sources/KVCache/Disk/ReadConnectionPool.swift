@@ -7,13 +7,15 @@ import Darwin
 #endif
 
 /// Read-only connections to the manifest, one per concurrent reader (up to a
-/// fixed count), opened on first use. In WAL mode each read gets its own snapshot
-/// and runs beside the commit, the checkpoint and other readers: none of them
-/// takes the store's lock or waits for SQLite's write lock.
+/// fixed count), opened on first use. In WAL mode each connection reads its own
+/// snapshot, beside the commit, the checkpoint and other readers: none of them
+/// takes the store's lock or waits for SQLite's write lock. A connection keeps its
+/// snapshot between reads while nothing was committed (see ReadConnection); an idle
+/// pass ends those no read uses.
 ///
-/// Each connection sits in a slot with a lock of its own, and a thread starts at
-/// the slot its identity picks: readers on different threads rarely touch the same
-/// lock, and no pool-wide lock or condition is on the read path.
+/// Each connection sits in a slot with a lock of its own, and a thread keeps to the
+/// slot it last found free: readers on different threads rarely touch the same lock
+/// or connection, and no pool-wide lock or condition is on the read path.
 final class ReadConnectionPool: @unchecked Sendable {
     let path: String
     private let busyTimeout: Double
@@ -75,17 +77,42 @@ final class ReadConnectionPool: @unchecked Sendable {
         }
     }
 
-    /// A free slot, locked: the thread's own first, then any free one, else waits for its own.
+    /// A free slot, locked: the thread's own first, then any free one (which becomes
+    /// the thread's own), else waits for its own. A thread that keeps its slot keeps
+    /// its connection's pages and snapshot in its core's cache.
     private func acquireSlot() -> Slot {
         let count = slots.count
-        let start = Self.threadHash() % count
+        let start = Self.preferredSlot(count: count)
         for offset in 0..<count {
-            let slot = slots[(start + offset) % count]
-            if slot.lock.tryLock() { return slot }
+            let index = (start + offset) % count
+            let slot = slots[index]
+            if slot.lock.tryLock() {
+                if offset != 0 { Self.setPreferredSlot(index) }
+                return slot
+            }
         }
         let slot = slots[start]
         slot.lock.lock()
         return slot
+    }
+
+    /// Each thread's slot, as an index (any pool: reduced modulo its slot count).
+    private static let preferredSlotKey: pthread_key_t = {
+        var key = pthread_key_t()
+        precondition(pthread_key_create(&key, nil) == 0, "no thread-specific key left")
+        return key
+    }()
+
+    private static func preferredSlot(count: Int) -> Int {
+        if let stored = pthread_getspecific(preferredSlotKey) {
+            return (Int(bitPattern: stored) - 1) % count
+        }
+        return threadHash() % count
+    }
+
+    private static func setPreferredSlot(_ index: Int) {
+        // Stored as index + 1: a null value means none yet.
+        pthread_setspecific(preferredSlotKey, UnsafeRawPointer(bitPattern: index + 1))
     }
 
     private static func threadHash() -> Int {

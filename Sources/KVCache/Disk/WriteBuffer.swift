@@ -10,8 +10,8 @@ import Synchronization
 ///
 /// Why a read stays correct across a commit: a write leaves the buffer only after
 /// the commit that holds it has returned, in the same lock hold that settles it, so
-/// a reader that finds no write for its key here starts its SQLite read (a new WAL
-/// snapshot) after that commit and sees it. A failed commit puts its writes back in
+/// a reader that finds no write for its key here reads a WAL snapshot that has that
+/// commit (a new one, or one its connection kept because nothing was committed since). A failed commit puts its writes back in
 /// that same lock hold, so they are never in neither place.
 final class WriteBuffer: @unchecked Sendable {
     struct State {

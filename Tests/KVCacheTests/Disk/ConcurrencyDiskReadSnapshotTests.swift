@@ -124,4 +124,19 @@ import Testing
         #expect(pool.endIdleSnapshots() == 0)
         #expect(pool.openSnapshotCount == 0)
     }
+
+    /// Plain hits and misses are counted on their read connection: the counts
+    /// survive the connection's close (a rebuild replaces every connection).
+    @Test func hitsCountedOnAConnectionSurviveItsClose() throws {
+        let reading = try Reading()
+        defer { reading.remove() }
+        let cache = reading.cache
+        #expect(try cache.value(forKey: "nothing") == nil)
+        let before = cache.statistics
+        #expect(before.hits == 2 && before.misses == 1)
+        cache.reader.pool.invalidate()
+        #expect(cache.statistics.hits == 2 && cache.statistics.misses == 1)
+        #expect(try cache.value(forKey: "L") == bytes(100, seed: 5))
+        #expect(cache.statistics.hits == 3)
+    }
 }
