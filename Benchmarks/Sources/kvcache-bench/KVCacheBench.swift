@@ -18,7 +18,7 @@ struct KVCacheBench: ParsableCommand {
 extension KVCacheBench {
     struct All: ParsableCommand {
         static let configuration = CommandConfiguration(
-            abstract: "Run the memory, disk and cache benchmarks (about two minutes; --full adds the threshold sweep).")
+            abstract: "Run the memory, disk, cache and concurrency benchmarks (about two minutes; --full adds the threshold sweep).")
         @OptionGroup var options: CommonOptions
 
         @Flag(help: "Also sweep the inline threshold (always with --full).")
@@ -29,6 +29,8 @@ extension KVCacheBench {
                 MemoryBenchmark(options: options).run(into: report)
                 try DiskBenchmark.run(options: options, workspace: workspace, into: report)
                 try CacheBenchmark(options: options, workspace: workspace).run(into: report)
+                // Text tables only (not in the JSON or the HTML report yet).
+                try ConcurrencyBenchmark(options: options, workspace: workspace).run()
                 if threshold || options.full {
                     try ThresholdSweep(options: options, workspace: workspace).run(into: report)
                 }

@@ -33,29 +33,73 @@ struct ConcurrencyBenchmark {
         let value = Data((0..<valueSize).map { UInt8(truncatingIfNeeded: $0 &* 31) })
         for index in 0..<keys { try cache.setValue(value, forKey: "k\(index)") }
         try cache.flush()
-        var perThread: [(threads: Int, opsPerSecond: Double)] = []
-        for threads in [1, 2, 4] {
-            var samples: [Double] = []
-            for _ in 0..<options.runCount {
-                let reads = readsPerThread / (valueSize > 10_000 ? 8 : 1)
-                let outcome = ParallelRunner.run(threads: threads) { worker, _ in
-                    var random = SplitMix64(seed: UInt64(worker + 1))
-                    var hits = 0
-                    for _ in 0..<reads {
-                        if (try? cache.value(forKey: "k\(random.next() % UInt64(keys))")) != nil { hits += 1 }
-                    }
-                    return hits
-                }
-                samples.append(Double(reads * threads) / (Double(outcome.nanoseconds) / 1e9))
+        let reads = readsPerThread / (valueSize > 10_000 ? 8 : 1)
+        let threadCounts = [1, 2, 4]
+        var rows: [(name: String, rates: [Double])] = []
+        rows.append(("DiskCache", threadCounts.map { threads in
+            medianRate(threads: threads, reads: reads) { _, random in
+                (try? cache.value(forKey: "k\(random.next() % UInt64(keys))")) != nil
             }
-            perThread.append((threads, samples.sorted()[samples.count / 2]))
+        }))
+        // The floors, in the same process (SQLite's memory statistics off, as KVCache
+        // sets them): a table of the same rows and page size, a connection per thread.
+        if valueSize <= 10_000 {
+            let floor = try RawReadFloor(directory: directory, keys: keys, value: value,
+                                         connections: threadCounts.max()!)
+            for keepsTransaction in [false, true] {
+                rows.append((keepsTransaction ? "raw SELECT, one read transaction" : "raw SELECT, a transaction each",
+                             threadCounts.map { threads in
+                    medianRate(threads: threads, reads: reads) { worker, random in
+                        floor.read(worker: worker, key: "k\(random.next() % UInt64(keys))",
+                                   keepsTransaction: keepsTransaction)
+                    }
+                }))
+            }
         }
-        let single = perThread[0].opsPerSecond
-        Output.print("DiskCache get hit, \(label), \(keys) keys (median of \(options.runCount) runs)")
-        Output.print("  threads   reads/s      × 1 thread")
-        for (threads, rate) in perThread {
-            Output.print(String(format: "  %-8d  %-11.0f  %.2f", threads, rate, rate / single))
+        let peer = options.noPeer ? nil : DiskcacheReadScaling.run(
+            directory: try workspace.makeDirectory("concurrency-peer-\(valueSize)"),
+            valueSize: valueSize, keys: keys, reads: reads, runs: options.runCount)
+        Output.print("Disk get hit, \(label), \(keys) keys (median of \(options.runCount) runs; "
+            + "ratios to 1 thread of the same row)")
+        Output.print("  " + "reader".padding(toLength: 36, withPad: " ", startingAt: 0)
+            + "1 thread/s   2 threads/s  4 threads/s  | ×1: 2 threads  4 threads")
+        for row in rows {
+            Output.print("  " + row.name.padding(toLength: 36, withPad: " ", startingAt: 0) + String(
+                format: "%-11.0f  %-11.0f  %-11.0f  |     %.2f       %.2f",
+                row.rates[0], row.rates[1], row.rates[2], row.rates[1] / row.rates[0], row.rates[2] / row.rates[0]))
         }
+        switch peer {
+        case .success(let peer):
+            Output.print("  " + "python-diskcache \(peer.version), processes".padding(toLength: 36, withPad: " ",
+                                                                                     startingAt: 0)
+                + String(format: "%-11.0f  %-11.0f  -            |     %.2f", peer.oneProcess, peer.twoProcesses,
+                         peer.twoProcesses / peer.oneProcess))
+        case .failure(let reason):
+            Output.print("  (\(reason))")
+        case nil:
+            break
+        }
+        if let single = rows.first?.rates.first, rows.count > 1 {
+            Output.print(String(format: "  DiskCache 1 thread ÷ raw SELECT with a transaction each, 1 thread: %.2f",
+                                single / rows[1].rates[0]))
+        }
+    }
+
+    /// The median over the runs of reads per second with `threads` threads, each doing
+    /// `reads` calls of `read` (which returns whether it hit).
+    private func medianRate(threads: Int, reads: Int,
+                            _ read: @escaping @Sendable (Int, inout SplitMix64) -> Bool) -> Double {
+        var samples: [Double] = []
+        for _ in 0..<options.runCount {
+            let outcome = ParallelRunner.run(threads: threads) { worker, _ in
+                var random = SplitMix64(seed: UInt64(worker + 1))
+                var hits = 0
+                for _ in 0..<reads where read(worker, &random) { hits += 1 }
+                return hits
+            }
+            samples.append(Double(reads * threads) / (Double(outcome.nanoseconds) / 1e9))
+        }
+        return samples.sorted()[samples.count / 2]
     }
 
     // MARK: Reads beside slow work
