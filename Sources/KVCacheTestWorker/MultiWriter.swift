@@ -44,7 +44,7 @@ struct MultiWriter {
             }.start()
         }
         group.wait()
-        cache.close()
+        try? cache.close()
         let (operations, errors) = totals.value
         Output.line("D \(operations) \(errors)")
         exit(errors == 0 ? 0 : 4)

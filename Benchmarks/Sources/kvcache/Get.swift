@@ -13,7 +13,7 @@ struct Get: ParsableCommand {
 
     func run() throws {
         let cache = try location.open(readOnly: true)
-        defer { cache.close() }
+        defer { try? cache.close() }
         guard let value = try cache.value(forKey: key) else {
             Console.writeError("kvcache: no value for \(key)")
             throw ToolExit.no.code

@@ -18,7 +18,7 @@ struct Keys: ParsableCommand {
 
     func run() throws {
         let cache = try location.open(readOnly: true)
-        defer { cache.close() }
+        defer { try? cache.close() }
         if all {
             var keys: [String] = []
             var cursor = after

@@ -14,7 +14,7 @@ struct Remove: ParsableCommand {
 
     func run() throws {
         let cache = try location.open()
-        defer { cache.close() }
+        defer { try? cache.close() }  // writes were flushed (and reported) above
         for key in keys { try cache.removeValue(forKey: key) }
         try cache.flush()
     }

@@ -35,7 +35,7 @@ struct SetValue: ParsableCommand {
             value = FileHandle.standardInput.readDataToEndOfFile()
         }
         let cache = try location.open(creating: true)
-        defer { cache.close() }
+        defer { try? cache.close() }  // writes were flushed (and reported) above
         try cache.setValue(value, forKey: key, expiration: expires.map { .seconds($0) } ?? .never)
         try cache.flush()
     }

@@ -11,7 +11,7 @@ struct Stats: ParsableCommand {
 
     func run() throws {
         let cache = try location.open(readOnly: true)
-        defer { cache.close() }
+        defer { try? cache.close() }
         let inspection = try cache.inspect()
         if output.json {
             try Console.writeJSON(StatsOutput(inspection))

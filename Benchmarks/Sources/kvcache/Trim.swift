@@ -24,7 +24,7 @@ struct Trim: ParsableCommand {
 
     func run() throws {
         let cache = try location.open()
-        defer { cache.close() }
+        defer { try? cache.close() }  // writes were flushed (and reported) above
         var removed = TrimOutput.Removed()
         if expired { removed.expired = try cache.removeExpired() }
         if let age { removed.age = try cache.trim(toAge: age) }

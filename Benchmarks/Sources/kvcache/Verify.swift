@@ -42,7 +42,7 @@ struct Verify: ParsableCommand {
             }
             throw ToolExit.no.code
         }
-        defer { cache.close() }
+        defer { try? cache.close() }
         // A manifest found corrupt at open was already moved aside and rebuilt: a problem
         // found, and repaired by opening.
         let rebuiltAtOpen = cache.statistics.rebuilds > 0

@@ -256,10 +256,14 @@ public final class Cache<Value: Sendable>: Sendable {
     }
 
     /// Lands background writes, then closes the disk level; later disk
-    /// operations throw `KVCacheError.closed`. Throws a background write failure.
+    /// operations throw `KVCacheError.closed`. The disk level is closed even when this
+    /// throws: the error is a background write's failure, or the disk level's (see
+    /// `DiskCache.close()`: writes it could not commit).
     public func close() throws {
-        defer { disk.close() }
-        try waitForBackgroundWrites()
+        var failure: Error?
+        do { try waitForBackgroundWrites() } catch { failure = error }
+        do { try disk.close() } catch { failure = failure ?? error }
+        if let failure { throw failure }
     }
 
     // MARK: - Coding

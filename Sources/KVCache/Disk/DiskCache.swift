@@ -86,11 +86,18 @@ public final class DiskCache: Sendable {
         startBackgroundWorkAtOpen()
     }
 
-    deinit { close() }
+    deinit { try? close() }
 
-    /// Commits pending writes and access times and closes the store; later calls throw `.closed`.
-    public func close() {
-        store.withLock { $0.close() }
+    /// Commits pending writes and access times and closes the store; later calls throw
+    /// `.closed`. The store is closed even when this throws: the error is that of the
+    /// final commit, whose writes are lost, or of an earlier commit that dropped
+    /// writes and was not yet reported by `flush()`. Closing again does nothing.
+    public func close() throws {
+        do {
+            try store.withLock { try $0.close() }
+        } catch let error as SQLiteError {
+            throw error.kvCacheError(path: reader.pool.path)
+        }
     }
 
     // MARK: - Values

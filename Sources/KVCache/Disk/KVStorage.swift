@@ -128,18 +128,36 @@ final class KVStorage {
                 ensureReserve()
             }
         } catch {
-            close()  // the manifest, if it opened, and the directory's registration
+            try? close()  // the manifest, if it opened, and the directory's registration
             throw error
         }
     }
 
-    deinit { close() }
+    deinit { try? close() }
 
     /// Commits pending writes and access times, closes SQLite, releases the directory.
-    func close() {
+    /// Throws (after closing) the error of a final commit that failed, whose writes
+    /// are lost, or of an earlier one that dropped writes not yet reported.
+    func close() throws {
+        var lost: Error?
         if let database {
             closeCommitter()
-            try? commit()
+            // Access times and the conditional removals reads queue are housekeeping:
+            // losing them loses no write of the caller's.
+            let holdsWrites = pending.entries.contains {
+                switch $0.write {
+                case .set, .remove: true
+                case .removeIfExpired, .removeIfFile: false
+                }
+            }
+            do {
+                try commit()
+            } catch where holdsWrites {
+                lost = error
+            } catch {}
+            if lost == nil, let error = droppedWritesError ?? flushError { lost = error }
+            droppedWritesError = nil
+            flushError = nil
             dropPendingWrites()
             statements = nil
             readers.close()
@@ -151,6 +169,7 @@ final class KVStorage {
             holdsDirectory = false
             DirectoryRegistry.shared.unregister(directory)
         }
+        if let lost { throw lost }
     }
 
     var isClosed: Bool { database == nil }

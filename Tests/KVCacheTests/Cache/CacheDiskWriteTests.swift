@@ -98,7 +98,7 @@ struct CacheDiskWriteTests {
         let fixture = CacheFixture()
         defer { fixture.remove() }
         let cache = try fixture.make()
-        cache.disk.close()
+        try cache.disk.close()
 
         try cache.setValue(bytes(10), forKey: "a", diskWrite: .background)
 
@@ -113,7 +113,7 @@ struct CacheDiskWriteTests {
         defer { fixture.remove() }
         let cache = try fixture.make()
         try cache.setValue(bytes(10, seed: 1), forKey: "a")
-        cache.disk.close()
+        try cache.disk.close()
 
         #expect(throws: KVCacheError.closed) { try cache.setValue(bytes(10, seed: 2), forKey: "a") }
 

@@ -180,7 +180,7 @@ import Testing
         let dir = TemporaryDirectory()
         defer { dir.remove() }
         let cache = try DiskCache(directory: dir.url, configuration: .testing { $0.busyTimeout = 60 })
-        defer { cache.close() }
+        defer { try? cache.close() }
         try cache.setValue(bytes(100, seed: 1), forKey: "A")
         try cache.flush()
         // Another writer (a connection of its own, as another process has) holds the lock.
@@ -213,7 +213,7 @@ import Testing
         let dir = TemporaryDirectory()
         defer { dir.remove() }
         let cache = try DiskCache(directory: dir.url, configuration: .testing())
-        defer { cache.close() }
+        defer { try? cache.close() }
         try cache.setValue(bytes(100, seed: 1), forKey: "A")
         try cache.flush()
         let scanning = DispatchSemaphore(value: 0)

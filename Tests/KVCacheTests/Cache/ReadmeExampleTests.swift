@@ -57,7 +57,7 @@ import KVCache
         #expect(blobs.disk.statistics.fileCount == 1)
         #expect(lru.totalCost == 3)
         #expect(try disk.value(forKey: "greeting") == Data("hello".utf8))
-        disk.close()
+        try disk.close()
 
         // The placeholder the second block calls.
         @Sendable func fetchProfile(id: Int) async throws -> Profile { Profile(name: "user \(id)", visits: 0) }

@@ -160,7 +160,7 @@ import Testing
         let unexpected = MutexBox<[String]>([])
         DispatchQueue.concurrentPerform(iterations: 3) { thread in
             for step in 0..<100 {
-                if thread == 0, step == 50 { cache.close() }
+                if thread == 0, step == 50 { try? cache.close() }
                 do {
                     try cache.setValue(bytes(10), forKey: "k\(step)")
                 } catch KVCacheError.closed {

@@ -56,7 +56,7 @@ import Testing
         }
 
         func remove() {
-            cache.close()
+            try? cache.close()
             dir.remove()
         }
     }
@@ -137,7 +137,7 @@ import Testing
         let dir = TemporaryDirectory()
         defer { dir.remove() }
         let cache = try DiskCache(directory: dir.url, configuration: .testing())
-        defer { cache.close() }
+        defer { try? cache.close() }
         try cache.setValue(bytes(100, seed: 1), forKey: "K")
         try cache.flush()
         let read = PausedRead(cache, key: "K")
@@ -160,7 +160,7 @@ import Testing
         defer { dir.remove() }
         let clock = ManualClock()
         let cache = try DiskCache(directory: dir.url, configuration: .testing { $0.clock = clock.function })
-        defer { cache.close() }
+        defer { try? cache.close() }
         try cache.setValue(bytes(100, seed: 1), forKey: "K", expiration: .seconds(10))
         try cache.flush()
         clock.advance(by: 20)
@@ -199,7 +199,7 @@ import Testing
         let dir = TemporaryDirectory()
         defer { dir.remove() }
         let cache = try DiskCache(directory: dir.url, configuration: .testing { $0.readConnections = 1 })
-        defer { cache.close() }
+        defer { try? cache.close() }
         for index in 0..<50 { try cache.setValue(bytes(100, seed: UInt8(index)), forKey: "k\(index)") }
         try cache.flush()
         let failures = MutexBox(0)

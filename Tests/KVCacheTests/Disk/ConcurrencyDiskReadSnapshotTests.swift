@@ -52,7 +52,7 @@ import Testing
         func remove() {
             releaseIdlePass()
             other.close()
-            cache.close()
+            try? cache.close()
             dir.remove()
         }
     }

@@ -137,7 +137,7 @@ import Testing
             // The commit finishes on another thread while close waits for it.
             let applied = Thread { batch.apply(on: connection, extendsExpirationOnAccess: false) }
             applied.start()
-            cache.close()
+            try cache.close()
         }
         let reopened = try makeCache(dir)
         #expect(try reopened.totalCount == 101)

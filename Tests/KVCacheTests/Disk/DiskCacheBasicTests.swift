@@ -41,7 +41,7 @@ import Testing
             let cache = try DiskCache(directory: dir.url, configuration: .testing())
             try cache.setValue(bytes(100), forKey: "small", extendedData: Data("meta".utf8))
             try cache.setValue(bytes(50_000), forKey: "large")
-            cache.close()
+            try cache.close()
             #expect(throws: KVCacheError.closed) { try cache.value(forKey: "small") }
         }
         let cache = try DiskCache(directory: dir.url, configuration: .testing())

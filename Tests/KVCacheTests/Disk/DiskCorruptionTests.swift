@@ -15,7 +15,7 @@ import Testing
     func fillAndClose(_ dir: TemporaryDirectory) throws {
         let cache = try DiskCache(directory: dir.url, configuration: .testing())
         try fill(cache)
-        cache.close()
+        try cache.close()
     }
 
     func overwrite(_ path: String, at offset: UInt64, with data: Data) throws {
@@ -51,7 +51,7 @@ import Testing
             let cache = try DiskCache(directory: dir.url, configuration: .testing())
             try fill(cache)
             for index in 0..<300 { try cache.setValue(bytes(2000), forKey: "filler\(index)") }
-            cache.close()
+            try cache.close()
         }
         // Keep the header and schema page, damage the rest.
         let size = fileSize(dir.manifestPath) ?? 0

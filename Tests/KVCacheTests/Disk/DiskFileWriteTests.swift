@@ -60,7 +60,7 @@ import Testing
         let cache = try makeCache(dir)
         let value = bytes(30_000, seed: 9)
         let reserved = try writeUnrecorded(value, forKey: "big", in: cache)
-        cache.close()
+        try cache.close()
         #expect(throws: KVCacheError.closed) { try record(value, reserved, forKey: "big", in: cache) }
         #expect(dir.dataFiles().isEmpty)
     }

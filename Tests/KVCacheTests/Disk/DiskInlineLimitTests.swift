@@ -19,10 +19,10 @@ import Testing
             try cache.setValue(value, forKey: "huge")
             try cache.setValue(bytes(10), forKey: "small")
             try cache.flush()
-            cache.close()
+            try cache.close()
         }
         let cache = try DiskCache(directory: dir.url, configuration: .testing { $0.storageMode = .inline })
-        defer { cache.close() }
+        defer { try? cache.close() }
         let read = try #require(try cache.value(forKey: "huge"))
         #expect(read.count == size)
         #expect(read.first == 1 && read.last == 2)
@@ -38,12 +38,12 @@ import Testing
             let cache = try DiskCache(directory: dir.url, configuration: .testing())
             for key in ["a", "b", "c"] { try cache.setValue(bytes(100), forKey: key) }
             try cache.flush()
-            cache.close()
+            try cache.close()
         }
         _ = try rawRows(dir.manifestPath, "UPDATE manifest SET inline_data = NULL WHERE key = 'a'")
         _ = try rawRows(dir.manifestPath, "UPDATE manifest SET inline_data = x'0102' WHERE key = 'b'")
         let cache = try DiskCache(directory: dir.url, configuration: .testing())
-        defer { cache.close() }
+        defer { try? cache.close() }
         // Reads never return the damaged bytes.
         #expect(try cache.value(forKey: "a") == nil)
         #expect(try cache.value(forKey: "b") == nil)
@@ -63,7 +63,7 @@ import Testing
         let dir = TemporaryDirectory()
         defer { dir.remove() }
         let cache = try DiskCache(directory: dir.url, configuration: .testing())
-        defer { cache.close() }
+        defer { try? cache.close() }
         try cache.setValue(bytes(10), forKey: "k")
         let extended = Data(count: Database.lengthLimit / 4 + 1)
         #expect(throws: KVCacheError.self) { try cache.setValue(bytes(30_000), forKey: "k", extendedData: extended) }

@@ -94,9 +94,9 @@ import Testing
         // Another spelling of the same path is the same directory.
         let other = URL(fileURLWithPath: dir.path + "/data/..")
         #expect(throws: KVCacheError.self) { _ = try DiskCache(directory: other, configuration: .testing()) }
-        cache.close()
+        try cache.close()
         let reopened = try DiskCache(directory: dir.url, configuration: .testing())
-        reopened.close()
+        try reopened.close()
     }
 
     @Test func anUnusableDirectoryThrowsATypedError() throws {
@@ -119,7 +119,7 @@ import Testing
         }
         _ = try cache.trim(toCount: 90)
         let count = try cache.totalCount, size = try cache.totalSize
-        cache.close()
+        try cache.close()
         let rows = try rawRows(dir.manifestPath, "SELECT count(*), sum(size), count(filename) FROM manifest")
         #expect(rows == [["\(count)", "\(size)", rows[0][2]]])
         let stats = try rawRows(dir.manifestPath, "SELECT count, size, file_count FROM stats")

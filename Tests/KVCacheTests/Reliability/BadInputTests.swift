@@ -46,7 +46,7 @@ import Testing
             for (index, key) in keys.enumerated() { try cache.setValue(bytes(index + 1), forKey: key) }
             try cache.flush()
             #expect(try cache.totalCount == keys.count)
-            cache.close()
+            try cache.close()
         }
         let cache = try DiskCache(directory: dir.url, configuration: .testing())
         for (index, key) in keys.enumerated() { #expect(try cache.value(forKey: key) == bytes(index + 1), "\(Array(key.utf8))") }
@@ -102,7 +102,7 @@ import Testing
             try cache.trim(toCount: 3)
             try cache.removeAll()
             cache.waitForBackgroundWork()
-            cache.close()
+            try cache.close()
         }
         #expect(try snapshot(parent.path, excluding: "cache") == before)
         let names = try FileManager.default.contentsOfDirectory(atPath: cacheURL.path)
@@ -125,7 +125,7 @@ import Testing
                dir.path + "/" + KVStorage.reserveFileName] {
             #expect(mode(file) == 0o600, "\(file): \(String(mode(file) ?? 0, radix: 8))")
         }
-        cache.close()
+        try cache.close()
     }
 
     @Test(arguments: [DiskCache.StorageMode.inline, .file, .mixed])
@@ -141,7 +141,7 @@ import Testing
             #expect(try cache.value(forKey: "empty") == Data())
             try cache.flush()
             #expect(try cache.value(forKey: "empty") == Data())
-            cache.close()
+            try cache.close()
         }
         let cache = try DiskCache(directory: dir.url, configuration: .testing())
         #expect(try cache.value(forKey: "empty") == Data())
@@ -175,7 +175,7 @@ import Testing
             for index in 0..<10 { try cache.setValue(bytes(index % 2 == 0 ? 10 : 30_000), forKey: "k\(index)") }
             cache.waitForBackgroundWork()
             #expect(try cache.totalCount == 0)
-            cache.close()
+            try cache.close()
         }
         let cache = try DiskCache(directory: dir.url, configuration: .testing {
             $0.countLimit = .max
@@ -193,7 +193,7 @@ import Testing
         #expect(try cache.totalCount == 10)
         #expect(try cache.trim(toCount: -5) == 10)
         #expect(try cache.totalCount == 0)
-        cache.close()
+        try cache.close()
         #expect(try storeProblems(dir).isEmpty)
     }
 
@@ -206,7 +206,7 @@ import Testing
             try cache.flush()
             for size in [0, 1, 20 * 1024, 1 << 20] { #expect(try cache.value(forKey: "s\(size)") == bytes(size)) }
             #expect(cache.statistics.fileCount == (expectFiles ? 4 : 0), "threshold \(threshold)")
-            cache.close()
+            try cache.close()
         }
     }
 

@@ -51,7 +51,7 @@ import Testing
         _ = try cache.sweepOrphans(gracePeriod: 0)
         #expect(failures.withLock { $0 }.isEmpty, "\(failures.withLock { $0.prefix(5) })")
         #expect(cache.statistics.brokenEntries == 0)
-        cache.close()
+        try cache.close()
         let problems = try storeProblems(dir)
         #expect(problems.isEmpty, "\(problems)")
     }

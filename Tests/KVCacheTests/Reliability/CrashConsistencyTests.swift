@@ -64,7 +64,7 @@ import Testing
             totals.protected += model.protectedKeys
             #expect(cache.statistics.brokenEntries == 0, "cycle \(cycle): rows whose file was missing or short")
             #expect(cache.statistics.rebuilds == 0, "cycle \(cycle): the manifest was found corrupt")
-            cache.close()
+            try cache.close()
             let problems = try storeProblems(dir)
             #expect(problems.isEmpty, "cycle \(cycle) (seed \(seed)): \(problems)")
             #expect((try? FileManager.default.contentsOfDirectory(atPath: dir.path + "/trash"))?.isEmpty ?? true)

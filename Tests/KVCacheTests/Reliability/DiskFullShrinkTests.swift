@@ -57,14 +57,14 @@ import Testing
         defer { mount.unmount() }
         let url = URL(fileURLWithPath: mount.path + "/cache")
         var cache = try DiskCache(directory: url, configuration: Self.configuration())
-        defer { cache.close() }
+        defer { try? cache.close() }
         let filled = try fillUntilFull(cache, prefix: "fill")
         let full = Sizes(url)
         Reliability.report("\(name): full after \(filled) sets of \(Self.valueSize) B: \(full)")
         #expect(full.wal <= Self.walBound(manifestSize: full.manifest),
                 "the WAL (\(full.wal) B) grew past its bound next to a manifest of \(full.manifest) B")
         if reopen {
-            cache.close()
+            try cache.close()
             cache = try DiskCache(directory: url, configuration: Self.configuration())
             let more = try fillUntilFull(cache, prefix: "more")
             Reliability.report("\(name): reopened, full again after \(more) more sets: \(Sizes(url))")

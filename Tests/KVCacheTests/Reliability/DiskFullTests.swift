@@ -28,7 +28,7 @@ import Testing
             }
             try cache.flush()
             try body(cache, url)
-            cache.close()
+            try cache.close()
         }
         // Reopening on the still-full disk works, or fails with diskFull (SQLite may need
         // room for its shared-memory file); once space is freed, the flushed entries are intact.
@@ -46,7 +46,7 @@ import Testing
         for key in Self.earlier {
             #expect(try cache.value(forKey: key).flatMap { CheckedValue.seq(of: $0, key: key) } == 1, "\(key)")
         }
-        cache.close()
+        try cache.close()
     }
 
     /// Calls `write(index)` until it throws (at most `limit` times); returns the error and the index.
@@ -159,12 +159,12 @@ import Testing
             TmpfsMount.fill(mount.path + "/ballast")
             try cache.flush()
             for index in 0..<50 { #expect(try cache.value(forKey: "held\(index)") == bytes(4_000, seed: UInt8(index))) }
-            cache.close()
+            try cache.close()
         }
         unlink(mount.path + "/ballast")
         let cache = try DiskCache(directory: url, configuration: .testing())
         for index in 0..<50 { #expect(try cache.value(forKey: "held\(index)") == bytes(4_000, seed: UInt8(index))) }
-        cache.close()
+        try cache.close()
     }
 
     @Test func openingAStoreOnACompletelyFullDiskWorksOrThrowsDiskFull() throws {
@@ -176,7 +176,7 @@ import Testing
             for (index, key) in Self.earlier.enumerated() {
                 try cache.setValue(CheckedValue.make(key: key, seq: 1, size: index % 2 == 0 ? 500 : 25_000), forKey: key)
             }
-            cache.close()  // the last connection: SQLite deletes -wal and -shm
+            try cache.close()  // the last connection: SQLite deletes -wal and -shm
         }
         // Take every last byte, so SQLite cannot create its shared-memory file.
         TmpfsMount.fill(mount.path + "/ballast")

@@ -30,7 +30,7 @@ import Testing
         do {
             let cache = try DiskCache(directory: url, configuration: .testing())
             try Self.fill(cache)
-            cache.close()
+            try cache.close()
         }
         #expect(mount.remount(readOnly: true))
         do {
@@ -42,7 +42,7 @@ import Testing
                 try cache.setValue(bytes(30_000), forKey: "new")
                 try cache.flush()
             }
-            cache.close()
+            try cache.close()
         } catch let error as KVCacheError {
             Reliability.report("read-only store: open refused with \(error)")
         }
@@ -52,7 +52,7 @@ import Testing
         #expect(cache.statistics.rebuilds == 0)
         try cache.setValue(bytes(30_000), forKey: "new")
         try cache.flush()
-        cache.close()
+        try cache.close()
         #expect(try storeProblems(at: url.path).isEmpty)
     }
 
@@ -86,7 +86,7 @@ import Testing
         clock.advance(by: 86_400 + 11)  // back to the original time line, past the deadline
         #expect(try cache.value(forKey: "ten seconds") == nil)
         #expect(clock.wall > start + 10)
-        cache.close()
+        try cache.close()
         #expect(try storeProblems(dir).isEmpty)
     }
 
@@ -104,7 +104,7 @@ import Testing
         try cache.flush()
         clock.advance(by: -3600)
         if reopening {
-            cache.close()
+            try cache.close()
             cache = try DiskCache(directory: dir.url, configuration: configuration)
         }
         for index in 0..<10 {

@@ -84,14 +84,14 @@ import Testing
         do {
             let cache = try DiskCache(directory: dir.url, configuration: .testing())
             try cache.setValue(bytes(10), forKey: "k")
-            cache.close()
+            try cache.close()
         }
         #expect(try rawRows(dir.manifestPath, "PRAGMA application_id") == [["\(Manifest.applicationID)"]])
         // A store made before the mark existed: recognised by its schema, and marked.
         _ = try rawRows(dir.manifestPath, "PRAGMA application_id = 0")
         let cache = try DiskCache(directory: dir.url, configuration: .testing())
         #expect(try cache.value(forKey: "k") == bytes(10))
-        cache.close()
+        try cache.close()
         #expect(try rawRows(dir.manifestPath, "PRAGMA application_id") == [["\(Manifest.applicationID)"]])
     }
 
@@ -128,6 +128,6 @@ import Testing
         let trashed = try FileManager.default.contentsOfDirectory(atPath: dir.path + "/trash")
         #expect(trashed.count == 1)
         #expect(try FileManager.default.contentsOfDirectory(atPath: dir.path + "/trash/" + trashed[0]) == ["keep-me.txt"])
-        cache.close()
+        try cache.close()
     }
 }

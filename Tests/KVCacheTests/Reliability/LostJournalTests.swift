@@ -38,7 +38,7 @@ import Testing
         #expect((fileSize(copy.manifestPath + "-wal") ?? 0) > 0)
         try reader.execute("ROLLBACK")
         reader.close()
-        cache.close()
+        try cache.close()
         return (copy, { dir.remove(); copy.remove() })
     }
 
@@ -59,7 +59,7 @@ import Testing
         #expect(cache.statistics.brokenEntries == 0)
         try cache.setValue(bytes(30_000), forKey: "after")
         #expect(try cache.value(forKey: "after") == bytes(30_000))
-        cache.close()
+        try cache.close()
         #expect(try storeProblems(dir).isEmpty)
     }
 
@@ -106,7 +106,7 @@ import Testing
             let key = "b\(index)"
             #expect(try cache.value(forKey: key).flatMap { CheckedValue.seq(of: $0, key: key) } == 2)
         }
-        cache.close()
+        try cache.close()
         // SQLite still held the deleted WAL open and checkpointed it at close: nothing is lost.
         try checkIntact(dir, expectB: nil)
     }

@@ -80,7 +80,7 @@ import Testing
             $0.inlineThreshold = inlineThreshold
         }
         var cache = try DiskCache(directory: dir.url, configuration: configuration)
-        defer { cache.close() }
+        defer { try? cache.close() }
         var model: [String: Entry] = [:]
 
         func removeOldest(while condition: () -> Bool) {
@@ -134,7 +134,7 @@ import Testing
             case .advance(let seconds):
                 clock.advance(by: seconds)
             case .reopen:
-                cache.close()
+                try cache.close()
                 cache = try DiskCache(directory: dir.url, configuration: configuration)
             case .removeAll:
                 try cache.removeAll()

@@ -87,7 +87,7 @@ import Testing
         // trash/, and committed after it, leaves a row without its file: a miss, removed
         // when read (docs/RELIABILITY.md). Without removeAll there must be none.
         if !chaos { #expect(outcome.brokenEntries == 0) }
-        cache.close()
+        try cache.close()
         let problems = try storeProblems(dir)
         #expect(problems.isEmpty, "\(problems)")
         return outcome
@@ -109,7 +109,7 @@ import Testing
         #expect(try cache.value(forKey: "during") == bytes(30_000, seed: 2))
         #expect(try cache.value(forKey: "before") == nil)
         try cache.flush()
-        cache.close()
+        try cache.close()
         let reopened = try DiskCache(directory: dir.url, configuration: .testing())
         #expect(try reopened.value(forKey: "during") == bytes(30_000, seed: 2))
     }

@@ -39,9 +39,9 @@ import Testing
         }
         try cache.flush()
         _ = try cache.trim(toCount: 10)
-        cache.close()
+        try cache.close()
         let reopened = try DiskCache(directory: dir.url, configuration: configuration)
-        defer { reopened.close() }
+        defer { try? reopened.close() }
         if keepsValues {
             #expect(try reopened.value(forKey: "small") == bytes(100))
         }
@@ -153,7 +153,7 @@ import Testing
             #expect((try disk.value(forKey: key) != nil) == isStored, "disk \(expiration)")
             try disk.flush()
             #expect((try disk.value(forKey: key) != nil) == isStored, "disk after a commit \(expiration)")
-            disk.close()
+            try disk.close()
             try cache.setValue(bytes(10), forKey: key, expiration: expiration)
             #expect((try cache.value(forKey: key) != nil) == isStored, "facade \(expiration)")
         }

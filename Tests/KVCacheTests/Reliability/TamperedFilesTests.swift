@@ -39,7 +39,7 @@ import Testing
         }
 
         func remove() {
-            cache.close()
+            try? cache.close()
             dir.remove()
             outside.remove()
         }
@@ -93,7 +93,7 @@ import Testing
     @Test func aRowDeclaringAMultiGigabyteSizeIsAMissAndOthersSurvive() throws {
         let fixture = try Fixture()
         defer { fixture.remove() }
-        fixture.cache.close()
+        try fixture.cache.close()
         let raw = try Database(path: fixture.dir.manifestPath, busyTimeout: 5)
         // 8 GB and Int64.max declared for 30,000-byte files: a read must not trust the
         // row's size to allocate, and must not return a value of the wrong size.
@@ -101,7 +101,7 @@ import Testing
         try raw.execute("UPDATE manifest SET size = 9223372036854775807 WHERE key = 'k1'")
         raw.close()
         let cache = try DiskCache(directory: fixture.dir.url, configuration: .testing { $0.storageMode = .file })
-        defer { cache.close() }
+        defer { try? cache.close() }
         #expect(try cache.value(forKey: "k0") == nil)
         #expect(try cache.value(forKey: "k1") == nil)
         #expect(cache.statistics.brokenEntries == 2)
@@ -116,7 +116,7 @@ import Testing
     @Test func aManifestRowNamingAPathOutsideDataIsNeverFollowed() throws {
         let fixture = try Fixture()
         defer { fixture.remove() }
-        fixture.cache.close()
+        try fixture.cache.close()
         let escape = "../../" + fixture.outside.url.lastPathComponent + "/victim"
         let raw = try Database(path: fixture.dir.manifestPath, busyTimeout: 5)
         try raw.execute("UPDATE manifest SET filename = '\(escape)' WHERE key = 'k0'")
@@ -131,13 +131,13 @@ import Testing
         try cache.flush()
         cache.waitForBackgroundWork()
         #expect(fixture.victimIsIntact)
-        cache.close()
+        try cache.close()
     }
 
     @Test func aSymlinkInTrashIsRemovedWithoutDeletingItsTarget() throws {
         let fixture = try Fixture()
         defer { fixture.remove() }
-        fixture.cache.close()
+        try fixture.cache.close()
         // Named as the trash folders removeAll makes, so the store takes it for its own.
         try FileManager.default.createSymbolicLink(atPath: fixture.dir.path + "/trash/" + strayName,
                                                    withDestinationPath: fixture.outside.path)
@@ -148,19 +148,19 @@ import Testing
         cache.waitForBackgroundWork()
         #expect(try FileManager.default.contentsOfDirectory(atPath: fixture.dir.path + "/trash").isEmpty)
         // A rebuild clears corrupt/ too.
-        cache.close()
+        try cache.close()
         try Data(repeating: 0x5a, count: 8192).write(to: URL(fileURLWithPath: fixture.dir.manifestPath))
         let rebuilt = try DiskCache(directory: fixture.dir.url, configuration: .testing())
         rebuilt.waitForBackgroundWork()
         #expect(rebuilt.statistics.rebuilds == 1)
-        rebuilt.close()
+        try rebuilt.close()
         #expect(fixture.victimIsIntact)
     }
 
     @Test func aDataFolderThatIsASymlinkIsRefused() throws {
         let fixture = try Fixture()
         defer { fixture.remove() }
-        fixture.cache.close()
+        try fixture.cache.close()
         try FileManager.default.removeItem(atPath: fixture.dir.dataPath)
         try FileManager.default.createSymbolicLink(atPath: fixture.dir.dataPath, withDestinationPath: fixture.outside.path)
         #expect(throws: KVCacheError.self) {
@@ -176,7 +176,7 @@ import Testing
     @Test func aManifestThatIsASymlinkIsRefusedAndItsTargetUntouched() throws {
         let fixture = try Fixture()
         defer { fixture.remove() }
-        fixture.cache.close()
+        try fixture.cache.close()
         let victim = fixture.outside.path + "/victim"
         try FileManager.default.removeItem(atPath: fixture.dir.manifestPath)
         try FileManager.default.createSymbolicLink(atPath: fixture.dir.manifestPath, withDestinationPath: victim)

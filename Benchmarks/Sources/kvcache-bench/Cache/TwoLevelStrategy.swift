@@ -45,7 +45,7 @@ final class HandUsedLevels: TwoLevelStrategy {
     }
 
     func finish() throws { try disk.flush() }
-    func close() { disk.close() }
+    func close() { try? disk.close() }
 }
 
 /// The `Cache` facade over the same two levels.
@@ -72,5 +72,5 @@ final class FacadeStrategy: TwoLevelStrategy {
     }
 
     func finish() throws { try cache.flush() }
-    func close() { cache.disk.close() }
+    func close() { try? cache.disk.close() }
 }

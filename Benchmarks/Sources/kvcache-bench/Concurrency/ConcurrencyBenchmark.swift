@@ -28,7 +28,7 @@ struct ConcurrencyBenchmark {
         var configuration = DiskCache.Configuration()
         configuration.autoTrimInterval = nil
         let cache = try DiskCache(directory: directory, configuration: configuration)
-        defer { cache.close() }
+        defer { try? cache.close() }
         let keys = min(keyCount, valueSize > 10_000 ? 2_000 : keyCount)
         let value = Data((0..<valueSize).map { UInt8(truncatingIfNeeded: $0 &* 31) })
         for index in 0..<keys { try cache.setValue(value, forKey: "k\(index)") }
@@ -169,7 +169,7 @@ struct ConcurrencyBenchmark {
         configuration.autoTrimInterval = nil
         configuration.busyTimeout = 10
         let cache = try DiskCache(directory: directory, configuration: configuration)
-        defer { cache.close() }
+        defer { try? cache.close() }
         try cache.setValue(Data(count: 1_024), forKey: "A")
         let entries = options.quick ? 5_000 : 100_000
         for index in 0..<entries { try cache.setValue(Data(count: 100), forKey: "e\(index)") }

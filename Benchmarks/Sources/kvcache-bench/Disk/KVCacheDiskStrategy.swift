@@ -51,6 +51,6 @@ final class KVCacheDiskStrategy: TrimmableDiskStrategy {
     }
 
     func close() {
-        cache.close()
+        try? cache.close()
     }
 }

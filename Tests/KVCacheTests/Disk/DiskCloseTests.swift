@@ -1,0 +1,63 @@
+import Foundation
+import Testing
+@testable import KVCache
+
+/// `close()` commits what is pending and reports writes it could not commit, instead
+/// of dropping them silently (issue 13, item 6); the store is closed either way.
+@Suite struct DiskCloseTests {
+    /// Another connection (as another process) holds SQLite's write lock past the busy
+    /// timeout, so the final commit fails: close throws, and the write is not stored.
+    @Test func closeThrowsWhenItsFinalCommitFailsAndStillCloses() throws {
+        let dir = TemporaryDirectory()
+        defer { dir.remove() }
+        let cache = try DiskCache(directory: dir.url, configuration: .testing {
+            $0.busyTimeout = 0.05
+            $0.groupCommitDelay = 3600
+        })
+        try cache.setValue(bytes(100, seed: 1), forKey: "kept")
+        try cache.flush()
+        try cache.setValue(bytes(100, seed: 2), forKey: "lost")
+        let other = try Database(path: dir.manifestPath, busyTimeout: 0)
+        try other.execute("BEGIN IMMEDIATE")
+        #expect(throws: KVCacheError.self) { try cache.close() }
+        try other.execute("COMMIT")
+        other.close()
+        #expect(throws: KVCacheError.closed) { try cache.value(forKey: "kept") }
+        try cache.close()  // again: nothing to report
+        let reopened = try DiskCache(directory: dir.url, configuration: .testing())
+        defer { try? reopened.close() }
+        #expect(try reopened.value(forKey: "kept") == bytes(100, seed: 1))
+        #expect(try reopened.value(forKey: "lost") == nil)
+    }
+
+    /// The facade closes its disk level and reports the same failure.
+    @Test func cacheCloseReportsTheDiskLevelsLostWrites() throws {
+        let dir = TemporaryDirectory()
+        defer { dir.remove() }
+        var configuration = Cache<Data>.Configuration()
+        configuration.disk = .testing {
+            $0.busyTimeout = 0.05
+            $0.groupCommitDelay = 3600
+        }
+        let cache = try Cache<Data>(directory: dir.url, configuration: configuration)
+        try cache.setValue(bytes(100, seed: 3), forKey: "lost")
+        let other = try Database(path: dir.manifestPath, busyTimeout: 0)
+        try other.execute("BEGIN IMMEDIATE")
+        #expect(throws: KVCacheError.self) { try cache.close() }
+        try other.execute("COMMIT")
+        other.close()
+        #expect(throws: KVCacheError.closed) { try cache.disk.value(forKey: "lost") }
+    }
+
+    /// With everything committed, close does not throw.
+    @Test func closeAfterAFlushDoesNotThrow() throws {
+        let dir = TemporaryDirectory()
+        defer { dir.remove() }
+        let cache = try DiskCache(directory: dir.url, configuration: .testing())
+        try cache.setValue(bytes(100, seed: 1), forKey: "a")
+        try cache.close()
+        let reopened = try DiskCache(directory: dir.url, configuration: .testing())
+        #expect(try reopened.value(forKey: "a") == bytes(100, seed: 1))
+        try reopened.close()
+    }
+}
