@@ -83,9 +83,10 @@ struct DiskReader: Sendable {
             connection.hits += 1
             return .decided(hit)
         }
-        guard case .row(let row) = found else {
-            if case .decided(let lookup) = found { return lookup }
-            preconditionFailure()
+        let row: StoredValue
+        switch found {
+        case .decided(let lookup): return lookup
+        case .row(let undecided): row = undecided
         }
         return buffer.withLock { state in
             // A write of this key since the check above is newer than this read.
