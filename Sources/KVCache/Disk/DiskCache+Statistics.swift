@@ -27,30 +27,30 @@ extension DiskCache {
         }
     }
 
-    /// A snapshot of the counters and totals. Pending writes are committed first, so the
-    /// totals count them; if the store cannot be read, the totals are the last known.
+    /// A snapshot of the counters and totals, pending writes included. Read on the read
+    /// path: it never commits and never waits for a commit, a trim or `verify`. If the
+    /// store cannot be read (or is closed), the totals are those of the last commit.
     public var statistics: Statistics {
-        store.withLock { storage in
-            let totals = (try? storage.isClosed ? storage.currentTotals : storage.totals()) ?? storage.currentTotals
-            let counters = storage.counters
-            var statistics = Statistics()
-            let reads = storage.readers.readCounts
-            statistics.hits = counters.hits + reads.hits
-            statistics.misses = counters.misses + reads.misses
-            statistics.sets = counters.sets
-            statistics.removals = counters.removals
-            statistics.evictions = counters.evictions
-            statistics.count = totals.count
-            statistics.size = totals.size
-            statistics.fileCount = totals.fileCount
-            statistics.fileSize = totals.fileSize
-            statistics.inlineCount = totals.count - totals.fileCount
-            statistics.inlineSize = totals.size - totals.fileSize
-            statistics.brokenEntries = counters.brokenRows
-            statistics.rebuilds = counters.rebuilds
-            statistics.commits = counters.commits
-            statistics.failedCommits = counters.failedCommits
-            return statistics
-        }
+        let totals = (try? read { reader, _ in try reader.totals() })
+            ?? reader.buffer.withLock { $0.committedTotals }
+        let counters = reader.buffer.withLock { $0.counters }
+        let reads = reader.pool.readCounts
+        var statistics = Statistics()
+        statistics.hits = counters.hits + reads.hits
+        statistics.misses = counters.misses + reads.misses
+        statistics.sets = counters.sets
+        statistics.removals = counters.removals
+        statistics.evictions = counters.evictions
+        statistics.count = totals.count
+        statistics.size = totals.size
+        statistics.fileCount = totals.fileCount
+        statistics.fileSize = totals.fileSize
+        statistics.inlineCount = totals.count - totals.fileCount
+        statistics.inlineSize = totals.size - totals.fileSize
+        statistics.brokenEntries = counters.brokenRows
+        statistics.rebuilds = counters.rebuilds
+        statistics.commits = counters.commits
+        statistics.failedCommits = counters.failedCommits
+        return statistics
     }
 }

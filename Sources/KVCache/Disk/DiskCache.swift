@@ -208,14 +208,16 @@ public final class DiskCache: Sendable {
         return try read { reader, _ in try reader.extendedData(forKey: key) }
     }
 
-    /// Number of entries, read from a maintained summary (no scan) after committing pending writes.
+    /// Number of entries, pending writes included: a maintained summary (no scan), read
+    /// on the read path (no commit, no wait for one).
     public var totalCount: Int {
-        get throws { try perform { try $0.totals().count } }
+        get throws { try read { reader, _ in try reader.totals() }.count }
     }
 
-    /// Bytes of all values, read from a maintained summary (no scan) after committing pending writes.
+    /// Bytes of all values, pending writes included: a maintained summary (no scan), read
+    /// on the read path (no commit, no wait for one).
     public var totalSize: Int64 {
-        get throws { try perform { try $0.totals().size } }
+        get throws { try read { reader, _ in try reader.totals() }.size }
     }
 
     /// Up to `limit` keys that sort after `after` (byte-wise UTF-8 order); pass the

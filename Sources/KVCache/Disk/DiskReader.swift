@@ -273,6 +273,52 @@ struct DiskReader: Sendable {
         return row.data
     }
 
+    /// The store's totals as if the buffered writes were committed now, without a
+    /// commit or the store's lock: the stats row of a snapshot that has every commit
+    /// that left the buffer (see `lookUp`), plus each key's buffered writes applied in
+    /// order to its row in that snapshot. A write the snapshot already has changes
+    /// nothing when applied again, so a commit landing meanwhile is not counted twice.
+    func totals() throws -> KVStorage.Totals {
+        let writes = buffer.withLock { state -> [(key: String, writes: [PendingWrites.Write])] in
+            var order: [ByteWiseKey] = []
+            var byKey: [ByteWiseKey: [PendingWrites.Write]] = [:]
+            for batch in [state.detached?.writes, state.committing, state.pending] {
+                for (key, write) in batch?.entries ?? [] {
+                    if byKey[key] == nil { order.append(key) }
+                    byKey[key, default: []].append(write)
+                }
+            }
+            return order.map { ($0.string, byKey[$0]!) }
+        }
+        return try pool.withConnection { connection in
+            var totals = try connection.database.statement(Manifest.selectStats).run { statement in
+                guard try statement.step() else { return KVStorage.Totals.zero }
+                return KVStorage.Totals(count: Int(statement.int64(at: 0)), size: statement.int64(at: 1),
+                                        fileCount: Int(statement.int64(at: 2)), fileSize: statement.int64(at: 3))
+            }
+            for (key, writes) in writes {
+                let stored = try Self.metadata(key, on: connection)
+                var row = stored
+                for write in writes {
+                    switch write {
+                    case .set(let value):
+                        row = KVStorage.Metadata(filename: value.filename, size: value.size,
+                                                 expiration: value.deadline, lifetime: value.lifetime)
+                    case .remove:
+                        row = nil
+                    case .removeIfExpired(let now):
+                        if let expiration = row?.expiration, expiration <= now { row = nil }
+                    case .removeIfFile(let name):
+                        if row?.filename == name { row = nil }
+                    }
+                }
+                if let stored { totals.add(size: stored.size, isFile: stored.filename != nil, sign: -1) }
+                if let row { totals.add(size: row.size, isFile: row.filename != nil) }
+            }
+            return totals
+        }
+    }
+
     private static func metadata(_ key: String, on connection: ReadConnection) throws -> KVStorage.Metadata? {
         try KVStorage.Metadata.select(key, with: connection.selectMetadata)
     }

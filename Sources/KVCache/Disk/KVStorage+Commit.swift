@@ -219,6 +219,7 @@ extension KVStorage {
         // checkpoint only keeps the WAL short. It may stop at another process's reader,
         // or fail on a full disk (the database file has to grow): neither loses a write,
         // so neither fails the flush.
+        readers.endUnusedSnapshots()
         try? database.execute("PRAGMA wal_checkpoint(PASSIVE)")
         FileStore.sync(path: manifestPath + "-wal")
         if options.syncsFiles { FileStore.sync(path: dataPath) }

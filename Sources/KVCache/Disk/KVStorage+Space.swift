@@ -47,6 +47,7 @@ extension KVStorage {
         guard let database, let handle = database.handle, !database.isInTransaction else { return false }
         // A background checkpoint holds the checkpoint lock: let it finish first.
         checkpointer?.waitForCheckpoint()
+        readers.endUnusedSnapshots()
         let walSize = Self.fileSize(atPath: manifestPath + "-wal") ?? 0
         sqlite3_busy_timeout(handle, 0)
         let code = sqlite3_wal_checkpoint_v2(handle, nil, SQLITE_CHECKPOINT_TRUNCATE, nil, nil)

@@ -163,10 +163,16 @@ final class ReadConnectionPool: @unchecked Sendable {
         }
     }
 
+    /// Ends every snapshot no read is using now: before a checkpoint, which an open
+    /// snapshot would stop short of the WAL's end (and keep from resetting it).
+    func endUnusedSnapshots() {
+        endIdleSnapshots(includingRecentlyUsed: true)
+    }
+
     /// Ends the snapshots no read has used since the last call; returns how many stay
     /// open (in use, or used since). Two calls with no read between end them all.
     @discardableResult
-    func endIdleSnapshots() -> Int {
+    func endIdleSnapshots(includingRecentlyUsed: Bool = false) -> Int {
         var remaining = 0
         for slot in slots {
             guard slot.lock.tryLock() else {
@@ -175,7 +181,7 @@ final class ReadConnectionPool: @unchecked Sendable {
             }
             defer { slot.lock.unlock() }
             guard let connection = slot.connection, connection.hasOpenSnapshot else { continue }
-            if connection.isUsedSinceIdlePass {
+            if connection.isUsedSinceIdlePass, !includingRecentlyUsed {
                 connection.isUsedSinceIdlePass = false
                 remaining += 1
             } else {

@@ -46,8 +46,13 @@ final class WALCheckpointer: Sendable {
     /// holds the WAL file open from the start: every connection of the store then
     /// uses the same WAL file, even if someone deletes its path while open (a
     /// connection opened later would create a second WAL beside the shared index).
-    init(path: String, limitBytes: Int, pageSize: Int) {
+    /// Called before each checkpoint: ends the read connections' unused snapshots,
+    /// which would stop it short of the WAL's end.
+    private let willCheckpoint: @Sendable () -> Void
+
+    init(path: String, limitBytes: Int, pageSize: Int, willCheckpoint: @escaping @Sendable () -> Void = {}) {
         self.path = path
+        self.willCheckpoint = willCheckpoint
         self.pageSize = max(512, pageSize)
         softLimit = Int32(clamping: max(1, limitBytes / self.pageSize))
         var database = try? Database(path: path, busyTimeout: 0, create: false)
@@ -87,6 +92,7 @@ final class WALCheckpointer: Sendable {
         if frames < softLimit { return }
         let hardLimit = softLimit.multipliedReportingOverflow(by: 2).overflow ? .max : softLimit * 2
         if frames >= hardLimit {
+            willCheckpoint()
             // A background checkpoint holds the checkpoint lock (BUSY): wait for it, then
             // copy what it left. With a steady writer it never reaches the WAL's end
             // (frames keep arriving), so this complete checkpoint is what lets the next
@@ -114,6 +120,7 @@ final class WALCheckpointer: Sendable {
         defer { state.withLock { $0.isScheduled = false } }
         guard !state.withLock({ $0.isClosed }), let database = connection.database else { return }
         // PASSIVE: takes no lock that writers or readers wait for; busy is fine.
+        willCheckpoint()
         try? database.execute("PRAGMA wal_checkpoint(PASSIVE)")
         state.withLock { $0.completed += 1 }
     }

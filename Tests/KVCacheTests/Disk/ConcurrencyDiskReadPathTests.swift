@@ -210,4 +210,36 @@ import Testing
         }
         #expect(failures.withLock { $0 } == 0)
     }
+
+    /// `statistics`, `totalCount` and `totalSize` (issue 13, item 4) neither commit nor
+    /// wait for a commit: they complete while a trim holds the store's lock waiting for
+    /// another writer, and count the buffered writes (a replacement, a removal, a new
+    /// key) exactly as the manifest counts them once committed. Before, each committed
+    /// first under the store's lock and waited as long as the trim.
+    @Test func statisticsAndTotalsCompleteWhileACommitWaitsAndCountBufferedWrites() throws {
+        let blocked = try Blocked()
+        defer { blocked.remove() }
+        let cache = blocked.cache
+        try cache.setValue(bytes(200, seed: 4), forKey: "A")  // replaces a committed inline row
+        try cache.removeValue(forKey: "F")  // removes a committed file value
+        try cache.removeValue(forKey: "never stored")
+        let finished = blocked.startBlockedWrite { _ = try? $0.trim(toCount: 10) }
+        let count = BoundedCall { try? cache.totalCount }
+        let size = BoundedCall { try? cache.totalSize }
+        let statistics = BoundedCall { cache.statistics }
+        let writeWaited = finished.wait(timeout: .now()) == .timedOut
+        try blocked.release()
+        finished.wait()
+        #expect(writeWaited)
+        #expect(count.finishedInTime && size.finishedInTime && statistics.finishedInTime)
+        // A (200 B) and P (100 B), inline; F is removed.
+        #expect(count.result == .some(2))
+        #expect(size.result == .some(300))
+        let counted = try #require(statistics.result)
+        #expect(counted.count == 2 && counted.size == 300 && counted.fileCount == 0 && counted.inlineSize == 300)
+        try cache.flush()
+        let committed = cache.statistics
+        #expect(committed.count == 2 && committed.size == 300 && committed.fileCount == 0)
+        #expect(try rawRows(blocked.dir.manifestPath, "SELECT count, size FROM stats") == [["2", "300"]])
+    }
 }
