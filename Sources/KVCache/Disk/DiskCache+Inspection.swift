@@ -44,12 +44,7 @@ extension DiskCache {
             let database = try storage.requireDatabase()
             var inspection = Inspection()
             inspection.directory = storage.directory
-            inspection.count = totals.count
-            inspection.size = totals.size
-            inspection.fileCount = totals.fileCount
-            inspection.fileSize = totals.fileSize
-            inspection.inlineCount = totals.count - totals.fileCount
-            inspection.inlineSize = totals.size - totals.fileSize
+            inspection.setTotals(totals)
             inspection.expiredCount = try storage.expiredRowCount()
             let range = try storage.accessTimeRange()
             inspection.oldestAccess = range.oldest.map(Date.init(timeIntervalSince1970:))

@@ -41,12 +41,7 @@ extension DiskCache {
         statistics.sets = counters.sets
         statistics.removals = counters.removals
         statistics.evictions = counters.evictions
-        statistics.count = totals.count
-        statistics.size = totals.size
-        statistics.fileCount = totals.fileCount
-        statistics.fileSize = totals.fileSize
-        statistics.inlineCount = totals.count - totals.fileCount
-        statistics.inlineSize = totals.size - totals.fileSize
+        statistics.setTotals(totals)
         statistics.brokenEntries = counters.brokenRows
         statistics.rebuilds = counters.rebuilds
         statistics.commits = counters.commits
@@ -54,3 +49,27 @@ extension DiskCache {
         return statistics
     }
 }
+
+/// A report that shows the store's totals (`Statistics`, `Inspection`): one mapping for both.
+protocol ReportsTotals {
+    var count: Int { get set }
+    var size: Int64 { get set }
+    var fileCount: Int { get set }
+    var fileSize: Int64 { get set }
+    var inlineCount: Int { get set }
+    var inlineSize: Int64 { get set }
+}
+
+extension ReportsTotals {
+    mutating func setTotals(_ totals: KVStorage.Totals) {
+        count = totals.count
+        size = totals.size
+        fileCount = totals.fileCount
+        fileSize = totals.fileSize
+        inlineCount = totals.count - totals.fileCount
+        inlineSize = totals.size - totals.fileSize
+    }
+}
+
+extension DiskCache.Statistics: ReportsTotals {}
+extension DiskCache.Inspection: ReportsTotals {}

@@ -45,6 +45,9 @@ struct DiskReader: Sendable {
         var lifetime: Double?
         var inline: Data?
         var accessed: Double
+
+        /// Inline data that is not the recorded size: never returned.
+        var isDamaged: Bool { filename == nil && Int64(inline?.count ?? -1) != size }
     }
 
     /// Looks `key` up in the buffer, then the manifest, records the hit or miss and
@@ -108,11 +111,24 @@ struct DiskReader: Sendable {
     /// went backwards, a read within the resolution of the clock, not of the latest
     /// recorded time, records nothing: LRU order is kept to that resolution.)
     private static func plainHit(_ row: StoredValue, now: Double, options: KVStorage.Options) -> Lookup? {
-        guard row.filename != nil || Int64(row.inline?.count ?? -1) == row.size else { return nil }
+        if row.isDamaged { return nil }
         if options.extendsExpirationOnAccess, row.lifetime != nil { return nil }
         if let deadline = row.expiration, deadline <= now { return nil }
         if !options.readOnly, now - row.accessed >= options.accessTimeResolution { return nil }
-        let expiration: Expiration = row.expiration.map { .date(Date(timeIntervalSince1970: $0)) } ?? .never
+        return hit(row, options: options)
+    }
+
+    /// A hit's result: the value (or its file) with the expiration as the read leaves it
+    /// (extended from now when reads extend it).
+    private static func hit(_ row: StoredValue, options: KVStorage.Options) -> Lookup {
+        var expiration = Expiration.never
+        if let deadline = row.expiration {
+            if options.extendsExpirationOnAccess, let lifetime = row.lifetime {
+                expiration = .seconds(lifetime)
+            } else {
+                expiration = .date(Date(timeIntervalSince1970: deadline))
+            }
+        }
         if let filename = row.filename { return .file(name: filename, size: row.size, expiration) }
         return .value(row.inline ?? Data(), expiration)
     }
@@ -133,7 +149,7 @@ struct DiskReader: Sendable {
     private func finish(_ key: String, _ row: StoredValue, isPending: Bool, canRecord: Bool, now: Double,
                         state: inout WriteBuffer.State, followUps: inout FollowUps,
                         obsoleteFile: inout String?) -> Lookup {
-        if row.filename == nil, Int64(row.inline?.count ?? -1) != row.size {
+        if row.isDamaged {
             // A damaged row (its inline data is not the recorded size): never return
             // those bytes. `verify` reports it and `verify(repair: true)` removes it.
             state.counters.brokenRows += 1
@@ -171,9 +187,7 @@ struct DiskReader: Sendable {
             }
         }
         state.counters.hits += 1
-        let expiration = expirationAfterRead(deadline: row.expiration, lifetime: row.lifetime)
-        if let filename = row.filename { return .file(name: filename, size: row.size, expiration) }
-        return .value(row.inline ?? Data(), expiration)
+        return Self.hit(row, options: options)
     }
 
     private func requestCommit(_ state: inout WriteBuffer.State, _ followUps: inout FollowUps) {
@@ -191,13 +205,6 @@ struct DiskReader: Sendable {
             deadline = max(deadline, accessed + lifetime)
         }
         return deadline <= now
-    }
-
-    /// An entry's expiration as a read leaves it: extended from now when reads extend it.
-    private func expirationAfterRead(deadline: Double?, lifetime: Double?) -> Expiration {
-        guard let deadline else { return .never }
-        if options.extendsExpirationOnAccess, let lifetime { return .seconds(lifetime) }
-        return .date(Date(timeIntervalSince1970: deadline))
     }
 
     /// Undoes what `lookUp` recorded for a file value whose read failed. A read
@@ -291,25 +298,16 @@ struct DiskReader: Sendable {
             return order.map { ($0.string, byKey[$0]!) }
         }
         return try pool.withConnection { connection in
-            var totals = try connection.database.statement(Manifest.selectStats).run { statement in
-                guard try statement.step() else { return KVStorage.Totals.zero }
-                return KVStorage.Totals(count: Int(statement.int64(at: 0)), size: statement.int64(at: 1),
-                                        fileCount: Int(statement.int64(at: 2)), fileSize: statement.int64(at: 3))
-            }
+            var totals = try KVStorage.Totals.select(with: connection.database.statement(Manifest.selectStats))
             for (key, writes) in writes {
                 let stored = try Self.metadata(key, on: connection)
                 var row = stored
                 for write in writes {
-                    switch write {
-                    case .set(let value):
+                    if let value = write.value {
                         row = KVStorage.Metadata(filename: value.filename, size: value.size,
                                                  expiration: value.deadline, lifetime: value.lifetime)
-                    case .remove:
+                    } else if let current = row, write.removes(current) {
                         row = nil
-                    case .removeIfExpired(let now):
-                        if let expiration = row?.expiration, expiration <= now { row = nil }
-                    case .removeIfFile(let name):
-                        if row?.filename == name { row = nil }
                     }
                 }
                 if let stored { totals.add(size: stored.size, isFile: stored.filename != nil, sign: -1) }

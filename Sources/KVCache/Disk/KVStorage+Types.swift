@@ -39,6 +39,15 @@ extension KVStorage {
 
         static let zero = Totals()
 
+        /// Runs `statement` (`Manifest.selectStats`, on any connection).
+        static func select(with statement: Statement) throws -> Totals {
+            try statement.run { statement in
+                guard try statement.step() else { return .zero }
+                return Totals(count: Int(statement.int64(at: 0)), size: statement.int64(at: 1),
+                              fileCount: Int(statement.int64(at: 2)), fileSize: statement.int64(at: 3))
+            }
+        }
+
         // Sizes come from rows, which a damaged or tampered manifest can make absurd
         // (8 GB for a 30 KB file, Int64.max): the sums saturate instead of trapping,
         // and `verify(repair:)` recounts them.

@@ -144,12 +144,7 @@ final class KVStorage {
             closeCommitter()
             // Access times and the conditional removals reads queue are housekeeping:
             // losing them loses no write of the caller's.
-            let holdsWrites = pending.entries.contains {
-                switch $0.write {
-                case .set, .remove: true
-                case .removeIfExpired, .removeIfFile: false
-                }
-            }
+            let holdsWrites = pending.hasCallerWrites
             do {
                 try commit()
             } catch where holdsWrites {

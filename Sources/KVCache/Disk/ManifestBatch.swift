@@ -39,15 +39,11 @@ struct ManifestBatch {
                     changes.replaced += 1
                 }
                 changes.delta.add(size: value.size, isFile: value.filename != nil)
-            case .remove:
-                if let old { try deleteRow(key: key, old, into: &changes) }
-            case .removeIfExpired(let now):
-                if let old, let expiration = old.expiration, expiration <= now,
-                   try deleteRow(key: key, old, into: &changes) {
+            case .remove, .removeIfExpired, .removeIfFile:
+                if let old, write.removes(old), try deleteRow(key: key, old, into: &changes),
+                   case .removeIfExpired = write {
                     changes.expired += 1
                 }
-            case .removeIfFile(let name):
-                if let old, old.filename == name { try deleteRow(key: key, old, into: &changes) }
             }
         }
     }
@@ -78,11 +74,7 @@ struct ManifestBatch {
     }
 
     func readTotals() throws -> KVStorage.Totals {
-        try statements.selectStats.run { statement in
-            guard try statement.step() else { return .zero }
-            return KVStorage.Totals(count: Int(statement.int64(at: 0)), size: statement.int64(at: 1),
-                                    fileCount: Int(statement.int64(at: 2)), fileSize: statement.int64(at: 3))
-        }
+        try KVStorage.Totals.select(with: statements.selectStats)
     }
 
     /// The committed (or, inside the transaction, current) row's metadata.

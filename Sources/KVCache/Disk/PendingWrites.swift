@@ -28,6 +28,17 @@ struct PendingWrites {
             if case .set(let value) = self { return value }
             return nil
         }
+
+        /// True if this write, applied to a row holding `row`, removes it: the conditions
+        /// of the conditional removals, shared by the commit and `DiskReader.totals`.
+        func removes(_ row: KVStorage.Metadata) -> Bool {
+            switch self {
+            case .set: false
+            case .remove: true
+            case .removeIfExpired(let now): row.expiration.map { $0 <= now } ?? false
+            case .removeIfFile(let name): row.filename == name
+            }
+        }
     }
 
     /// One entry per key, in the order the keys were first written: a commit
@@ -79,6 +90,17 @@ struct PendingWrites {
 
     /// True if any write is a removal.
     var hasRemovals: Bool { entries.contains { $0.write.value == nil } }
+
+    /// True if a write is the caller's own set or removal (not a conditional removal a
+    /// read queued as housekeeping).
+    var hasCallerWrites: Bool {
+        entries.contains {
+            switch $0.write {
+            case .set, .remove: true
+            case .removeIfExpired, .removeIfFile: false
+            }
+        }
+    }
 
     /// Drops the sets and keeps the removals (in their order), for a commit retried on a
     /// full disk: removals give space back, sets take it. Returns the dropped sets' files.

@@ -71,8 +71,7 @@ final class ReadConnectionPool: @unchecked Sendable {
             if begun { scheduleIdlePass() }
             return result
         } catch let error as SQLiteError where error.isCorruption {
-            retire(connection)
-            slot.connection = nil
+            retireConnection(of: slot)
             throw CorruptionSeen(error: error, generation: connection.generation)
         }
     }
@@ -133,7 +132,10 @@ final class ReadConnectionPool: @unchecked Sendable {
             defer { isIdlePassScheduled = true; isIdlePassWanted = true }
             return isIdlePassScheduled
         }
-        guard !isScheduled else { return }
+        if !isScheduled { runIdlePassLater() }
+    }
+
+    private func runIdlePassLater() {
         DispatchQueue.global(qos: .utility).asyncAfter(deadline: .now() + Self.idlePassInterval) { [self] in
             // Strong: a weak reference would give the pool a side table, and every
             // retain of it on the read path would take the slow, contended route.
@@ -156,11 +158,7 @@ final class ReadConnectionPool: @unchecked Sendable {
             return (isIdlePassScheduled, _idlePassDidRun)
         }
         didRun?(remaining)
-        if again {
-            DispatchQueue.global(qos: .utility).asyncAfter(deadline: .now() + Self.idlePassInterval) { [self] in
-                idlePass()
-            }
-        }
+        if again { runIdlePassLater() }
     }
 
     /// Ends every snapshot no read is using now: before a checkpoint, which an open
@@ -215,15 +213,14 @@ final class ReadConnectionPool: @unchecked Sendable {
     func invalidate() {
         stateLock.withLock { generation += 1 }
         for slot in slots {
-            slot.lock.withLock {
-                if let connection = slot.connection { retire(connection) }
-                slot.connection = nil
-            }
+            slot.lock.withLock { retireConnection(of: slot) }
         }
     }
 
-    /// Closes a connection, keeping its counts.
-    private func retire(_ connection: ReadConnection) {
+    /// Closes the slot's connection, keeping its counts (the slot's lock is held).
+    private func retireConnection(of slot: Slot) {
+        guard let connection = slot.connection else { return }
+        slot.connection = nil
         stateLock.withLock {
             retiredCounts.hits += connection.hits
             retiredCounts.misses += connection.misses
@@ -248,8 +245,7 @@ final class ReadConnectionPool: @unchecked Sendable {
         for slot in slots {
             slot.lock.withLock {
                 slot.isClosed = true
-                if let connection = slot.connection { retire(connection) }
-                slot.connection = nil
+                retireConnection(of: slot)
             }
         }
     }

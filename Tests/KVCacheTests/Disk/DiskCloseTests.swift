@@ -5,23 +5,35 @@ import Testing
 /// `close()` commits what is pending and reports writes it could not commit, instead
 /// of dropping them silently (issue 13, item 6); the store is closed either way.
 @Suite struct DiskCloseTests {
+    /// A disk configuration whose pending writes wait for close, and whose commit gives
+    /// up on a held write lock quickly.
+    static func waitingConfiguration() -> DiskCache.Configuration {
+        .testing {
+            $0.busyTimeout = 0.05
+            $0.groupCommitDelay = 3600
+        }
+    }
+
+    /// Expects `close` to throw while another connection (as another process) holds
+    /// SQLite's write lock past the busy timeout, then lets the lock go.
+    func expectCloseThrowsWhileTheWriteLockIsHeld(_ dir: TemporaryDirectory, _ close: () throws -> Void) throws {
+        let other = try Database(path: dir.manifestPath, busyTimeout: 0)
+        try other.execute("BEGIN IMMEDIATE")
+        #expect(throws: KVCacheError.self) { try close() }
+        try other.execute("COMMIT")
+        other.close()
+    }
+
     /// Another connection (as another process) holds SQLite's write lock past the busy
     /// timeout, so the final commit fails: close throws, and the write is not stored.
     @Test func closeThrowsWhenItsFinalCommitFailsAndStillCloses() throws {
         let dir = TemporaryDirectory()
         defer { dir.remove() }
-        let cache = try DiskCache(directory: dir.url, configuration: .testing {
-            $0.busyTimeout = 0.05
-            $0.groupCommitDelay = 3600
-        })
+        let cache = try DiskCache(directory: dir.url, configuration: Self.waitingConfiguration())
         try cache.setValue(bytes(100, seed: 1), forKey: "kept")
         try cache.flush()
         try cache.setValue(bytes(100, seed: 2), forKey: "lost")
-        let other = try Database(path: dir.manifestPath, busyTimeout: 0)
-        try other.execute("BEGIN IMMEDIATE")
-        #expect(throws: KVCacheError.self) { try cache.close() }
-        try other.execute("COMMIT")
-        other.close()
+        try expectCloseThrowsWhileTheWriteLockIsHeld(dir) { try cache.close() }
         #expect(throws: KVCacheError.closed) { try cache.value(forKey: "kept") }
         try cache.close()  // again: nothing to report
         let reopened = try DiskCache(directory: dir.url, configuration: .testing())
@@ -35,17 +47,10 @@ import Testing
         let dir = TemporaryDirectory()
         defer { dir.remove() }
         var configuration = Cache<Data>.Configuration()
-        configuration.disk = .testing {
-            $0.busyTimeout = 0.05
-            $0.groupCommitDelay = 3600
-        }
+        configuration.disk = Self.waitingConfiguration()
         let cache = try Cache<Data>(directory: dir.url, configuration: configuration)
         try cache.setValue(bytes(100, seed: 3), forKey: "lost")
-        let other = try Database(path: dir.manifestPath, busyTimeout: 0)
-        try other.execute("BEGIN IMMEDIATE")
-        #expect(throws: KVCacheError.self) { try cache.close() }
-        try other.execute("COMMIT")
-        other.close()
+        try expectCloseThrowsWhileTheWriteLockIsHeld(dir) { try cache.close() }
         #expect(throws: KVCacheError.closed) { try cache.disk.value(forKey: "lost") }
     }
 
