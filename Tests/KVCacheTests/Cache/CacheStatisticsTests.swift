@@ -16,6 +16,8 @@ struct CacheStatisticsTests {
         _ = try await cache.value(forKey: "b")                  // disk hit, promoted
         _ = try await cache.value(forKey: "c")                  // miss: c lived in memory only
         _ = try await cache.value(forKey: "zzz")                // miss
+        // Committed, so that b's set below replaces a stored row (statistics do not commit).
+        try await cache.flush()
 
         let middle = cache.statistics
         #expect(middle.disk.count == 2)
@@ -28,6 +30,8 @@ struct CacheStatisticsTests {
         try await cache.setValue(bytes(100), forKey: "b")       // replaces b in both levels
         _ = try await cache.value(forKey: "d") { bytes(10) }  // miss, computed, stored
         _ = try await cache.value(forKey: "d") { bytes(10) }  // memory hit
+        // The disk level counts a replacement when its commit lands; statistics do not commit.
+        try await cache.flush()
 
         let statistics = cache.statistics
         #expect(statistics.memoryHits == 2)
