@@ -201,7 +201,7 @@ extension DiskCache {
     /// Runs `body` on the store under the lock. Unlike `perform`, corruption is
     /// reported (as `CorruptionFound`), never repaired behind the caller's back.
     private func checked<Result>(_ body: (KVStorage) throws -> Result) throws -> Result {
-        try store.withLock { storage in
+        try withStoreLock { storage in
             do {
                 return try body(storage)
             } catch let error as SQLiteError {

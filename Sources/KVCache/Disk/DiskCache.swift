@@ -1,3 +1,4 @@
+import CSQLite
 import Dispatch
 import Foundation
 
@@ -45,6 +46,10 @@ public final class DiskCache: Sendable {
     let backgroundWork = DispatchGroup()
     /// Test hook: called when a flush waits, without the lock, for its commit.
     let flushWillWait = MutexBox<(@Sendable () -> Void)?>(nil)
+    /// Test hook: called when `flush(.synced)` starts its checkpoint and fsyncs, without the lock.
+    let flushWillSync = MutexBox<(@Sendable () -> Void)?>(nil)
+    /// Test hook: called when a call waits, without the lock, for a commit (see `withStoreLock`).
+    let commitWillWaitOffLock = MutexBox<(@Sendable () -> Void)?>(nil)
     /// Test hook: called when `verify` starts its integrity check, without the lock.
     let verifyWillScan = MutexBox<(@Sendable () -> Void)?>(nil)
 
@@ -250,10 +255,44 @@ public final class DiskCache: Sendable {
             flushWillWait.withLock { $0 }?()
             _ = inFlight.waitUntilApplied()
         }
-        try perform { try $0.flush(durability: durability) }
+        // The checkpoint and the fsyncs run without the lock: writers go on meanwhile.
+        guard let sync = try perform({ try $0.flush(durability: durability) }) else { return }
+        flushWillSync.withLock { $0 }?()
+        if sync.run() { return }
+        try perform { try $0.syncOnStoreConnection() }
     }
 
     // MARK: - Reads and serialized access
+
+    /// Runs `body` on the store under its lock. A call that has to wait for a commit
+    /// (the batch in flight, or another process's write lock) throws
+    /// `KVStorage.WaitOffLock` instead of waiting there; it is waited for here, without
+    /// the lock, so other callers go on, and `body` runs again. After the busy timeout
+    /// the last attempt waits under the lock, as SQLite's busy handler would.
+    func withStoreLock<Result>(_ body: (KVStorage) throws -> Result) throws -> Result {
+        var deadline: Double?
+        while true {
+            let wait: KVStorage.WaitOffLock
+            do {
+                return try store.withLock { storage in
+                    storage.waitsOffLock = deadline.map { Condition.now() < $0 } ?? true
+                    defer { storage.waitsOffLock = false }
+                    return try body(storage)
+                }
+            } catch let error as KVStorage.WaitOffLock {
+                wait = error
+            }
+            commitWillWaitOffLock.withLock { $0 }?()
+            let result = wait.batch.waitUntilApplied()
+            if wait.forWriteLock {
+                // Its commit waited the whole busy timeout in vain: busy, as under the lock.
+                if case .failure(let error as SQLiteError) = result, error.code == SQLITE_BUSY {
+                    throw error.kvCacheError(path: reader.pool.path)
+                }
+                if deadline == nil { deadline = Condition.now() + configuration.busyTimeout }
+            }
+        }
+    }
 
     /// Runs `body` on the read path (no store lock), maps SQLite errors to
     /// `KVCacheError`, rebuilds a corrupt manifest under the store's lock (once for
@@ -288,7 +327,7 @@ public final class DiskCache: Sendable {
     /// `KVCacheError`, rebuilds after corruption (retrying once), then schedules
     /// the group commit and other follow-up work.
     func perform<Result>(_ body: (KVStorage) throws -> Result) throws -> Result {
-        try store.withLock { storage in
+        try withStoreLock { storage in
             defer { scheduleFollowUps(storage) }
             do {
                 return try body(storage)

@@ -21,7 +21,7 @@ extension KVStorage {
     /// with the pending sets dropped (and reported) and the removals kept.
     func write<Result>(freesSpace: Bool = false, _ body: () throws -> Result) throws -> Result {
         // One writer at a time in this process: the batch in flight commits first.
-        settleDetachedCommit()
+        try settleOrWaitOffLock()
         do {
             let result = try writeOnce(keepsRemovalsOnDiskFull: true, body)
             if freesSpace { truncateWALIfDiskIsNearlyFull() }
@@ -50,7 +50,7 @@ extension KVStorage {
         precondition(transaction == nil, "write transactions do not nest")
         let batch = ManifestBatch(database: database, statements: statements)
         writeWillBegin?()
-        try statements.begin.run { try $0.execute() }
+        try begin(statements.begin, on: database)
         transaction = Transaction()
         // The pending writes become the batch this transaction applies. Readers find
         // them there, without the store's lock, until the commit has returned.
@@ -111,6 +111,20 @@ extension KVStorage {
         return result
     }
 
+    /// Runs `BEGIN IMMEDIATE`. When the caller can wait without the store's lock, a
+    /// write lock held elsewhere is not waited for here (under the lock every writer
+    /// takes) but on the commit thread (see `waitForWriteLockOffLock`).
+    private func begin(_ begin: Statement, on database: Database) throws {
+        guard canWaitOffLock, let handle = database.handle else { return try begin.run { try $0.execute() } }
+        sqlite3_busy_timeout(handle, 0)
+        defer { sqlite3_busy_timeout(handle, Seconds.clampedMilliseconds(options.busyTimeout)) }
+        do {
+            try begin.run { try $0.execute() }
+        } catch let error as SQLiteError where error.code == SQLITE_BUSY {
+            try waitForWriteLockOffLock()
+        }
+    }
+
     /// Puts the writes of a failed commit back for the next one, beneath the writes
     /// made since; returns the files of those it drops as superseded (never committed).
     static func requeue(_ writes: PendingWrites, into state: inout WriteBuffer.State) -> [String] {
@@ -132,7 +146,7 @@ extension KVStorage {
 
     /// Commits pending writes and access times, if any.
     func commit() throws {
-        settleDetachedCommit()
+        try settleOrWaitOffLock()
         guard !pending.isEmpty || !accessTimes.isEmpty else { return }
         try write {}
     }
@@ -152,7 +166,7 @@ extension KVStorage {
         guard pending.count >= options.groupCommitMaxWrites || pending.bytes >= options.groupCommitMaxBytes else {
             return
         }
-        settleDetachedCommit()
+        try settleOrWaitOffLock()
         try throwDroppedWritesError()
         try commitInBackground()
     }
@@ -186,12 +200,32 @@ extension KVStorage {
         try ManifestBatch(database: requireDatabase(), statements: requireStatements()).readTotals()
     }
 
-    /// Commits everything; `.synced` also makes it durable: the WAL is fsynced (and
-    /// checkpointed, best effort), and with `syncsFiles` the data folder is fsynced too.
-    /// Throws the error of a commit that dropped acknowledged writes since the last flush.
-    func flush(durability: DiskCache.Durability = .synced) throws {
+    /// What `flush(.synced)` does after its commit, without the store's lock.
+    struct SyncWork {
+        let checkpointer: WALCheckpointer?
+        let walPath: String
+        /// The data folder, when file values are synced too.
+        let dataPath: String?
+
+        /// Checkpoints (best effort) and fsyncs the WAL, then the data folder. Durability
+        /// comes from syncing the WAL, which holds every commit so far; the checkpoint only
+        /// keeps the WAL short. It may stop at another process's reader, or fail on a full
+        /// disk (the database file has to grow): neither loses a write, so neither fails
+        /// the flush. False if the checkpoint must run on the store's connection instead.
+        func run() -> Bool {
+            guard let checkpointer, checkpointer.checkpointNow() else { return false }
+            FileStore.sync(path: walPath)
+            if let dataPath { FileStore.sync(path: dataPath) }
+            return true
+        }
+    }
+
+    /// Commits everything and returns what makes it durable (`.synced`), to run
+    /// without the lock; nil when nothing is left to do. Throws the error of a commit
+    /// that dropped acknowledged writes since the last flush.
+    func flush(durability: DiskCache.Durability = .synced) throws -> SyncWork? {
         // A batch in flight first: a loss it reports is this flush's to throw.
-        settleDetachedCommit()
+        try settleOrWaitOffLock()
         if let error = flushError {
             flushError = nil
             droppedWritesError = nil
@@ -199,6 +233,8 @@ extension KVStorage {
         }
         do {
             try commit()
+        } catch let wait as WaitOffLock {
+            throw wait
         } catch {
             // Reported here; the next write and flush need not report it again.
             flushError = nil
@@ -211,14 +247,17 @@ extension KVStorage {
             droppedWritesError = nil
             throw error
         }
-        let database = try requireDatabase()
-        guard !options.readOnly else { return }
+        _ = try requireDatabase()
+        guard !options.readOnly else { return nil }
         ensureReserve()
-        guard durability == .synced else { return }
-        // Durability comes from syncing the WAL, which holds every commit so far; the
-        // checkpoint only keeps the WAL short. It may stop at another process's reader,
-        // or fail on a full disk (the database file has to grow): neither loses a write,
-        // so neither fails the flush.
+        guard durability == .synced else { return nil }
+        return SyncWork(checkpointer: checkpointer, walPath: manifestPath + "-wal",
+                        dataPath: options.syncsFiles ? dataPath : nil)
+    }
+
+    /// `SyncWork` on the store's connection (when the checkpoint connection is missing).
+    func syncOnStoreConnection() throws {
+        let database = try requireDatabase()
         readers.endUnusedSnapshots()
         try? database.execute("PRAGMA wal_checkpoint(PASSIVE)")
         FileStore.sync(path: manifestPath + "-wal")

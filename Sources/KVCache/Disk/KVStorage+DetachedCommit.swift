@@ -14,10 +14,11 @@ extension KVStorage {
     }
 
     /// Hands the pending writes and access times over as a batch for the commit
-    /// connection. Nil if there is nothing to commit, a batch is already in flight,
-    /// or the store has no commit connection.
-    func detachCommit() throws -> (DetachedCommit, CommitConnection)? {
-        guard detached == nil, !pending.isEmpty || !accessTimes.isEmpty, let committer else { return nil }
+    /// connection. Nil if there is nothing to commit (and not `evenIfEmpty`), a
+    /// batch is already in flight, or the store has no commit connection. An empty
+    /// batch only waits for SQLite's write lock and commits nothing.
+    func detachCommit(evenIfEmpty: Bool = false) throws -> (DetachedCommit, CommitConnection)? {
+        guard detached == nil, evenIfEmpty || !pending.isEmpty || !accessTimes.isEmpty, let committer else { return nil }
         _ = try requireDatabase()
         let maxWrites = options.groupCommitMaxWrites
         let batch = buffer.withLock { state in
@@ -44,6 +45,38 @@ extension KVStorage {
         if let (batch, connection) = try detachCommit() { startDetachedCommit(batch, connection) }
     }
 
+    /// What a caller under the store's lock waits for without it (`DiskCache` waits,
+    /// then calls again): the batch in flight, which a write on the store's connection
+    /// must follow, or a batch started to wait for another process's write lock.
+    struct WaitOffLock: Error {
+        let batch: DetachedCommit
+        /// True when the batch was started because the write lock was busy.
+        var forWriteLock = false
+    }
+
+    /// True when a call may throw `WaitOffLock` instead of waiting under the lock:
+    /// its owner retries it, and a commit connection can do the waiting.
+    var canWaitOffLock: Bool { waitsOffLock && startDetachedCommit != nil && committer != nil }
+
+    /// Settles the batch in flight; while it is still being applied, throws
+    /// `WaitOffLock` for it when the caller can wait without the lock, else waits.
+    func settleOrWaitOffLock() throws {
+        if let batch = detached, !batch.isApplied, canWaitOffLock { throw WaitOffLock(batch: batch) }
+        settleDetachedCommit()
+    }
+
+    /// Called when `BEGIN IMMEDIATE` on the store's connection found the write lock
+    /// held (another process's commit or trim): hands the pending writes to the commit
+    /// connection, whose commit waits for the lock on the commit thread, and throws
+    /// `WaitOffLock` for it. The caller waits without the store's lock, then calls again.
+    func waitForWriteLockOffLock() throws -> Never {
+        guard let (batch, connection) = try detachCommit(evenIfEmpty: true), let startDetachedCommit else {
+            preconditionFailure("waitForWriteLockOffLock needs a commit connection and no batch in flight")
+        }
+        startDetachedCommit(batch, connection)
+        throw WaitOffLock(batch: batch, forWriteLock: true)
+    }
+
     /// Waits for the batch in flight, if any, and accounts for it: totals, counters
     /// and obsolete files after a commit; after a failure, the writes go back under
     /// newer ones for the next commit (busy, corruption) or are dropped and reported
@@ -54,10 +87,11 @@ extension KVStorage {
         switch result {
         case .success(let outcome):
             // The commit has returned: its writes leave the buffer for the manifest.
+            let wroteSomething = !batch.writes.isEmpty || !batch.accessTimes.isEmpty
             buffer.withLock { state in
                 state.detached = nil
                 state.committedTotals = outcome.totals
-                state.counters.commits += 1
+                if wroteSomething { state.counters.commits += 1 }
                 state.counters.evictions[.replaced, default: 0] += outcome.changes.replaced
                 state.counters.evictions[.expired, default: 0] += outcome.changes.expired
             }

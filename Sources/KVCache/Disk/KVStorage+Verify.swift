@@ -28,8 +28,8 @@ extension KVStorage {
 
     /// Rebuilds the indexes, the repair for index-only damage.
     func reindex() throws {
-        settleDetachedCommit()
-        try requireDatabase().execute("REINDEX")
+        let database = try requireDatabase()
+        try write { try database.execute("REINDEX") }
     }
 
     /// Up to `limit` rows of file values whose file name sorts after `after`, in file name order.

@@ -74,6 +74,8 @@ final class KVStorage {
     /// Test hook: called under the store's lock before a write transaction on the
     /// store's connection begins (and may wait for another process's write lock).
     var writeWillBegin: (() -> Void)?
+    /// Set by the owner around calls it retries after `WaitOffLock` (see `canWaitOffLock`).
+    var waitsOffLock = false
     /// True from a successful registration in `DirectoryRegistry` until close.
     /// (A failed init still runs deinit: it must not release another store's claim.)
     private var holdsDirectory = false

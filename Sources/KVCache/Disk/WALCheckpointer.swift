@@ -125,6 +125,17 @@ final class WALCheckpointer: Sendable {
         state.withLock { $0.completed += 1 }
     }
 
+    /// Runs a PASSIVE checkpoint now on the checkpoint connection (for `flush(.synced)`,
+    /// without the store's lock); false without a connection or once closed.
+    func checkpointNow() -> Bool {
+        queue.sync {
+            guard !state.withLock({ $0.isClosed }), let database = connection.database else { return false }
+            willCheckpoint()
+            try? database.execute("PRAGMA wal_checkpoint(PASSIVE)")
+            return true
+        }
+    }
+
     /// Stops scheduling checkpoints and waits for a running one to finish.
     func close() {
         state.withLock { $0.isClosed = true }
