@@ -134,13 +134,14 @@ struct ConcurrencyBenchmark {
     }
 
     private func readsBesideSlowWork() throws {
-        Output.print("Single reads of another key while slow work runs (µs; \"idle\": the same reads alone)")
-        Output.print("  scenario                                          idle p50  p99      max      | busy p50  p99      p999     max")
+        Output.print("Single reads (row e: sets) of another key while slow work runs (µs; \"idle\": the same calls alone)")
+        Output.print("  scenario                                          idle p50  p99      max      | busy p50  p99      p999     max      calls")
         func line(_ name: String, _ result: (idle: Latency?, busy: Latency?)) {
             guard let idle = result.idle, let busy = result.busy else { return }
             Output.print("  " + name.padding(toLength: 48, withPad: " ", startingAt: 0) + String(
-                format: "  %-8.1f  %-8.1f %-8.1f | %-8.1f  %-8.1f %-8.1f %.1f", idle.p50 / 1e3, idle.p99 / 1e3, idle.max / 1e3,
-                                busy.p50 / 1e3, busy.p99 / 1e3, busy.p999 / 1e3, busy.max / 1e3))
+                format: "  %-8.1f  %-8.1f %-8.1f | %-8.1f  %-8.1f %-8.1f %-8.1f %d", idle.p50 / 1e3, idle.p99 / 1e3,
+                                idle.max / 1e3, busy.p50 / 1e3, busy.p99 / 1e3, busy.p999 / 1e3, busy.max / 1e3,
+                                busy.samples))
         }
         let big = options.quick ? 16 << 20 : 256 << 20
 
@@ -162,46 +163,104 @@ struct ConcurrencyBenchmark {
             try cache.close()
         }
 
-        // (b)-(d) The disk level.
-        let directory = try workspace.makeDirectory("concurrency-disk")
-        defer { workspace.remove(directory) }
-        var configuration = DiskCache.Configuration()
-        configuration.autoTrimInterval = nil
-        configuration.busyTimeout = 10
-        let cache = try DiskCache(directory: directory, configuration: configuration)
-        defer { try? cache.close() }
-        try cache.setValue(Data(count: 1_024), forKey: "A")
+        // (b)-(e) The disk level, then the facade over it.
         let entries = options.quick ? 5_000 : 100_000
-        for index in 0..<entries { try cache.setValue(Data(count: 100), forKey: "e\(index)") }
-        try cache.flush()
-        let readA: @Sendable () -> Void = { _ = try? cache.value(forKey: "A") }
+        do {
+            let directory = try workspace.makeDirectory("concurrency-disk")
+            defer { workspace.remove(directory) }
+            var configuration = DiskCache.Configuration()
+            configuration.autoTrimInterval = nil
+            configuration.busyTimeout = 10
+            let cache = try DiskCache(directory: directory, configuration: configuration)
+            defer { try? cache.close() }
+            try cache.setValue(Data(count: 1_024), forKey: "A")
+            for index in 0..<entries { try cache.setValue(Data(count: 100), forKey: "e\(index)") }
+            try cache.flush()
+            try slowWorkScenarios(level: "DiskCache", directory: directory, entries: entries, line: line,
+                                  read: { _ = try? cache.value(forKey: "A") },
+                                  set: { try? cache.setValue($1, forKey: $0) },
+                                  flush: { try? cache.flush(durability: $0) },
+                                  verify: { _ = try? cache.verify(orphanGracePeriod: 0) },
+                                  trim: {
+                                      try? cache.setValue(Data(count: 1_024), forKey: "t")
+                                      _ = try? cache.trim(toCount: entries + 10)
+                                  })
+        }
+        do {
+            let directory = try workspace.makeDirectory("concurrency-facade-disk")
+            defer { workspace.remove(directory) }
+            var configuration = KVCache.Cache<Data>.Configuration()
+            configuration.disk.autoTrimInterval = nil
+            configuration.disk.busyTimeout = 10
+            let cache = try KVCache.Cache<Data>(directory: directory, configuration: configuration)
+            defer { try? cache.close() }
+            try cache.setValue(Data(count: 1_024), forKey: "A")
+            for index in 0..<entries { try cache.disk.setValue(Data(count: 100), forKey: "e\(index)") }
+            try cache.flush()
+            try slowWorkScenarios(level: "Cache", directory: directory, entries: entries, line: line,
+                                  read: {
+                                      cache.memory.removeValue(forKey: "A")
+                                      _ = try? cache.value(forKey: "A")
+                                  },
+                                  set: { try? cache.setValue($1, forKey: $0) },
+                                  flush: { _ in try? cache.flush() },
+                                  verify: { _ = try? cache.disk.verify(orphanGracePeriod: 0) },
+                                  trim: {
+                                      try? cache.disk.setValue(Data(count: 1_024), forKey: "t")
+                                      _ = try? cache.disk.trim(toCount: entries + 10)
+                                  })
+        }
+    }
 
+    /// (b)-(e) for one level: `read` is a disk hit of A, `set` stores a value, `trim`
+    /// sets a value on the disk level and trims (removing nothing: it waits to commit).
+    private func slowWorkScenarios(level: String, directory: URL, entries: Int,
+                                   line: (String, (idle: Latency?, busy: Latency?)) -> Void,
+                                   read: @escaping @Sendable () -> Void,
+                                   set: @escaping @Sendable (String, Data) -> Void,
+                                   flush: @escaping @Sendable (DiskCache.Durability) -> Void,
+                                   verify: @escaping @Sendable () -> Void,
+                                   trim: @escaping @Sendable () -> Void) throws {
         let megabyte = Data(count: 1 << 20)
         let rounds = options.quick ? 20 : 200
-        line("(b) DiskCache: 1 MB sets + flush in a loop", readLatency(readA, beside: {
+        line("(b) \(level): 1 MB sets + flush in a loop", readLatency(read, beside: {
             for index in 0..<rounds {
-                try? cache.setValue(megabyte, forKey: "m\(index % 20)")
-                if index % 4 == 3 { try? cache.flush() }
+                set("m\(index % 20)", megabyte)
+                if index % 4 == 3 { flush(.synced) }
             }
         }))
-        line("(c) DiskCache: verify of \(entries) entries", readLatency(readA, beside: {
-            _ = try? cache.verify(orphanGracePeriod: 0)
-        }))
+        line("(c) \(level): verify of \(entries) entries", readLatency(read, beside: verify))
         // (d) Another connection holds the write lock for a second while this process
         // commits a write (a flush): the commit waits in SQLite's busy handler.
         let manifest = directory.appendingPathComponent("manifest.sqlite").path
         let hold = options.quick ? 200_000 : 1_000_000
-        line("(d) DiskCache: flush while another holds the lock \(hold / 1_000) ms", readLatency(readA, beside: {
-            guard let other = try? SQLiteDatabase(path: manifest) else { return }
-            try? other.execute("BEGIN IMMEDIATE")
-            let holder = Thread { [other = UncheckedBox(other)] in
-                usleep(useconds_t(hold))  // the other process's work, held on purpose
-                try? other.value.execute("COMMIT")
+        func holdingTheWriteLock(_ work: @escaping @Sendable () -> Void) -> @Sendable () -> Void {
+            {
+                // The lock must be held for the row to mean anything: wait for it if a
+                // commit of this process has it.
+                guard let other = try? SQLiteDatabase(path: manifest),
+                      (try? other.execute("PRAGMA busy_timeout = 10000")) != nil,
+                      (try? other.execute("BEGIN IMMEDIATE")) != nil else {
+                    Output.print("  (could not take the write lock: the next row is not valid)")
+                    return
+                }
+                let holder = Thread { [other = UncheckedBox(other)] in
+                    usleep(useconds_t(hold))  // the other process's work, held on purpose
+                    try? other.value.execute("COMMIT")
+                }
+                holder.start()
+                work()
             }
-            holder.start()
-            try? cache.setValue(Data(count: 100), forKey: "d")
-            try? cache.flush(durability: .committed)
-        }))
+        }
+        line("(d) \(level): flush while another holds the lock \(hold / 1_000) ms", readLatency(read, beside:
+            holdingTheWriteLock {
+                set("d", Data(count: 100))
+                flush(.committed)
+            }))
+        // (e) A writer beside the same wait: 1 KB sets of another key while a trim waits.
+        let small = Data(count: 1_024)
+        line("(e) \(level): 1 KB set while a trim waits \(hold / 1_000) ms", readLatency({ set("s", small) },
+            beside: holdingTheWriteLock(trim)))
     }
 }
 
