@@ -19,7 +19,7 @@ extension KVStorage {
     /// On a full disk a commit that gives space back — one with pending removals, or
     /// with `freesSpace` (trims, removeAll) — is retried once after `giveSpaceBack()`,
     /// with the pending sets dropped (and reported) and the removals kept.
-    func write<Result>(freesSpace: Bool = false, _ body: () throws -> Result) throws -> Result {
+    func write<Result>(freesSpace: Bool = false, _ body: (inout Transaction) throws -> Result) throws -> Result {
         // One writer at a time in this process: the batch in flight commits first.
         try settleOrWaitOffLock()
         do {
@@ -43,15 +43,15 @@ extension KVStorage {
         flushError = error
     }
 
-    private func writeOnce<Result>(keepsRemovalsOnDiskFull: Bool, _ body: () throws -> Result) throws -> Result {
+    private func writeOnce<Result>(keepsRemovalsOnDiskFull: Bool,
+                                   _ body: (inout Transaction) throws -> Result) throws -> Result {
         let database = try requireDatabase()
         try requireWritable()
         let statements = try requireStatements()
-        precondition(transaction == nil, "write transactions do not nest")
+        precondition(!database.isInTransaction, "write transactions do not nest")
         let batch = ManifestBatch(database: database, statements: statements)
         writeWillBegin?()
         try begin(statements.begin, on: database)
-        transaction = Transaction()
         // The pending writes become the batch this transaction applies. Readers find
         // them there, without the store's lock, until the commit has returned.
         let (writes, times) = buffer.withLock { state in
@@ -62,20 +62,21 @@ extension KVStorage {
         }
         var changes = ManifestBatch.Changes()
         let result: Result
+        var transaction = Transaction()
         do {
             // We hold the write lock: these totals include other processes' commits.
             committedTotals = try batch.readTotals()
+            transaction.start = committedTotals
             if !writes.isEmpty { try batch.apply(writes, into: &changes) }
             if !times.isEmpty {
                 try batch.apply(accessTimes: times, extends: options.extendsExpirationOnAccess)
             }
-            transaction!.delta = transaction!.delta + changes.delta
-            transaction!.obsoleteFiles += changes.obsoleteFiles
-            result = try body()
-            try batch.addToStats(transaction!.delta)
+            transaction.delta = changes.delta
+            transaction.obsoleteFiles = changes.obsoleteFiles
+            result = try body(&transaction)
+            try batch.addToStats(transaction.delta)
             try statements.commit.run { try $0.execute() }
         } catch {
-            transaction = nil
             if database.isInTransaction { try? database.execute("ROLLBACK") }
             // Back in the same lock hold that ends `committing`: never in neither place.
             let superseded = buffer.withLock { state in
@@ -98,8 +99,7 @@ extension KVStorage {
             }
             throw error
         }
-        let committed = transaction!
-        transaction = nil
+        let committed = transaction
         buffer.withLock { state in
             state.committedTotals = state.committedTotals + committed.delta
             state.committing = nil
@@ -148,7 +148,7 @@ extension KVStorage {
     func commit() throws {
         try settleOrWaitOffLock()
         guard !pending.isEmpty || !accessTimes.isEmpty else { return }
-        try write {}
+        try write { _ in }
     }
 
     /// Throws (once) the error of a commit that dropped acknowledged writes.
@@ -184,9 +184,6 @@ extension KVStorage {
         pending.removeAll()
     }
 
-    /// Totals as of the last commit, plus the open transaction's changes.
-    /// Pending writes are not counted until committed.
-    var currentTotals: Totals { committedTotals + (transaction?.delta ?? .zero) }
 
     /// Current totals: commits pending writes, then reads the stats row
     /// (which also picks up other processes' commits).

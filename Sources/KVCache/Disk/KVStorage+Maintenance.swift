@@ -20,12 +20,12 @@ extension KVStorage {
         for name in obsolete { files.remove(name) }
         // On a full disk `write` releases the reserve and empties the WAL to make room:
         // deleting every row frees their pages and touches only a few.
-        let removed = try write(freesSpace: true) { () throws -> Int in
-            let count = committedTotals.count
+        let removed = try write(freesSpace: true) { transaction throws -> Int in
+            let count = transaction.start.count
             try database.statement(Manifest.deleteAll).run { try $0.execute() }
             try database.statement(Manifest.resetStats).run { try $0.execute() }
             // The stats row is already zero; nothing to add at commit.
-            transaction!.delta = .zero
+            transaction.delta = .zero
             return count
         }
         committedTotals = .zero
@@ -43,7 +43,7 @@ extension KVStorage {
 
     /// Removes up to `limit` entries (any order) in one transaction; for removeAll with progress.
     func removeSome(limit: Int) throws -> Int {
-        let removed = try write(freesSpace: true) { try deleteRows(Manifest.deleteAny, limit: limit) }
+        let removed = try write(freesSpace: true) { try deleteRows(Manifest.deleteAny, limit: limit, in: &$0) }
         counters.evictions[.removed, default: 0] += removed
         return removed
     }
@@ -95,9 +95,9 @@ extension KVStorage {
     /// Recounts the stats row from the manifest (a full scan: for tools and repair only).
     func recomputeTotals() throws -> Totals {
         let database = try requireDatabase()
-        try write {
+        try write { transaction in
             try database.statement(Manifest.recomputeStats).run { try $0.execute() }
-            transaction!.delta = .zero
+            transaction.delta = .zero
         }
         committedTotals = try readTotals()
         return committedTotals

@@ -134,7 +134,6 @@ extension KVStorage {
     func rebuildAfterCorruption() throws {
         // Pending writes stay: their files exist and the new manifest takes their rows.
         closeCommitter()
-        transaction = nil
         accessTimes.removeAll()
         statements = nil
         checkpointer?.close()

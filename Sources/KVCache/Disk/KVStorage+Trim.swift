@@ -47,28 +47,30 @@ extension KVStorage {
     private func trimStepOnce(_ goal: TrimGoal, limit: Int, now: Double) throws -> Int {
         // The transaction applies pending writes and buffered access times first,
         // so the LRU order and extended expirations are right.
-        try write(freesSpace: true) { () throws -> Int in
+        try write(freesSpace: true) { transaction throws -> Int in
             switch goal {
             case .count(let target):
-                let excess = currentTotals.count - target
-                return excess > 0 ? try deleteRows(Manifest.deleteOldest, limit: min(excess, limit)) : 0
+                let excess = transaction.current.count - target
+                return excess > 0 ? try deleteRows(Manifest.deleteOldest, limit: min(excess, limit), in: &transaction) : 0
             case .size(let target):
-                let excess = currentTotals.size - target
+                let excess = transaction.current.size - target
                 guard excess > 0 else { return 0 }
-                return try deleteRows(Manifest.deleteOldest, limit: try oldestCount(coveringSize: excess, limit: limit))
+                return try deleteRows(Manifest.deleteOldest, limit: try oldestCount(coveringSize: excess, limit: limit),
+                                      in: &transaction)
             case .age(let seconds):
                 // Ages count on the same time line as the recorded access times.
-                return try deleteRows(Manifest.deleteAccessedBefore, limit: limit, time: stamp(now) - seconds)
+                return try deleteRows(Manifest.deleteAccessedBefore, limit: limit, time: stamp(now) - seconds,
+                                      in: &transaction)
             case .expired:
-                return try deleteRows(Manifest.deleteExpired, limit: limit, time: now)
+                return try deleteRows(Manifest.deleteExpired, limit: limit, time: now, in: &transaction)
             }
         }
     }
 
-    /// Runs a DELETE … RETURNING filename, size inside the open transaction; `time`
-    /// (if any) binds to ?1 and the limit follows it. The removed rows' totals go to
-    /// the transaction's delta and their files to its obsolete files. Returns the row count.
-    func deleteRows(_ sql: String, limit: Int, time: Double? = nil) throws -> Int {
+    /// Runs a DELETE … RETURNING filename, size inside `transaction`; `time` (if any)
+    /// binds to ?1 and the limit follows it. The removed rows are recorded in the
+    /// transaction. Returns the row count.
+    func deleteRows(_ sql: String, limit: Int, time: Double? = nil, in transaction: inout Transaction) throws -> Int {
         guard limit > 0 else { return 0 }
         return try requireDatabase().statement(sql).run { statement in
             var index: Int32 = 1
@@ -77,17 +79,12 @@ extension KVStorage {
                 index = 2
             }
             try statement.bind(limit, at: index)
-            var removed = Totals.zero
-            var files: [String] = []
+            var removed = 0
             while try statement.step() {
-                let filename = statement.string(at: 0)
-                removed.add(size: statement.int64(at: 1), isFile: filename != nil)
-                if let filename { files.append(filename) }
+                transaction.recordRemoved(size: statement.int64(at: 1), file: statement.string(at: 0))
+                removed += 1
             }
-            transaction!.delta = transaction!.delta + Totals(count: -removed.count, size: -removed.size,
-                                                             fileCount: -removed.fileCount, fileSize: -removed.fileSize)
-            transaction!.obsoleteFiles.append(contentsOf: files)
-            return removed.count
+            return removed
         }
     }
 
@@ -107,7 +104,7 @@ extension KVStorage {
 
     /// True when the store holds more than its count or size limit.
     func exceeds(countLimit: Int, sizeLimit: Int64) -> Bool {
-        let totals = currentTotals
+        let totals = committedTotals
         return totals.count > countLimit || totals.size > sizeLimit
     }
 }

@@ -72,12 +72,24 @@ extension KVStorage {
         }
     }
 
-    /// What the open write transaction changed.
+    /// What an open write transaction (`KVStorage.write`) has changed so far; its body
+    /// records here what it removes.
     struct Transaction {
+        /// The stats row when the transaction began (other processes' commits included).
+        var start = Totals()
         /// Files replaced or removed: deleted only after the commit.
         var obsoleteFiles: [String] = []
         /// Change to the totals, added to the stats row before the commit.
         var delta = Totals()
+
+        /// The totals as this transaction leaves them so far.
+        var current: Totals { start + delta }
+
+        /// Records removed rows: their totals and their files (if any).
+        mutating func recordRemoved(size: Int64, file: String?) {
+            delta.add(size: size, isFile: file != nil, sign: -1)
+            if let file { obsoleteFiles.append(file) }
+        }
     }
 
     /// Operation counters, read by `DiskCache.statistics`.

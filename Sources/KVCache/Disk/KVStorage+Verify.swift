@@ -29,7 +29,7 @@ extension KVStorage {
     /// Rebuilds the indexes, the repair for index-only damage.
     func reindex() throws {
         let database = try requireDatabase()
-        try write { try database.execute("REINDEX") }
+        try write { _ in try database.execute("REINDEX") }
     }
 
     /// Up to `limit` rows of file values whose file name sorts after `after`, in file name order.
@@ -72,7 +72,7 @@ extension KVStorage {
     /// Deletes the damaged inline rows among `keys` that are still damaged, in one transaction.
     func removeDamagedInlineRows(_ keys: [String]) throws -> Int {
         let database = try requireDatabase()
-        let removed = try write { () throws -> Int in
+        let removed = try write { transaction throws -> Int in
             var removed = 0
             let statement = try database.statement(Manifest.deleteDamagedInlineRow)
             for key in keys {
@@ -81,7 +81,7 @@ extension KVStorage {
                     return try statement.step() ? statement.int64(at: 0) : nil
                 }
                 guard let size else { continue }
-                transaction!.delta.add(size: size, isFile: false, sign: -1)
+                transaction.recordRemoved(size: size, file: nil)
                 removed += 1
             }
             return removed
@@ -120,7 +120,7 @@ extension KVStorage {
     /// the files after the commit. Returns how many rows went.
     func removeBrokenRows(_ rows: [Victim]) throws -> Int {
         let database = try requireDatabase()
-        let removed = try write { () throws -> Int in
+        let removed = try write { transaction throws -> Int in
             var removed = 0
             let statement = try database.statement(Manifest.deleteKeyWithFile)
             for row in rows {
@@ -131,8 +131,7 @@ extension KVStorage {
                     try statement.execute()
                 }
                 guard database.changes > 0 else { continue }
-                transaction!.delta.add(size: row.size, isFile: true, sign: -1)
-                transaction!.obsoleteFiles.append(filename)
+                transaction.recordRemoved(size: row.size, file: filename)
                 removed += 1
             }
             return removed

@@ -45,8 +45,6 @@ final class KVStorage {
     /// Runs a detached batch off the lock; set by the owner. Nil: commits stay
     /// on the store's connection, under the caller's lock.
     var startDetachedCommit: ((DetachedCommit, CommitConnection) -> Void)?
-    /// The open write transaction, if any (only inside `write(_:)`).
-    var transaction: Transaction?
     /// Random parts of new file names.
     var fileNameSuffixes = FileNameSuffixes()
     /// Names handed out for files being written outside the lock (see KVStorage+FileWrites.swift).

@@ -123,7 +123,7 @@ import Testing
         cache.finishLimitTrim(madeProgress: false, setsAtStart: setsAtStart)
         // No further call: only the trim itself can notice the new excess.
         cache.backgroundWork.wait()
-        #expect(cache.store.withLock { $0.currentTotals.size } <= 4000)
+        #expect(try cache.totalSize <= 4000)
         #expect(try cache.contains("k9"))
     }
 
