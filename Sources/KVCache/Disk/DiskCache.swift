@@ -267,8 +267,8 @@ public final class DiskCache: Sendable {
     /// Runs `body` on the store under its lock. A call that has to wait for a commit
     /// (the batch in flight, or another process's write lock) throws
     /// `KVStorage.WaitOffLock` instead of waiting there; it is waited for here, without
-    /// the lock, so other callers go on, and `body` runs again. After the busy timeout
-    /// the last attempt waits under the lock, as SQLite's busy handler would.
+    /// the lock, so other callers go on, and `body` runs again. Once the busy timeout
+    /// has passed since the first wait, it waits under the lock, as it did before.
     func withStoreLock<Result>(_ body: (KVStorage) throws -> Result) throws -> Result {
         var deadline: Double?
         while true {
@@ -284,13 +284,12 @@ public final class DiskCache: Sendable {
             }
             commitWillWaitOffLock.withLock { $0 }?()
             let result = wait.batch.waitUntilApplied()
-            if wait.forWriteLock {
-                // Its commit waited the whole busy timeout in vain: busy, as under the lock.
-                if case .failure(let error as SQLiteError) = result, error.code == SQLITE_BUSY {
-                    throw error.kvCacheError(path: reader.pool.path)
-                }
-                if deadline == nil { deadline = Condition.now() + configuration.busyTimeout }
+            // Its commit waited the whole busy timeout in vain: busy, as under the lock.
+            if wait.forWriteLock, case .failure(let error as SQLiteError) = result, error.code == SQLITE_BUSY {
+                throw error.kvCacheError(path: reader.pool.path)
             }
+            // Batches that other callers keep starting cannot hold this call off for longer.
+            if deadline == nil { deadline = Condition.now() + configuration.busyTimeout }
         }
     }
 
