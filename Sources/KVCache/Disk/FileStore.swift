@@ -125,9 +125,17 @@ struct FileStore: Sendable {
     }
 
     /// Names of the store's files in the data folder (names it could have made:
-    /// anything else there is not ours to read, count or delete).
+    /// anything else there is not ours to read, count or delete). None while another
+    /// process's removeAll has moved the folder to trash/ and not yet made a new one:
+    /// its files went with it.
     func names() throws -> [String] {
-        try FileStore.entries(of: directory).filter { !$0.isDirectory && FileNameHash.isFileName($0.name) }.map(\.name)
+        let entries: [FileStore.Entry]
+        do {
+            entries = try FileStore.entries(of: directory)
+        } catch KVCacheError.io(operation: "open", path: _, errno: ENOENT) {
+            return []
+        }
+        return entries.filter { !$0.isDirectory && FileNameHash.isFileName($0.name) }.map(\.name)
     }
 
     /// Last modification time of `name` in seconds since 1970, or nil if it is gone.

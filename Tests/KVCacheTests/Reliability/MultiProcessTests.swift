@@ -114,6 +114,19 @@ import Testing
         #expect(try reopened.value(forKey: "during") == bytes(30_000, seed: 2))
     }
 
+    /// What a 4-process run found too: a sweep listing data/ in that same gap threw ENOENT.
+    @Test func aSweepWhileAnotherProcessSwapsTheDataFolderFindsNothingToDo() throws {
+        let dir = TemporaryDirectory()
+        defer { dir.remove() }
+        let cache = try DiskCache(directory: dir.url, configuration: .testing())
+        defer { try? cache.close() }
+        try cache.setValue(bytes(30_000, seed: 1), forKey: "before")
+        try cache.flush()
+        #expect(rename(dir.dataPath, dir.path + "/trash/other-process") == 0)
+        #expect(try cache.sweepOrphans(gracePeriod: 0) == 0)
+        #expect(try cache.verify(orphanGracePeriod: 0).orphanFiles.isEmpty)
+    }
+
     @Test func twoProcessesWritingAndReadingOneDirectoryLoseNothing() throws {
         let seed = Reliability.seed(default: 2)
         let outcome = try run(processes: 2, threads: 1, milliseconds: Reliability.isLong ? 20_000 : 1_500,
