@@ -258,8 +258,8 @@ public final class DiskCache: Sendable {
         // The checkpoint and the fsyncs run without the lock: writers go on meanwhile.
         guard let sync = try perform({ try $0.flush(durability: durability) }) else { return }
         flushWillSync.withLock { $0 }?()
-        if sync.run() { return }
-        try perform { try $0.syncOnStoreConnection() }
+        if !sync.checkpoint() { try perform { try $0.checkpointOnStoreConnection() } }
+        sync.sync()
     }
 
     // MARK: - Reads and serialized access

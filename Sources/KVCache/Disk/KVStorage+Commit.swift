@@ -115,11 +115,9 @@ extension KVStorage {
     /// write lock held elsewhere is not waited for here (under the lock every writer
     /// takes) but on the commit thread (see `waitForWriteLockOffLock`).
     private func begin(_ begin: Statement, on database: Database) throws {
-        guard canWaitOffLock, let handle = database.handle else { return try begin.run { try $0.execute() } }
-        sqlite3_busy_timeout(handle, 0)
-        defer { sqlite3_busy_timeout(handle, Seconds.clampedMilliseconds(options.busyTimeout)) }
+        guard canWaitOffLock else { return try begin.run { try $0.execute() } }
         do {
-            try begin.run { try $0.execute() }
+            try database.withoutBusyWait { try begin.run { try $0.execute() } }
         } catch let error as SQLiteError where error.code == SQLITE_BUSY {
             try waitForWriteLockOffLock()
         }
@@ -204,16 +202,19 @@ extension KVStorage {
         /// The data folder, when file values are synced too.
         let dataPath: String?
 
-        /// Checkpoints (best effort) and fsyncs the WAL, then the data folder. Durability
-        /// comes from syncing the WAL, which holds every commit so far; the checkpoint only
-        /// keeps the WAL short. It may stop at another process's reader, or fail on a full
-        /// disk (the database file has to grow): neither loses a write, so neither fails
-        /// the flush. False if the checkpoint must run on the store's connection instead.
-        func run() -> Bool {
-            guard let checkpointer, checkpointer.checkpointNow() else { return false }
+        /// A PASSIVE checkpoint on the checkpoint connection; false if it must run on the
+        /// store's connection instead (`checkpointOnStoreConnection`). Durability comes from
+        /// syncing the WAL, which holds every commit so far; the checkpoint only keeps the
+        /// WAL short. It may stop at another process's reader, or fail on a full disk (the
+        /// database file has to grow): neither loses a write, so neither fails the flush.
+        func checkpoint() -> Bool {
+            checkpointer?.checkpointNow() ?? false
+        }
+
+        /// Fsyncs the WAL, then the data folder.
+        func sync() {
             FileStore.sync(path: walPath)
             if let dataPath { FileStore.sync(path: dataPath) }
-            return true
         }
     }
 
@@ -252,12 +253,10 @@ extension KVStorage {
                         dataPath: options.syncsFiles ? dataPath : nil)
     }
 
-    /// `SyncWork` on the store's connection (when the checkpoint connection is missing).
-    func syncOnStoreConnection() throws {
+    /// `SyncWork.checkpoint` on the store's connection (the checkpoint connection is missing).
+    func checkpointOnStoreConnection() throws {
         let database = try requireDatabase()
         readers.endUnusedSnapshots()
         try? database.execute("PRAGMA wal_checkpoint(PASSIVE)")
-        FileStore.sync(path: manifestPath + "-wal")
-        if options.syncsFiles { FileStore.sync(path: dataPath) }
     }
 }

@@ -49,9 +49,9 @@ extension KVStorage {
         checkpointer?.waitForCheckpoint()
         readers.endUnusedSnapshots()
         let walSize = Self.fileSize(atPath: manifestPath + "-wal") ?? 0
-        sqlite3_busy_timeout(handle, 0)
-        let code = sqlite3_wal_checkpoint_v2(handle, nil, SQLITE_CHECKPOINT_TRUNCATE, nil, nil)
-        sqlite3_busy_timeout(handle, Seconds.clampedMilliseconds(options.busyTimeout))
+        let code = database.withoutBusyWait {
+            sqlite3_wal_checkpoint_v2(handle, nil, SQLITE_CHECKPOINT_TRUNCATE, nil, nil)
+        }
         return code == SQLITE_OK && walSize > 0
     }
 }

@@ -119,21 +119,20 @@ final class WALCheckpointer: Sendable {
     private func checkpoint() {
         defer { state.withLock { $0.isScheduled = false } }
         guard !state.withLock({ $0.isClosed }), let database = connection.database else { return }
-        // PASSIVE: takes no lock that writers or readers wait for; busy is fine.
+        passiveCheckpoint(database)
+        state.withLock { $0.completed += 1 }
+    }
+
+    /// PASSIVE: takes no lock that writers or readers wait for; busy is fine.
+    private func passiveCheckpoint(_ database: Database) {
         willCheckpoint()
         try? database.execute("PRAGMA wal_checkpoint(PASSIVE)")
-        state.withLock { $0.completed += 1 }
     }
 
     /// Runs a PASSIVE checkpoint now on the checkpoint connection (for `flush(.synced)`,
     /// without the store's lock); false without a connection or once closed.
     func checkpointNow() -> Bool {
-        queue.sync {
-            guard !state.withLock({ $0.isClosed }), let database = connection.database else { return false }
-            willCheckpoint()
-            try? database.execute("PRAGMA wal_checkpoint(PASSIVE)")
-            return true
-        }
+        withConnection { passiveCheckpoint($0) } != nil
     }
 
     /// Stops scheduling checkpoints and waits for a running one to finish.

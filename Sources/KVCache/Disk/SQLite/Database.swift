@@ -7,6 +7,8 @@ import Foundation
 /// `SQLITE_OPEN_NOMUTEX`, since the store already holds a lock around it).
 final class Database {
     let path: String
+    /// Seconds a statement waits for another connection's lock before it is busy.
+    let busyTimeout: Double
     private(set) var handle: OpaquePointer?
     private var statements: [String: Statement] = [:]
     /// The context of a hook installed on this connection (SQLite holds it
@@ -17,6 +19,7 @@ final class Database {
     /// `readOnly` opens it with SQLITE_OPEN_READONLY (never created).
     init(path: String, busyTimeout: Double, create: Bool = true, readOnly: Bool = false) throws {
         self.path = path
+        self.busyTimeout = busyTimeout
         _ = Self.processSettings
         var connection: OpaquePointer?
         // NOFOLLOW: a manifest replaced by a symlink is refused (SQLITE_CANTOPEN), never followed.
@@ -34,6 +37,14 @@ final class Database {
     }
 
     deinit { close() }
+
+    /// Runs `body` with the busy handler off: a lock held by another connection is
+    /// `SQLITE_BUSY` at once instead of a wait of up to `busyTimeout`.
+    func withoutBusyWait<Result>(_ body: () throws -> Result) rethrows -> Result {
+        sqlite3_busy_timeout(handle, 0)
+        defer { sqlite3_busy_timeout(handle, Seconds.clampedMilliseconds(busyTimeout)) }
+        return try body()
+    }
 
     /// SQLite's process-wide settings, applied once before its first connection: no
     /// memory statistics (their mutex serializes every allocation of every connection).
