@@ -6,11 +6,8 @@ import Foundation
 extension DiskCache {
     /// Called under the lock after every operation; cheap when nothing is due.
     func scheduleFollowUps(_ storage: KVStorage) {
-        guard !storage.isClosed else {
-            _ = commitSchedule.update(deadline: nil, now: Condition.now())
-            return
-        }
-        scheduleGroupCommit(storage)
+        if let (armAt, now) = storage.scheduleGroupCommit() { armCommitTimer(at: armAt, now: now) }
+        guard !storage.isClosed else { return }
         if !storage.accessTimes.isEmpty {
             if storage.accessTimes.count >= storage.options.accessBufferLimit, !storage.isUrgentAccessFlushScheduled {
                 storage.isUrgentAccessFlushScheduled = true
@@ -34,35 +31,6 @@ extension DiskCache {
                 _ = try? self.sweepOrphans(gracePeriod: self.configuration.orphanGracePeriod)
             }
         }
-    }
-
-    /// Group commits are driven by the callers: the first call after the commit
-    /// deadline (or once a quarter of the buffer is pending and no commit is
-    /// running) hands the pending writes to the commit connection, and the first
-    /// call after that commit has applied settles it, so a steady writer never waits
-    /// for the commit thread's lock. The timer covers callers going quiet.
-    private func scheduleGroupCommit(_ storage: KVStorage) {
-        // Reads of an idle store skip the clock and the schedule's lock.
-        if storage.pending.isEmpty, storage.detached == nil, storage.isCommitScheduleIdle { return }
-        let now = Condition.now()
-        if let batch = storage.detached, batch.isApplied { storage.settleDetachedCommit() }
-        if storage.pending.isEmpty {
-            storage.commitDeadline = nil
-        } else {
-            let deadline = storage.commitDeadline ?? now + configuration.groupCommitDelay
-            storage.commitDeadline = deadline
-            if deadline <= now || storage.isWorthCommittingEarly, storage.detached == nil {
-                // Failures are recorded for the next write and flush to throw (see `write`
-                // and `settleDetachedCommit`); a busy commit keeps the writes for a retry.
-                try? storage.commitInBackground()
-                if storage.pending.isEmpty { storage.commitDeadline = nil }
-            }
-        }
-        // A batch in flight is settled by the next call, or by the timer one delay later
-        // (and only then can the pending writes behind it go).
-        let deadline = storage.detached != nil ? now + configuration.groupCommitDelay : storage.commitDeadline
-        storage.isCommitScheduleIdle = deadline == nil
-        if let armAt = commitSchedule.update(deadline: deadline, now: now) { armCommitTimer(at: armAt, now: now) }
     }
 
     private func armCommitTimer(at deadline: Double, now: Double) {

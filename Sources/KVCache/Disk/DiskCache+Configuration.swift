@@ -124,6 +124,7 @@ extension DiskCache {
             options.inlineThreshold = inlineThreshold
             options.maxKeyLength = maxKeyLength
             options.busyTimeout = busyTimeout
+            options.groupCommitDelay = groupCommitDelay
             options.groupCommitMaxWrites = groupCommitMaxWrites
             options.syncsFiles = syncsFiles
             options.extendsExpirationOnAccess = extendsExpirationOnAccess

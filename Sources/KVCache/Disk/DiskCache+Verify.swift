@@ -39,7 +39,7 @@ extension DiskCache {
                     // A scan of the whole store: on the checkpoint connection, without the lock.
                     report.integrityErrors = try unlocked { checkpointer in
                         try checkpointer.withConnection { database in
-                            verifyWillScan.withLock { $0 }?()
+                            hooks.verifyWillScan.run()
                             return try KVStorage.integrityErrors(on: database)
                         }
                     } ?? checked { try $0.integrityErrors() }
@@ -193,7 +193,7 @@ extension DiskCache {
         } catch let error as SQLiteError {
             if error.isCorruption { throw CorruptionFound(message: error.message) }
             // That connection does not wait for locks: busy, the step runs under the lock.
-            if KVStorage.isTransient(error) { return nil }
+            if GroupCommitter.isTransient(error) { return nil }
             throw error.kvCacheError(path: path + "/manifest.sqlite")
         }
     }

@@ -35,23 +35,15 @@ public final class DiskCache: Sendable {
     let files: FileStore
     /// The commit timer and access-time flushes: short work, never behind a sweep.
     let commitThread = BackgroundThread()
-    /// The SQLite work of detached commits. Its jobs never take the lock, so a
-    /// caller holding it may wait for them (see `KVStorage.commitIfFull`).
-    let detachedCommitThread = BackgroundThread()
+    /// The commit timer's view of the group commit's schedule (see GroupCommitter).
     let commitSchedule: CommitSchedule
     /// Sweeps, trash deletion, trims.
     let backgroundQueue: DispatchQueue
     /// Async variants: the process's bounded pool.
     let workPool: BlockingWorkPool
     let backgroundWork = DispatchGroup()
-    /// Test hook: called when a flush waits, without the lock, for its commit.
-    let flushWillWait = MutexBox<(@Sendable () -> Void)?>(nil)
-    /// Test hook: called when `flush(.synced)` starts its checkpoint and fsyncs, without the lock.
-    let flushWillSync = MutexBox<(@Sendable () -> Void)?>(nil)
-    /// Test hook: called when a call waits, without the lock, for a commit (see `withStoreLock`).
-    let commitWillWaitOffLock = MutexBox<(@Sendable () -> Void)?>(nil)
-    /// Test hook: called when `verify` starts its integrity check, without the lock.
-    let verifyWillScan = MutexBox<(@Sendable () -> Void)?>(nil)
+    /// Where tests pause slow work (see DiskTestHooks).
+    let hooks: DiskTestHooks
 
     /// Opens (creating if needed) the cache in `directory`. A corrupt manifest is
     /// moved aside and rebuilt; other failures throw without touching the cache.
@@ -70,24 +62,13 @@ public final class DiskCache: Sendable {
         self.configuration = configuration
         path = storage.directory
         files = storage.files
+        hooks = storage.hooks
         reader = DiskReader(buffer: storage.buffer, pool: storage.readers, files: storage.files,
                             options: storage.options)
         store = MutexBox(storage)
-        // A quarter of the delay: the timer acts at most that late after callers stop.
-        commitSchedule = CommitSchedule(quietPeriod: configuration.groupCommitDelay / 4)
+        commitSchedule = storage.groupCommitter.timer
         backgroundQueue = DispatchQueue(label: "KVCache.DiskCache.background", qos: .utility)
         workPool = .shared
-        let extends = configuration.extendsExpirationOnAccess
-        store.withLock { [detachedCommitThread] storage in
-            storage.startDetachedCommit = { batch, connection in
-                // Strong references only to the batch and its connection: whoever settles
-                // it (also a closing store) waits for this job, so it must always run.
-                // The next call settles it, or the commit timer if none comes.
-                detachedCommitThread.async {
-                    batch.apply(on: connection, extendsExpirationOnAccess: extends)
-                }
-            }
-        }
         startBackgroundWorkAtOpen()
     }
 
@@ -252,12 +233,12 @@ public final class DiskCache: Sendable {
                 return storage.detached
             }
             guard let inFlight else { break }
-            flushWillWait.withLock { $0 }?()
+            hooks.flushWillWait.run()
             _ = inFlight.waitUntilApplied()
         }
         // The checkpoint and the fsyncs run without the lock: writers go on meanwhile.
         guard let sync = try perform({ try $0.flush(durability: durability) }) else { return }
-        flushWillSync.withLock { $0 }?()
+        hooks.flushWillSync.run()
         if !sync.checkpoint() { try perform { try $0.checkpointOnStoreConnection() } }
         sync.sync()
     }
@@ -282,7 +263,7 @@ public final class DiskCache: Sendable {
             } catch let error as KVStorage.WaitOffLock {
                 wait = error
             }
-            commitWillWaitOffLock.withLock { $0 }?()
+            hooks.commitWillWaitOffLock.run()
             let result = wait.batch.waitUntilApplied()
             // Its commit waited the whole busy timeout in vain: busy, as under the lock.
             if wait.forWriteLock, case .failure(let error as SQLiteError) = result, error.code == SQLITE_BUSY {

@@ -57,7 +57,7 @@ extension KVStorage {
             // Opened now, like the checkpointer's, so that it holds the same WAL file
             // as this connection from the start (see WALCheckpointer.init). Without
             // it, commits run on this connection.
-            committer = try? CommitConnection(path: manifestPath, options: options, checkpointer: checkpointer)
+            groupCommitter.open(path: manifestPath, options: options, checkpointer: checkpointer)
             return database
         } catch {
             statements = nil

@@ -3,6 +3,22 @@
 /// … RETURNING in one transaction (stats updated once, files deleted after the
 /// commit), so the owner can release its lock between steps.
 extension KVStorage {
+    /// A row chosen for removal.
+    struct Victim {
+        var key: String
+        var filename: String?
+        var size: Int64
+    }
+
+    /// What a trim step aims for.
+    enum TrimGoal {
+        case count(Int)
+        case size(Int64)
+        /// Not accessed for this many seconds.
+        case age(Double)
+        case expired
+    }
+
     /// Rows removed per trim step (one transaction, the lock held throughout): about
     /// 10–15 ms of deleting 1 KB inline rows with 16 KiB pages here, so other callers wait at most that long.
     static let trimStepLimit = 4096

@@ -11,9 +11,9 @@ import Foundation
 /// ```
 ///
 /// Not thread-safe: `DiskCache` serializes every call. Writes are buffered as
-/// pending writes (group commit, see KVStorage+Commit.swift) that the owner
-/// commits after a short delay, when the buffer is full, or on `flush()`; reads
-/// consult the buffer first, so they see those writes at once.
+/// pending writes that the group committer commits after a short delay, when the
+/// buffer is full, or on `flush()` (see GroupCommitter); reads consult the buffer
+/// first, so they see those writes at once.
 final class KVStorage {
     let directory: String
     let manifestPath: String
@@ -40,11 +40,8 @@ final class KVStorage {
     let buffer = WriteBuffer()
     /// Read-only connections for readers (see DiskReader).
     let readers: ReadConnectionPool
-    /// The second connection, for detached commits (opened with `database`; nil if it could not be).
-    var committer: CommitConnection?
-    /// Runs a detached batch off the lock; set by the owner. Nil: commits stay
-    /// on the store's connection, under the caller's lock.
-    var startDetachedCommit: ((DetachedCommit, CommitConnection) -> Void)?
+    /// When pending writes are committed, and the commit thread and connection (see GroupCommitter).
+    let groupCommitter: GroupCommitter
     /// Random parts of new file names.
     var fileNameSuffixes = FileNameSuffixes()
     /// Names handed out for files being written outside the lock (see KVStorage+FileWrites.swift).
@@ -54,11 +51,6 @@ final class KVStorage {
     var dataFolderGeneration = 0
 
     // Owner's scheduling state (guarded by the owner's lock like everything here).
-    /// When the pending writes must be handed to a group commit, on `Condition.now()`'s
-    /// clock; nil while there are none.
-    var commitDeadline: Double?
-    /// True once the commit schedule has been told there is nothing to do.
-    var isCommitScheduleIdle = true
     var isLimitTrimScheduled = false
     /// True while the reserve file is known to be in place at its full size.
     var isReserveInPlace = false
@@ -69,9 +61,8 @@ final class KVStorage {
     var droppedWritesError: Error?
     /// The same, for the next `flush()`: it must not report success after a loss.
     var flushError: Error?
-    /// Test hook: called under the store's lock before a write transaction on the
-    /// store's connection begins (and may wait for another process's write lock).
-    var writeWillBegin: (() -> Void)?
+    /// Where tests pause slow work (see DiskTestHooks).
+    let hooks = DiskTestHooks()
     /// Set by the owner around calls it retries after `WaitOffLock` (see `canWaitOffLock`).
     var waitsOffLock = false
     /// True from a successful registration in `DirectoryRegistry` until close.
@@ -102,6 +93,8 @@ final class KVStorage {
         reservePath = canonical + "/" + Self.reserveFileName
         self.options = options
         files = FileStore(directory: dataPath)
+        groupCommitter = GroupCommitter(delay: options.groupCommitDelay,
+                                        extendsExpirationOnAccess: options.extendsExpirationOnAccess)
         readers = ReadConnectionPool(path: manifestPath, capacity: options.readConnections,
                                      busyTimeout: options.busyTimeout)
         guard DirectoryRegistry.shared.register(canonical) else {

@@ -188,7 +188,7 @@ import Testing
         try other.execute("BEGIN IMMEDIATE")
         let flushed = DispatchSemaphore(value: 0)
         let waiting = DispatchSemaphore(value: 0)
-        cache.flushWillWait.withLock { $0 = { waiting.signal() } }
+        cache.hooks.flushWillWait.withLock { $0 = { waiting.signal() } }
         Thread {
             try? cache.setValue(bytes(100, seed: 2), forKey: "B")
             try? cache.flush()
@@ -218,7 +218,7 @@ import Testing
         try cache.flush()
         let scanning = DispatchSemaphore(value: 0)
         let finishScan = DispatchSemaphore(value: 0)
-        cache.verifyWillScan.withLock { $0 = { scanning.signal(); finishScan.wait() } }
+        cache.hooks.verifyWillScan.withLock { $0 = { scanning.signal(); finishScan.wait() } }
         let verified = DispatchSemaphore(value: 0)
         let healthy = MutexBox(false)
         Thread {

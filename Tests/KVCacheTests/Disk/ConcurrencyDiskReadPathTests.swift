@@ -35,10 +35,10 @@ import Testing
         func startBlockedWrite(_ work: @escaping @Sendable (DiskCache) -> Void) -> DispatchSemaphore {
             let waiting = DispatchSemaphore(value: 0)
             let finished = DispatchSemaphore(value: 0)
-            cache.store.withLock { storage in
-                let store = storage
-                store.writeWillBegin = { [unowned store] in
-                    store.writeWillBegin = nil
+            let hook = cache.hooks.writeWillBegin
+            hook.withLock {
+                $0 = {
+                    hook.withLock { $0 = nil }
                     waiting.signal()
                 }
             }

@@ -29,15 +29,15 @@ import Testing
         let waiting = DispatchSemaphore(value: 0)
         let finished = DispatchSemaphore(value: 0)
         let hook: @Sendable () -> Void = { waiting.signal() }
-        cache.commitWillWaitOffLock.withLock { $0 = hook }
-        cache.flushWillWait.withLock { $0 = hook }
+        cache.hooks.commitWillWaitOffLock.withLock { $0 = hook }
+        cache.hooks.flushWillWait.withLock { $0 = hook }
         Thread {
             work(cache)
             finished.signal()
         }.start()
         #expect(waiting.wait(timeout: .now() + ConcurrencyCacheKeyLockTests.stuck) == .success)
-        cache.commitWillWaitOffLock.withLock { $0 = nil }
-        cache.flushWillWait.withLock { $0 = nil }
+        cache.hooks.commitWillWaitOffLock.withLock { $0 = nil }
+        cache.hooks.flushWillWait.withLock { $0 = nil }
         return finished
     }
 
@@ -109,7 +109,7 @@ import Testing
         let other = try Database(path: dir.manifestPath, busyTimeout: 0)
         try other.execute("BEGIN IMMEDIATE")
         let waiting = DispatchSemaphore(value: 0)
-        cache.commitWillWaitOffLock.withLock { $0 = { waiting.signal() } }
+        cache.hooks.commitWillWaitOffLock.withLock { $0 = { waiting.signal() } }
         let finished = DispatchSemaphore(value: 0)
         Thread {
             // The first sets start a batch early, which waits for the other writer; the
@@ -118,7 +118,7 @@ import Testing
             finished.signal()
         }.start()
         #expect(waiting.wait(timeout: .now() + ConcurrencyCacheKeyLockTests.stuck) == .success)
-        cache.commitWillWaitOffLock.withLock { $0 = nil }
+        cache.hooks.commitWillWaitOffLock.withLock { $0 = nil }
         // The lock is free: a call that takes it completes.
         let closedCheck = BoundedCall { cache.isClosed }
         #expect(closedCheck.finishedInTime && closedCheck.result == false)
@@ -139,7 +139,7 @@ import Testing
         try cache.setValue(bytes(100, seed: 1), forKey: "A")
         let syncing = DispatchSemaphore(value: 0)
         let resume = DispatchSemaphore(value: 0)
-        cache.flushWillSync.withLock {
+        cache.hooks.flushWillSync.withLock {
             $0 = {
                 syncing.signal()
                 resume.wait()
@@ -151,7 +151,7 @@ import Testing
             finished.signal()
         }.start()
         #expect(syncing.wait(timeout: .now() + ConcurrencyCacheKeyLockTests.stuck) == .success)
-        cache.flushWillSync.withLock { $0 = nil }
+        cache.hooks.flushWillSync.withLock { $0 = nil }
         let set = BoundedCall { (try? cache.setValue(bytes(30_000, seed: 2), forKey: "B")) != nil }
         let remove = BoundedCall { (try? cache.removeValue(forKey: "C")) != nil }
         resume.signal()

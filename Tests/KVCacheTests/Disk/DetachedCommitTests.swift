@@ -14,7 +14,7 @@ import Testing
     }
 
     func detach(_ cache: DiskCache) throws -> (DetachedCommit, CommitConnection) {
-        try #require(try cache.store.withLock { try $0.detachCommit() })
+        try #require(try cache.detachCommitWithoutStarting())
     }
 
     func manifestKeys(_ dir: TemporaryDirectory) throws -> [String?] {
@@ -81,7 +81,7 @@ import Testing
         let other = try Database(path: dir.manifestPath, busyTimeout: 0)
         try other.execute("BEGIN IMMEDIATE")
         batch.apply(on: connection, extendsExpirationOnAccess: false)
-        cache.store.withLock { $0.settleDetachedCommit() }
+        cache.settleCommit()
         #expect(cache.statistics.failedCommits == 1)
         try other.execute("ROLLBACK")
         other.close()
@@ -107,17 +107,15 @@ import Testing
         let (batch, connection) = try detach(cache)
         // While a batch is in flight, no other starts: the buffer fills to its bound.
         for index in 0..<10 { try cache.setValue(bytes(10), forKey: "k\(index)") }
-        #expect(cache.store.withLock { $0.pending.count } == 10)
+        #expect(cache.groupCommitState.pendingWrites == 10)
         #expect(try manifestKeys(dir).isEmpty)
 
         // The next set waits for the batch in flight, then hands the full buffer over.
         let applied = Thread { batch.apply(on: connection, extendsExpirationOnAccess: false) }
         applied.start()
         try cache.setValue(bytes(10), forKey: "k10")
-        let pending = cache.store.withLock { storage -> Int in
-            storage.settleDetachedCommit()
-            return storage.pending.count
-        }
+        cache.settleCommit()
+        let pending = cache.groupCommitState.pendingWrites
         #expect(pending == 1)
         #expect(try rawRows(dir.manifestPath, "SELECT count(*) FROM manifest") == [["11"]])
         // Statistics count the pending "k10" without committing it.
@@ -157,17 +155,16 @@ import Testing
         // Every deadline has passed by the time the call's follow-ups run.
         let cache = try DiskCache(directory: dir.url, configuration: .testing { $0.groupCommitDelay = 0 })
         try cache.setValue(bytes(10, seed: 1), forKey: "a")
-        let batch = cache.store.withLock { storage -> DetachedCommit? in
-            #expect(storage.pending.isEmpty)
-            return storage.detached
-        }
+        let state = cache.groupCommitState
+        #expect(state.pendingWrites == 0)
+        let batch = state.batchInFlight
         // Applied (or already settled by the timer): the row is committed.
         if let batch { _ = batch.waitUntilApplied() }
         #expect(try rawRows(dir.manifestPath, "SELECT key FROM manifest") == [["a"]])
         // Reads do not settle it (they never take the store's lock); the next write does.
         #expect(try cache.contains("a"))
         try cache.removeValue(forKey: "absent")
-        cache.store.withLock { #expect($0.detached == nil) }
+        #expect(cache.groupCommitState.batchInFlight == nil)
         #expect(cache.statistics.commits == 1)
     }
 
@@ -180,15 +177,12 @@ import Testing
             $0.groupCommitMaxWrites = 8
         }
         try cache.setValue(bytes(10, seed: 1), forKey: "a")
-        cache.store.withLock { storage in
-            #expect(storage.pending.count == 1)
-            #expect(storage.detached == nil)
-        }
+        #expect(cache.groupCommitState.pendingWrites == 1)
+        #expect(cache.groupCommitState.batchInFlight == nil)
         try cache.setValue(bytes(10, seed: 2), forKey: "b")
-        let batch = cache.store.withLock { storage -> DetachedCommit? in
-            #expect(storage.pending.isEmpty)
-            return storage.detached
-        }
+        let state = cache.groupCommitState
+        #expect(state.pendingWrites == 0)
+        let batch = state.batchInFlight
         #expect(batch != nil)
         if let batch { _ = batch.waitUntilApplied() }
         #expect(try rawRows(dir.manifestPath, "SELECT key FROM manifest ORDER BY key") == [["a"], ["b"]])
@@ -203,7 +197,7 @@ import Testing
         }
         // The buffer holds 4 MiB of inline bytes: one value of a quarter of that is enough.
         try cache.setValue(bytes(1 << 20, seed: 1), forKey: "large")
-        let batch = cache.store.withLock { $0.detached }
+        let batch = cache.groupCommitState.batchInFlight
         #expect(batch != nil)
         if let batch { _ = batch.waitUntilApplied() }
         #expect(try rawRows(dir.manifestPath, "SELECT key FROM manifest") == [["large"]])
@@ -218,7 +212,7 @@ import Testing
             $0.clock = clock.function
             $0.groupCommitDelay = 3600
         }
-        let limit = cache.store.withLock { $0.options.accessBufferLimit }
+        let limit = cache.configuration.storageOptions.accessBufferLimit
         for index in 0..<limit { try cache.setValue(bytes(10), forKey: "k\(index)") }
         try cache.flush()
         clock.advance(by: 100)
@@ -227,10 +221,9 @@ import Testing
         let flushed = DispatchSemaphore(value: 0)
         cache.commitThread.async { flushed.signal() }  // runs after the flush it queued
         flushed.wait()
-        let batch = cache.store.withLock { storage -> DetachedCommit? in
-            #expect(storage.accessTimes.isEmpty)
-            return storage.detached
-        }
+        let state = cache.groupCommitState
+        #expect(state.bufferedAccessTimes == 0)
+        let batch = state.batchInFlight
         #expect(batch?.accessTimes.count == limit)
         // ...which the commit connection writes.
         if let batch { _ = batch.waitUntilApplied() }
@@ -246,10 +239,8 @@ import Testing
         try cache.setValue(bytes(30_000, seed: 2), forKey: "b")
         // The timer has nothing left to do only once the batch is committed and settled.
         cache.commitThread.waitUntilIdle()
-        cache.store.withLock { storage in
-            #expect(storage.pending.isEmpty)
-            #expect(storage.detached == nil)
-        }
+        #expect(cache.groupCommitState.pendingWrites == 0)
+        #expect(cache.groupCommitState.batchInFlight == nil)
         #expect(try rawRows(dir.manifestPath, "SELECT key FROM manifest ORDER BY key") == [["a"], ["b"]])
         // One batch, or two when the timer committed "a" before "b" came (a loaded
         // machine can stall 2 ms between the two calls): each one settled, none failed.

@@ -11,16 +11,13 @@ import Testing
 
     /// Reserves a name and writes `data` to it, as `setValue` does before recording.
     func writeUnrecorded(_ data: Data, forKey key: String, in cache: DiskCache) throws -> (name: String, generation: Int) {
-        let reserved = try #require(try cache.store.withLock { try $0.reserveFileName(forKey: key, size: data.count) })
+        let reserved = try #require(try cache.reserveFileName(forKey: key, size: data.count))
         #expect(try cache.files.write(data, named: reserved.name, sync: false))
         return reserved
     }
 
     func record(_ data: Data, _ reserved: (name: String, generation: Int), forKey key: String, in cache: DiskCache) throws {
-        try cache.store.withLock {
-            try $0.setValue(data, writtenTo: reserved.name, generation: reserved.generation, forKey: key,
-                            expiration: .never, extendedData: nil)
-        }
+        try cache.recordFileValue(data, writtenTo: reserved.name, generation: reserved.generation, forKey: key)
     }
 
     @Test func theOrphanSweepKeepsAFileWrittenButNotYetRecorded() throws {

@@ -62,10 +62,8 @@ import Testing
         }
         for index in 0..<25 { try cache.setValue(bytes(10), forKey: "k\(index)") }
         // A batch may be committing off the lock: wait for it (no timer involved).
-        let pending = cache.store.withLock { storage -> Int in
-            storage.settleDetachedCommit()
-            return storage.pending.count
-        }
+        cache.settleCommit()
+        let pending = cache.groupCommitState.pendingWrites
         // Batches start early (from a quarter of the buffer), and a full one never waits:
         // a set finding the buffer full commits it first. With the batch in flight
         // stalled (a loaded machine), the buffer behind it fills up to, not past, the bound.
@@ -136,7 +134,7 @@ import Testing
         // files: let it finish on the empty store, or it may do so in round two.
         let cache = try DiskCache.openedQuietly(dir)
         func statementCounts() -> (cached: Int, busy: Int) {
-            cache.store.withLock { ($0.database!.cachedStatementCount, $0.database!.busyStatementCount) }
+            cache.statementCounts
         }
         func workload(_ round: Int) throws {
             for index in 0..<500 {
@@ -184,7 +182,7 @@ import Testing
         #expect(largest < 16 << 20, "WAL grew to \(largest) bytes")
         // The checkpoints ran in the background, not inside commits.
         cache.waitForBackgroundWork()
-        #expect(cache.store.withLock { $0.checkpointer?.completedCheckpoints ?? 0 } > 0)
+        #expect(cache.checkpointer?.completedCheckpoints ?? 0 > 0)
     }
 
     @Test func walStaysBoundedWhenTheBackgroundCheckpointerIsStopped() throws {
@@ -193,7 +191,7 @@ import Testing
         let cache = try DiskCache(directory: dir.url, configuration: .testing())
         // Closed: it schedules nothing, so only the commits' own checkpoint (twice
         // times the soft limit) keeps the WAL bounded.
-        let checkpointer = try #require(cache.store.withLock { $0.checkpointer })
+        let checkpointer = try #require(cache.checkpointer)
         checkpointer.close()
         let value = bytes(10_000)
         var largest: Int64 = 0

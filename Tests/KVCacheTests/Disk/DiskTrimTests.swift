@@ -113,10 +113,7 @@ import Testing
             $0.lowWatermark = 0.8
         })
         // A trim is running and has found the store within its limits.
-        let setsAtStart = cache.store.withLock { storage -> Int in
-            storage.isLimitTrimScheduled = true
-            return storage.counters.sets
-        }
+        let setsAtStart = cache.markLimitTrimRunning()
         for index in 0..<10 { try cache.setValue(bytes(1000, seed: UInt8(index)), forKey: "k\(index)") }
         // This commit exceeds the limit, and leaves the check to the running trim.
         try cache.flush()

@@ -1,35 +1,5 @@
-#if canImport(Glibc)
-import Glibc
-#elseif canImport(Darwin)
-import Darwin
-#endif
-
+/// What the store counts: entry totals, a write transaction's changes, operation counters.
 extension KVStorage {
-    /// How a store is opened; `DiskCache.Configuration` fills it in.
-    struct Options: Sendable {
-        var mode: DiskCache.StorageMode = .mixed
-        var inlineThreshold = 20 * 1024
-        var maxKeyLength = DiskCache.Configuration.defaultMaxKeyLength
-        var busyTimeout = 5.0
-        var groupCommitMaxWrites = 512
-        /// Inline bytes held in pending writes before they are committed (bounds memory and the WAL).
-        var groupCommitMaxBytes = 4 << 20
-        var syncsFiles = false
-        var readOnly = false
-        var extendsExpirationOnAccess = false
-        var accessBufferLimit = 1024
-        var accessTimeResolution = 60.0
-        /// Read connections of the pool (see ReadConnectionPool).
-        var readConnections = 2
-        /// 16 KiB: measured faster than SQLite's 4 KiB for every inline size and
-        /// for trims (fewer pages per deleted row; see docs/BENCHMARKS.md).
-        var pageSize = 16384
-        var journalSizeLimit: Int64 = 4 << 20
-        /// WAL bytes after which a background checkpoint starts (see WALCheckpointer).
-        var walAutocheckpointBytes = 4 << 20
-        var clock: @Sendable () -> Double = KVStorage.wallClock
-    }
-
     /// Entry count and bytes, in total and for file values.
     struct Totals: Equatable, Sendable {
         var count = 0
@@ -103,28 +73,5 @@ extension KVStorage {
         var failedCommits = 0
         var rebuilds = 0
         var brokenRows = 0
-    }
-
-    /// A row chosen for removal.
-    struct Victim {
-        var key: String
-        var filename: String?
-        var size: Int64
-    }
-
-    /// What a trim step aims for.
-    enum TrimGoal {
-        case count(Int)
-        case size(Int64)
-        /// Not accessed for this many seconds.
-        case age(Double)
-        case expired
-    }
-
-    /// Wall-clock seconds since 1970 (clock_gettime: cheaper than `Date()`).
-    static func wallClock() -> Double {
-        var time = timespec()
-        clock_gettime(CLOCK_REALTIME, &time)
-        return Double(time.tv_sec) + Double(time.tv_nsec) / 1e9
     }
 }

@@ -1,6 +1,6 @@
 import Foundation
 
-/// removeAll, key enumeration and the orphan sweep.
+/// Operations over many rows: removeAll, key enumeration, the orphan sweep, recounting the totals.
 extension KVStorage {
     /// Empties the store at any size: the rows go in one statement, and the data
     /// folder is swapped for an empty one. Returns the folder (now in `trash/`)

@@ -1,0 +1,69 @@
+import Foundation
+
+/// What tests read and do inside the disk level, beside the pause points of
+/// DiskTestHooks: a deliberate, small surface, so that tests do not depend on the
+/// store's fields.
+extension DiskCache {
+    /// The group commit as the store's lock sees it.
+    struct GroupCommitState {
+        var pendingWrites: Int
+        var bufferedAccessTimes: Int
+        /// The batch on the commit connection, until it is settled.
+        var batchInFlight: DetachedCommit?
+    }
+
+    var groupCommitState: GroupCommitState {
+        store.withLock { storage in
+            GroupCommitState(pendingWrites: storage.pending.count, bufferedAccessTimes: storage.accessTimes.count,
+                             batchInFlight: storage.detached)
+        }
+    }
+
+    /// Hands the pending writes over as the batch in flight without starting it: the
+    /// test applies it (`DetachedCommit.apply(on:extendsExpirationOnAccess:)`) when and
+    /// where it wants. Nil if there is nothing to hand over.
+    func detachCommitWithoutStarting() throws -> (DetachedCommit, CommitConnection)? {
+        try store.withLock { storage in
+            guard let connection = storage.groupCommitter.connection,
+                  let batch = try storage.detachCommit() else { return nil }
+            return (batch, connection)
+        }
+    }
+
+    /// Waits for the batch in flight, if any, and settles it, as the next call would.
+    func settleCommit() {
+        store.withLock { $0.settleDetachedCommit() }
+    }
+
+    /// Prepared statements the store's connection has cached, and how many of them are mid-step.
+    var statementCounts: (cached: Int, busy: Int) {
+        store.withLock { ($0.database?.cachedStatementCount ?? 0, $0.database?.busyStatementCount ?? 0) }
+    }
+
+    /// The background WAL checkpointer (nil read-only or closed).
+    var checkpointer: WALCheckpointer? {
+        store.withLock { $0.checkpointer }
+    }
+
+    /// The first half of a file value's set (see `setValue`): a reserved fresh name,
+    /// for the caller to write the file to.
+    func reserveFileName(forKey key: String, size: Int) throws -> (name: String, generation: Int)? {
+        try store.withLock { try $0.reserveFileName(forKey: key, size: size) }
+    }
+
+    /// The second half: records the file written to a reserved name.
+    func recordFileValue(_ data: Data, writtenTo name: String, generation: Int, forKey key: String) throws {
+        try store.withLock {
+            try $0.setValue(data, writtenTo: name, generation: generation, forKey: key, expiration: .never,
+                            extendedData: nil)
+        }
+    }
+
+    /// Marks a limit trim as running, as `trimToLimits` does; returns the set count it starts from.
+    func markLimitTrimRunning() -> Int {
+        store.withLock { storage in
+            storage.isLimitTrimScheduled = true
+            return storage.counters.sets
+        }
+    }
+}

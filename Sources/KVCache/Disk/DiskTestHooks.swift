@@ -1,0 +1,26 @@
+/// The disk level's test hooks: points where a test pauses slow work on purpose, to
+/// show that other callers go on meanwhile. Each is nil (one lock and a nil check)
+/// outside tests. Together with `DiskCache`'s test accessors (DiskCache+Testing.swift),
+/// the only way tests reach the level's internals.
+final class DiskTestHooks: Sendable {
+    typealias Hook = MutexBox<(@Sendable () -> Void)?>
+
+    /// Called under the store's lock before a write transaction on the store's
+    /// connection begins (and may wait for another process's write lock).
+    let writeWillBegin = Hook(nil)
+    /// Called when a flush waits, without the lock, for its commit.
+    let flushWillWait = Hook(nil)
+    /// Called when `flush(.synced)` starts its checkpoint and fsyncs, without the lock.
+    let flushWillSync = Hook(nil)
+    /// Called when a call waits, without the lock, for a commit (see `DiskCache.withStoreLock`).
+    let commitWillWaitOffLock = Hook(nil)
+    /// Called when `verify` starts its integrity check, without the lock.
+    let verifyWillScan = Hook(nil)
+}
+
+extension MutexBox where Value == (@Sendable () -> Void)? {
+    /// Runs the hook, if one is set (outside the hook's own lock).
+    func run() {
+        withLock { $0 }?()
+    }
+}

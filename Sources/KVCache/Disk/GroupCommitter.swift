@@ -1,0 +1,96 @@
+import CSQLite
+
+/// The group commit of one store: when its pending writes are committed, the thread
+/// and connection that commit them, and what a failed commit does with its writes.
+///
+/// - **Schedule.** Sets and removes only record pending writes. The first call after
+///   `delay` (or once a quarter of the buffer is pending) hands them over as a batch
+///   (`KVStorage.detachCommit`), which `start` commits on the commit thread's
+///   connection; the first call after it has applied settles it
+///   (`KVStorage.settleDetachedCommit`). `timer` covers callers going quiet.
+/// - **One writer at a time.** Calls that write with their own statements (trims,
+///   removeAll, verify's repairs) settle the batch in flight first, then commit the
+///   pending writes with them on the store's connection (`KVStorage.write`).
+/// - **One failure policy**, for a commit on either connection: `disposition(of:)`,
+///   applied by `KVStorage.commitFailed`.
+///
+/// Guarded by the store's lock, except `timer` (read by the timer's thread). The batch
+/// in flight itself lives in the write buffer (`WriteBuffer.State.detached`), where
+/// readers find its writes.
+final class GroupCommitter {
+    /// How long a write may stay pending before its commit starts.
+    let delay: Double
+    /// The commit timer's view of the schedule (see `CommitSchedule`).
+    let timer: CommitSchedule
+    /// When the pending writes must be handed to a commit (on `Condition.now()`'s
+    /// clock); nil while there are none.
+    var deadline: Double?
+    /// True once `timer` has been told there is nothing to do.
+    var isTimerIdle = true
+    private let extendsExpirationOnAccess: Bool
+    /// Nil before the store opens, after close, or if it could not be opened: then
+    /// every commit runs on the store's connection, under the caller's lock.
+    private(set) var connection: CommitConnection?
+    /// Runs batches; its jobs never take the store's lock, so a caller holding it may
+    /// wait for them.
+    private let thread = BackgroundThread()
+
+    init(delay: Double, extendsExpirationOnAccess: Bool) {
+        self.delay = delay
+        self.extendsExpirationOnAccess = extendsExpirationOnAccess
+        // A quarter of the delay: the timer acts at most that late after callers stop.
+        timer = CommitSchedule(quietPeriod: delay / 4)
+    }
+
+    /// True when batches can run off the store's lock.
+    var runsDetached: Bool { connection != nil }
+
+    /// Opens the commit connection beside the store's (see `KVStorage.openManifest`).
+    func open(path: String, options: KVStorage.Options, checkpointer: WALCheckpointer?) {
+        connection = try? CommitConnection(path: path, options: options, checkpointer: checkpointer)
+    }
+
+    /// Commits `batch` on the commit thread. Whoever settles it (also a closing store)
+    /// waits for this job, so it holds strong references to the batch and connection only.
+    func start(_ batch: DetachedCommit) {
+        guard let connection else { preconditionFailure("a detached batch needs the commit connection") }
+        let extends = extendsExpirationOnAccess
+        thread.async { batch.apply(on: connection, extendsExpirationOnAccess: extends) }
+    }
+
+    /// Closes the commit connection; the caller has settled the batch in flight.
+    func close() {
+        connection?.close()
+        connection = nil
+    }
+
+    // MARK: - Failure policy
+
+    /// What happens to the writes of a commit that failed and was rolled back.
+    enum Disposition: Equatable {
+        /// Busy, locked, or corruption that a rebuild fixes: every write goes back,
+        /// beneath newer ones, for the next commit.
+        case retry
+        /// A full disk, and the batch removes entries: space was given back
+        /// (`KVStorage.giveSpaceBack`), the removals go back for the next commit
+        /// (they free space), and the sets are dropped and reported.
+        case keepRemovals
+        /// Anything else: the writes are dropped (their files deleted) and reported
+        /// on the next write and the next flush.
+        case drop
+    }
+
+    /// The one failure policy of a group commit, on either connection. `giveSpaceBack`
+    /// is called only for a full disk and a batch with removals.
+    static func disposition(of error: Error, removesEntries: Bool, giveSpaceBack: () -> Bool) -> Disposition {
+        if isTransient(error) { return .retry }
+        if let error = error as? SQLiteError, error.isDiskFull, removesEntries, giveSpaceBack() { return .keepRemovals }
+        return .drop
+    }
+
+    /// Busy, locked, or corruption that a rebuild fixes: trying again may succeed.
+    static func isTransient(_ error: Error) -> Bool {
+        guard let error = error as? SQLiteError else { return false }
+        return error.code == SQLITE_BUSY || error.code == SQLITE_LOCKED || error.isCorruption
+    }
+}

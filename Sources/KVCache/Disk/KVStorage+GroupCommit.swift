@@ -1,0 +1,352 @@
+import CSQLite
+
+/// Group commit (see `GroupCommitter` for who owns what).
+///
+/// `setValue` and `removeValue` only record pending writes (see PendingWrites). They
+/// are committed as a batch on the commit connection (`detachCommit`, then
+/// `settleDetachedCommit`), or by `write(_:)` on the store's connection together with
+/// a caller's own statements, in one `BEGIN IMMEDIATE` transaction. Every write on
+/// the store's connection settles the batch in flight first, so the two connections
+/// never write at the same time. A failed commit on either goes through
+/// `commitFailed`. Crash consistency holds throughout: a file value is complete on
+/// disk before its row is inserted, and a replaced or removed file is deleted only
+/// after the commit that dropped its row.
+extension KVStorage {
+    // MARK: - Schedule
+
+    /// Called under the lock after every operation: settles a batch that has applied,
+    /// hands the pending writes over once their deadline has passed (or a quarter of
+    /// the buffer is pending), and returns when to arm the commit timer, if it is not
+    /// armed yet. A steady writer thus starts and settles commits itself, and never
+    /// waits for the commit thread; the timer covers callers going quiet.
+    func scheduleGroupCommit() -> (armAt: Double, now: Double)? {
+        let committer = groupCommitter
+        // Reads of an idle store skip the clock and the timer's lock.
+        if pending.isEmpty, detached == nil, committer.isTimerIdle { return nil }
+        let now = Condition.now()
+        if isClosed {
+            committer.isTimerIdle = true
+            _ = committer.timer.update(deadline: nil, now: now)
+            return nil
+        }
+        if let batch = detached, batch.isApplied { settleDetachedCommit() }
+        if pending.isEmpty {
+            committer.deadline = nil
+        } else {
+            let deadline = committer.deadline ?? now + committer.delay
+            committer.deadline = deadline
+            if deadline <= now || isWorthCommittingEarly, detached == nil {
+                // Failures are recorded for the next write and flush to throw (see
+                // `commitFailed`); a busy commit keeps the writes for a retry.
+                try? commitInBackground()
+                if pending.isEmpty { committer.deadline = nil }
+            }
+        }
+        // A batch in flight is settled by the next call, or by the timer one delay later
+        // (and only then can the pending writes behind it go).
+        let deadline = detached != nil ? now + committer.delay : committer.deadline
+        committer.isTimerIdle = deadline == nil
+        return committer.timer.update(deadline: deadline, now: now).map { ($0, now) }
+    }
+
+    /// True when enough writes are pending to start a detached commit before the
+    /// delay is up: a quarter of the full buffer. A burst then commits on the
+    /// commit thread while the caller goes on, instead of all at once later.
+    var isWorthCommittingEarly: Bool {
+        pending.count >= max(1, options.groupCommitMaxWrites / 4) || pending.bytes >= options.groupCommitMaxBytes / 4
+    }
+
+    /// Commits pending writes and access times, if any.
+    func commit() throws {
+        try settleOrWaitOffLock()
+        guard !pending.isEmpty || !accessTimes.isEmpty else { return }
+        try write { _ in }
+    }
+
+    /// Commits when the buffer is full: detached (off the caller's lock) after waiting
+    /// for the batch in flight, so at most two buffers' worth of writes are ever uncommitted.
+    func commitIfFull() throws {
+        guard pending.count >= options.groupCommitMaxWrites || pending.bytes >= options.groupCommitMaxBytes else {
+            return
+        }
+        try settleOrWaitOffLock()
+        try throwDroppedWritesError()
+        try commitInBackground()
+    }
+
+    /// Starts committing the pending writes off the lock (timed and full-buffer
+    /// commits); on the store's connection instead when there is no commit connection.
+    /// A batch that has finished applying is settled first; while one is still in
+    /// flight this does nothing (it settles first, then the schedule starts the next).
+    func commitInBackground() throws {
+        if let batch = detached, batch.isApplied { settleDetachedCommit() }
+        guard detached == nil else { return }
+        guard groupCommitter.runsDetached else { return try commit() }
+        if let batch = try detachCommit() { groupCommitter.start(batch) }
+    }
+
+    // MARK: - The batch on the commit connection
+
+    /// Files of writes not committed yet (or still being written), which the orphan sweep must keep.
+    var uncommittedFiles: Set<String> {
+        var names = Set(pending.files).union(reservedFiles)
+        if let committing { names.formUnion(committing.files) }
+        if let detached { names.formUnion(detached.writes.files) }
+        return names
+    }
+
+    /// Hands the pending writes and access times over as the batch in flight, for
+    /// `GroupCommitter.start`. Nil if there is nothing to commit (and not
+    /// `evenIfEmpty`), a batch is already in flight, or there is no commit connection.
+    /// An empty batch only waits for SQLite's write lock and commits nothing.
+    func detachCommit(evenIfEmpty: Bool = false) throws -> DetachedCommit? {
+        guard detached == nil, evenIfEmpty || !pending.isEmpty || !accessTimes.isEmpty,
+              groupCommitter.runsDetached else { return nil }
+        _ = try requireDatabase()
+        let maxWrites = options.groupCommitMaxWrites
+        return buffer.withLock { state in
+            let batch = DetachedCommit(writes: state.pending, accessTimes: state.accessTimes.times)
+            // The next batch is usually about as large: room for twice this one's writes
+            // (up to a full buffer) saves regrowing the table, which rehashes every key.
+            state.pending = PendingWrites(capacity: min(2 * state.pending.count, maxWrites))
+            state.accessTimes.removeAll()
+            state.detached = batch
+            return batch
+        }
+    }
+
+    /// Waits for the batch in flight, if any, and accounts for it: totals, counters
+    /// and obsolete files after a commit; `commitFailed` after a failure.
+    func settleDetachedCommit() {
+        guard let batch = detached else { return }
+        switch batch.waitUntilApplied() {
+        case .success(let outcome):
+            // The commit has returned: its writes leave the buffer for the manifest.
+            let wroteSomething = !batch.writes.isEmpty || !batch.accessTimes.isEmpty
+            buffer.withLock { state in
+                state.detached = nil
+                state.committedTotals = outcome.totals
+                if wroteSomething { state.counters.commits += 1 }
+                state.counters.evictions[.replaced, default: 0] += outcome.changes.replaced
+                state.counters.evictions[.expired, default: 0] += outcome.changes.expired
+            }
+            for name in outcome.changes.obsoleteFiles { files.remove(name) }
+        case .failure(let error):
+            _ = commitFailed(error, writes: batch.writes, accessTimes: batch.accessTimes) { $0.detached = nil }
+            if let error = error as? SQLiteError, error.isCorruption { try? rebuildAfterCorruption() }
+        }
+    }
+
+    // MARK: - Waiting without the store's lock
+
+    /// What a caller under the store's lock waits for without it (`DiskCache` waits,
+    /// then calls again): the batch in flight, which a write on the store's connection
+    /// must follow, or a batch started to wait for another process's write lock.
+    struct WaitOffLock: Error {
+        let batch: DetachedCommit
+        /// True when the batch was started because the write lock was busy.
+        var forWriteLock = false
+    }
+
+    /// True when a call may throw `WaitOffLock` instead of waiting under the lock:
+    /// its owner retries it, and the commit connection can do the waiting.
+    var canWaitOffLock: Bool { waitsOffLock && groupCommitter.runsDetached }
+
+    /// Settles the batch in flight; while it is still being applied, throws
+    /// `WaitOffLock` for it when the caller can wait without the lock, else waits.
+    func settleOrWaitOffLock() throws {
+        if let batch = detached, !batch.isApplied, canWaitOffLock { throw WaitOffLock(batch: batch) }
+        settleDetachedCommit()
+    }
+
+    /// Called when `BEGIN IMMEDIATE` on the store's connection found the write lock
+    /// held (another process's commit or trim): hands the pending writes to the commit
+    /// connection, whose commit waits for the lock on the commit thread, and throws
+    /// `WaitOffLock` for it. The caller waits without the store's lock, then calls again.
+    func waitForWriteLockOffLock() throws -> Never {
+        guard let batch = try detachCommit(evenIfEmpty: true) else {
+            preconditionFailure("waitForWriteLockOffLock needs a commit connection and no batch in flight")
+        }
+        groupCommitter.start(batch)
+        throw WaitOffLock(batch: batch, forWriteLock: true)
+    }
+
+    // MARK: - A write on the store's connection
+
+    /// Runs `body` in a write transaction that also applies the pending writes and
+    /// access times, then commits and deletes the files it made obsolete. If it fails,
+    /// SQLite rolls everything back and `commitFailed` decides what becomes of the
+    /// pending writes.
+    ///
+    /// On a full disk, a commit that gives space back (one with pending removals, or
+    /// with `freesSpace`: trims, removeAll) is retried once after `giveSpaceBack()`.
+    func write<Result>(freesSpace: Bool = false, _ body: (inout Transaction) throws -> Result) throws -> Result {
+        // One writer at a time in this process: the batch in flight commits first.
+        try settleOrWaitOffLock()
+        do {
+            let result = try writeOnce(body)
+            if freesSpace { truncateWALIfDiskIsNearlyFull() }
+            return result
+        } catch let failure as CommitFailure {
+            guard let full = failure.error as? SQLiteError, full.isDiskFull,
+                  failure.disposition == .keepRemovals || (freesSpace && giveSpaceBack()) else { throw failure.error }
+            do {
+                return try writeOnce(body)
+            } catch let again as CommitFailure {
+                throw again.error
+            }
+        }
+    }
+
+    /// A failed `writeOnce`, after `commitFailed`.
+    private struct CommitFailure: Error {
+        let error: Error
+        let disposition: GroupCommitter.Disposition
+    }
+
+    private func writeOnce<Result>(_ body: (inout Transaction) throws -> Result) throws -> Result {
+        let database = try requireDatabase()
+        try requireWritable()
+        let statements = try requireStatements()
+        precondition(!database.isInTransaction, "write transactions do not nest")
+        let batch = ManifestBatch(database: database, statements: statements)
+        hooks.writeWillBegin.run()
+        try begin(statements.begin, on: database)
+        // The pending writes become the batch this transaction applies. Readers find
+        // them there, without the store's lock, until the commit has returned.
+        let (writes, times) = buffer.withLock { state in
+            let writes = state.pending
+            state.committing = writes
+            state.pending = PendingWrites()
+            let times = state.accessTimes.times
+            state.accessTimes.removeAll()
+            return (writes, times)
+        }
+        var changes = ManifestBatch.Changes()
+        let result: Result
+        var transaction = Transaction()
+        do {
+            // We hold the write lock: these totals include other processes' commits.
+            committedTotals = try batch.readTotals()
+            transaction.start = committedTotals
+            if !writes.isEmpty { try batch.apply(writes, into: &changes) }
+            if !times.isEmpty {
+                try batch.apply(accessTimes: times.map { ($0.key.string, $0.value) },
+                                extends: options.extendsExpirationOnAccess)
+            }
+            transaction.delta = changes.delta
+            transaction.obsoleteFiles = changes.obsoleteFiles
+            result = try body(&transaction)
+            try batch.addToStats(transaction.delta)
+            try statements.commit.run { try $0.execute() }
+        } catch {
+            if database.isInTransaction { try? database.execute("ROLLBACK") }
+            if let totals = try? readTotals() { committedTotals = totals }
+            let disposition = commitFailed(error, writes: writes, accessTimes: times) { $0.committing = nil }
+            throw CommitFailure(error: error, disposition: disposition)
+        }
+        let committed = transaction
+        buffer.withLock { state in
+            state.committedTotals = state.committedTotals + committed.delta
+            state.committing = nil
+            state.counters.commits += 1
+            state.counters.evictions[.replaced, default: 0] += changes.replaced
+            state.counters.evictions[.expired, default: 0] += changes.expired
+        }
+        for name in committed.obsoleteFiles { files.remove(name) }
+        return result
+    }
+
+    /// Runs `BEGIN IMMEDIATE`. When the caller can wait without the store's lock, a
+    /// write lock held elsewhere is not waited for here (under the lock every writer
+    /// takes) but on the commit thread (see `waitForWriteLockOffLock`).
+    private func begin(_ begin: Statement, on database: Database) throws {
+        guard canWaitOffLock else { return try begin.run { try $0.execute() } }
+        do {
+            try database.withoutBusyWait { try begin.run { try $0.execute() } }
+        } catch let error as SQLiteError where error.code == SQLITE_BUSY {
+            try waitForWriteLockOffLock()
+        }
+    }
+
+    // MARK: - Failure
+
+    /// A commit failed and was rolled back, on either connection: applies the failure
+    /// policy (`GroupCommitter.disposition`) to its writes and access times, and ends
+    /// the batch (`endBatch`) in the lock hold that puts back what it keeps, so a write
+    /// is never in neither place. Writes kept go back beneath the writes made since.
+    @discardableResult
+    func commitFailed(_ error: Error, writes: PendingWrites, accessTimes: [ByteWiseKey: Double],
+                      endBatch: (inout WriteBuffer.State) -> Void) -> GroupCommitter.Disposition {
+        counters.failedCommits += 1
+        var kept = writes
+        let disposition = GroupCommitter.disposition(of: error, removesEntries: writes.hasRemovals,
+                                                     giveSpaceBack: giveSpaceBack)
+        switch disposition {
+        case .retry:
+            break
+        case .keepRemovals:
+            let (dropped, droppedSets) = kept.keepRemovalsOnly()
+            for name in dropped { files.remove(name) }
+            if droppedSets > 0 { recordDroppedWrites(error) }
+        case .drop:
+            for name in writes.files { files.remove(name) }
+            // Writes already acknowledged to the caller are lost: say so on the next
+            // write and the next flush (not for a read's housekeeping removals).
+            if writes.hasCallerWrites { recordDroppedWrites(error) }
+            kept = PendingWrites()
+        }
+        let keepsAccessTimes = disposition != .drop
+        let superseded = buffer.withLock { state in
+            endBatch(&state)
+            // Access times are housekeeping: they go back with the writes (unless newer ones
+            // were recorded), and are dropped with them, so they cannot fail every commit.
+            for (key, time) in accessTimes where keepsAccessTimes && state.accessTimes.time(for: key.string) == nil {
+                state.accessTimes.record(key.string, at: time)
+            }
+            return Self.requeue(kept, into: &state)
+        }
+        for name in superseded { files.remove(name) }
+        return disposition
+    }
+
+    /// Records that acknowledged writes were lost, for the next write and the next flush to throw.
+    func recordDroppedWrites(_ error: Error) {
+        droppedWritesError = error
+        flushError = error
+    }
+
+    /// Throws (once) the error of a commit that dropped acknowledged writes.
+    func throwDroppedWritesError() throws {
+        if let error = droppedWritesError {
+            droppedWritesError = nil
+            throw error
+        }
+    }
+
+    /// Puts the writes of a failed commit back for the next one, beneath the writes
+    /// made since; returns the files of those it drops as superseded (never committed).
+    static func requeue(_ writes: PendingWrites, into state: inout WriteBuffer.State) -> [String] {
+        var superseded: [String] = []
+        for (key, write) in writes.entries {
+            if state.pending[key] == nil {
+                _ = state.pending.record(write, forKey: key.string)
+            } else if let name = write.value?.filename {
+                superseded.append(name)
+            }
+        }
+        return superseded
+    }
+
+    /// Forgets the pending writes and deletes the files written for them.
+    func dropPendingWrites() {
+        for name in pending.files { files.remove(name) }
+        pending.removeAll()
+    }
+
+    /// Settles the batch in flight and closes the commit connection.
+    func closeCommitter() {
+        settleDetachedCommit()
+        groupCommitter.close()
+    }
+}
