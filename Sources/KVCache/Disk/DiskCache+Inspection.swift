@@ -36,27 +36,44 @@ extension DiskCache {
         public init() {}
     }
 
-    /// Takes an `Inspection` snapshot. Commits pending writes first; reads the maintained
-    /// summary and indexes, so it does not scan the entries.
+    /// Takes an `Inspection` snapshot. Commits pending writes first, then reads the
+    /// maintained summary, the indexes and the page counts on a read connection: it does
+    /// not scan the entries, and other callers' writes go on meanwhile.
     public func inspect() throws -> Inspection {
-        try perform { storage in
-            let totals = try storage.totals()
-            let database = try storage.requireDatabase()
-            var inspection = Inspection()
-            inspection.directory = storage.directory
-            inspection.setTotals(totals)
-            inspection.expiredCount = try storage.expiredRowCount()
-            let range = try storage.accessTimeRange()
-            inspection.oldestAccess = range.oldest.map(Date.init(timeIntervalSince1970:))
-            inspection.newestAccess = range.newest.map(Date.init(timeIntervalSince1970:))
-            inspection.manifestSize = KVStorage.fileSize(atPath: storage.manifestPath) ?? 0
-            inspection.walSize = KVStorage.fileSize(atPath: storage.manifestPath + "-wal") ?? 0
-            inspection.pageSize = Int(try database.integer("PRAGMA page_size") ?? 0)
-            inspection.pageCount = Int(try database.integer("PRAGMA page_count") ?? 0)
-            inspection.freePageCount = Int(try database.integer("PRAGMA freelist_count") ?? 0)
-            inspection.schemaVersion = Int(try database.integer("PRAGMA user_version") ?? 0)
-            inspection.freeDiskSpace = FileStore.freeSpace(at: storage.directory)
-            return inspection
+        // Not under the store's lock: a write held there does not hold this up, unless this
+        // process has writes to commit first (their commit waits without the lock).
+        if reader.buffer.mayHoldWrites { try perform { try $0.commit() } }
+        let now = reader.options.clock()
+        var inspection = try read { reader, _ in
+            try reader.pool.withConnection { try Inspection(manifest: $0.database, now: now) }
         }
+        inspection.directory = path
+        inspection.manifestSize = KVStorage.fileSize(atPath: reader.pool.path) ?? 0
+        inspection.walSize = KVStorage.fileSize(atPath: reader.pool.path + "-wal") ?? 0
+        inspection.freeDiskSpace = FileStore.freeSpace(at: path)
+        return inspection
+    }
+}
+
+extension DiskCache.Inspection {
+    /// What the manifest says, in one read transaction on `database`.
+    init(manifest database: Database, now: Double) throws {
+        self.init()
+        setTotals(try KVStorage.Totals.select(with: database.statement(Manifest.selectStats)))
+        expiredCount = try database.statement(Manifest.countExpired).run { statement in
+            try statement.bind(now, at: 1)
+            return try statement.step() ? Int(statement.int64(at: 0)) : 0
+        }
+        func first(_ sql: String) throws -> Double? {
+            try database.statement(sql).run { statement in
+                try statement.step() ? statement.optionalDouble(at: 0) : nil
+            }
+        }
+        oldestAccess = try first(Manifest.selectOldestAccess).map(Date.init(timeIntervalSince1970:))
+        newestAccess = try first(Manifest.selectNewestAccess).map(Date.init(timeIntervalSince1970:))
+        pageSize = Int(try database.integer("PRAGMA page_size") ?? 0)
+        pageCount = Int(try database.integer("PRAGMA page_count") ?? 0)
+        freePageCount = Int(try database.integer("PRAGMA freelist_count") ?? 0)
+        schemaVersion = Int(try database.integer("PRAGMA user_version") ?? 0)
     }
 }

@@ -180,26 +180,6 @@ extension KVStorage {
         }
     }
 
-    /// Number of rows whose expiration time has passed but that are still stored.
-    func expiredRowCount() throws -> Int {
-        let now = options.clock()
-        return try requireDatabase().statement(Manifest.countExpired).run { statement in
-            try statement.bind(now, at: 1)
-            return try statement.step() ? Int(statement.int64(at: 0)) : 0
-        }
-    }
-
-    /// The oldest and newest last-access times (each one index lookup).
-    func accessTimeRange() throws -> (oldest: Double?, newest: Double?) {
-        let database = try requireDatabase()
-        func first(_ sql: String) throws -> Double? {
-            try database.statement(sql).run { statement in
-                try statement.step() ? statement.optionalDouble(at: 0) : nil
-            }
-        }
-        return (try first(Manifest.selectOldestAccess), try first(Manifest.selectNewestAccess))
-    }
-
     /// Size in bytes of the file at `path`, or nil if it does not exist.
     static func fileSize(atPath path: String) -> Int64? {
         var info = stat()

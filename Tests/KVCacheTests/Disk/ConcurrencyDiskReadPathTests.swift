@@ -242,4 +242,44 @@ import Testing
         #expect(committed.count == 2 && committed.size == 300 && committed.fileCount == 0)
         #expect(try rawRows(blocked.dir.manifestPath, "SELECT count, size FROM stats") == [["2", "300"]])
     }
+
+    /// `inspect()` reads on a read connection: it completes while a writer holds the
+    /// store's lock (paused there by a hook) and sees the committed store. Before, it
+    /// ran its queries under that lock and waited as long as the writer.
+    @Test func inspectCompletesWhileAWriterHoldsTheStoreLock() throws {
+        let dir = TemporaryDirectory()
+        defer { dir.remove() }
+        let cache = try DiskCache(directory: dir.url, configuration: .testing { $0.groupCommitDelay = 3600 })
+        try cache.setValue(bytes(100), forKey: "A", expiration: .seconds(3600))
+        try cache.setValue(bytes(30_000), forKey: "F")
+        try cache.flush()
+        let paused = DispatchSemaphore(value: 0)
+        let resume = DispatchSemaphore(value: 0)
+        let finished = DispatchSemaphore(value: 0)
+        let hook = cache.hooks.writeWillBegin
+        hook.withLock {
+            $0 = {
+                hook.withLock { $0 = nil }
+                paused.signal()
+                resume.wait()
+            }
+        }
+        Thread { [cache] in
+            _ = try? cache.trim(toCount: 1)
+            finished.signal()
+        }.start()
+        #expect(paused.wait(timeout: .now() + ConcurrencyCacheKeyLockTests.stuck) == .success)
+        let inspection = BoundedCall { try? cache.inspect() }
+        let writerHeld = finished.wait(timeout: .now()) == .timedOut
+        resume.signal()
+        finished.wait()
+        #expect(writerHeld)
+        #expect(inspection.finishedInTime, "inspect waited for the writer under the store's lock")
+        let seen = try #require(inspection.result ?? nil)
+        #expect(seen.count == 2 && seen.inlineCount == 1 && seen.fileCount == 1 && seen.size == 30_100)
+        #expect(seen.expiredCount == 0 && seen.schemaVersion == Manifest.version && seen.pageCount > 0)
+        #expect(seen.oldestAccess != nil && seen.directory == dir.url.resolvingSymlinksInPath().path)
+        // The trim then ran.
+        #expect(try cache.totalCount == 1)
+    }
 }
