@@ -29,8 +29,7 @@ extension KVCacheBench {
                 MemoryBenchmark(options: options).run(into: report)
                 try DiskBenchmark.run(options: options, workspace: workspace, into: report)
                 try CacheBenchmark(options: options, workspace: workspace).run(into: report)
-                // Text tables only (not in the JSON or the HTML report yet).
-                try ConcurrencyBenchmark(options: options, workspace: workspace).run()
+                try ConcurrencyBenchmark(options: options, workspace: workspace, report: report).run()
                 if threshold || options.full {
                     try ThresholdSweep(options: options, workspace: workspace).run(into: report)
                 }
@@ -87,10 +86,9 @@ extension KVCacheBench {
         @OptionGroup var options: CommonOptions
 
         func run() throws {
-            let workspace = try Workspace(requested: options.directory)
-            defer { workspace.cleanUp() }
-            Output.print(SystemInfo.collect(directory: workspace.root.path).description + "\n")
-            try ConcurrencyBenchmark(options: options, workspace: workspace).run()
+            try Session(options: options).run { report, workspace in
+                try ConcurrencyBenchmark(options: options, workspace: workspace, report: report).run()
+            }
         }
     }
 }

@@ -4,10 +4,12 @@ import KVCache
 
 /// How reads fare with many callers (issue #13): disk get-hit throughput with 1, 2
 /// and 4 threads as a ratio to 1 thread measured in the same run, and the latency
-/// of single reads while slow work runs beside them. Printed as its own tables.
+/// of single reads while slow work runs beside them. Printed as its own tables, and
+/// recorded in the report (suites "concurrency" and "concurrency-latency").
 struct ConcurrencyBenchmark {
     var options: CommonOptions
     var workspace: Workspace
+    var report: Report
 
     var readsPerThread: Int { options.quick ? 2_000 : 40_000 }
     var keyCount: Int { options.quick ? 1_000 : 10_000 }
@@ -36,24 +38,26 @@ struct ConcurrencyBenchmark {
         let reads = readsPerThread / (valueSize > 10_000 ? 8 : 1)
         let threadCounts = [1, 2, 4]
         var rows: [(name: String, rates: [Double])] = []
-        rows.append(("DiskCache", threadCounts.map { threads in
-            medianRate(threads: threads, reads: reads) { _, random in
-                (try? cache.value(forKey: "k\(random.next() % UInt64(keys))")) != nil
-            }
-        }))
+        var runs: [(name: String, samples: [[Double]])] = []
+        func measure(_ name: String, _ read: @escaping @Sendable (Int, inout SplitMix64) -> Bool) {
+            let samples = threadCounts.map { rates(threads: $0, reads: reads, read) }
+            rows.append((name, samples.map { $0.sorted()[$0.count / 2] }))
+            runs.append((name, samples))
+        }
+        measure("DiskCache") { _, random in
+            (try? cache.value(forKey: "k\(random.next() % UInt64(keys))")) != nil
+        }
         // The floors, in the same process (SQLite's memory statistics off, as KVCache
         // sets them): a table of the same rows and page size, a connection per thread.
         if valueSize <= 10_000 {
             let floor = try RawReadFloor(directory: directory, keys: keys, value: value,
                                          connections: threadCounts.max()!)
             for keepsTransaction in [false, true] {
-                rows.append((keepsTransaction ? "raw SELECT, one read transaction" : "raw SELECT, a transaction each",
-                             threadCounts.map { threads in
-                    medianRate(threads: threads, reads: reads) { worker, random in
-                        floor.read(worker: worker, key: "k\(random.next() % UInt64(keys))",
-                                   keepsTransaction: keepsTransaction)
-                    }
-                }))
+                measure(keepsTransaction ? "raw SELECT, one read transaction" : "raw SELECT, a transaction each") {
+                    worker, random in
+                    floor.read(worker: worker, key: "k\(random.next() % UInt64(keys))",
+                               keepsTransaction: keepsTransaction)
+                }
             }
         }
         let peer = options.noPeer ? nil : DiskcacheReadScaling.run(
@@ -83,12 +87,40 @@ struct ConcurrencyBenchmark {
             Output.print(String(format: "  DiskCache 1 thread ÷ raw SELECT with a transaction each, 1 thread: %.2f",
                                 single / rows[1].rates[0]))
         }
+        // In the report: nanoseconds of wall time per read, all threads together, against
+        // the same reader's 1 thread (a ratio of 0.5 is twice the 1-thread throughput).
+        for (name, samples) in runs {
+            var comparison = Comparison(suite: "concurrency", group: label, workload: "disk get hit: \(name)",
+                                        operationsPerRun: reads)
+            comparison.valueSize = valueSize
+            comparison.notes.append("ns of wall time per read over all threads; the floor is 1 thread of the "
+                + "same reader, so 0.5 means twice its throughput")
+            var set = SampleSet()
+            for (index, threads) in threadCounts.enumerated() {
+                for rate in samples[index] {
+                    set.record("\(threads) thread\(threads == 1 ? "" : "s")", isFloor: threads == 1,
+                               perOperation: 1e9 / rate, operations: reads * threads)
+                }
+            }
+            set.fill(&comparison)
+            report.add(comparison, printing: false)
+        }
+        if case .success(let peer) = peer {
+            var comparison = Comparison(suite: "concurrency", group: label,
+                                        workload: "disk get hit: python-diskcache \(peer.version) (peer)",
+                                        operationsPerRun: reads)
+            comparison.valueSize = valueSize
+            comparison.notes.append("processes instead of threads; medians only")
+            comparison.add("1 process", isFloor: true, samples: [1e9 / peer.oneProcess])
+            comparison.add("2 processes", isFloor: false, samples: [1e9 / peer.twoProcesses])
+            report.add(comparison, printing: false)
+        }
     }
 
-    /// The median over the runs of reads per second with `threads` threads, each doing
-    /// `reads` calls of `read` (which returns whether it hit).
-    private func medianRate(threads: Int, reads: Int,
-                            _ read: @escaping @Sendable (Int, inout SplitMix64) -> Bool) -> Double {
+    /// Reads per second of each run with `threads` threads, each doing `reads` calls of
+    /// `read` (which returns whether it hit).
+    private func rates(threads: Int, reads: Int,
+                       _ read: @escaping @Sendable (Int, inout SplitMix64) -> Bool) -> [Double] {
         var samples: [Double] = []
         for _ in 0..<options.runCount {
             let outcome = ParallelRunner.run(threads: threads) { worker, _ in
@@ -99,7 +131,7 @@ struct ConcurrencyBenchmark {
             }
             samples.append(Double(reads * threads) / (Double(outcome.nanoseconds) / 1e9))
         }
-        return samples.sorted()[samples.count / 2]
+        return samples
     }
 
     // MARK: Reads beside slow work
@@ -107,7 +139,7 @@ struct ConcurrencyBenchmark {
     /// Reads key A in a loop on one thread while `work` runs on another; reports
     /// the latency of those reads and of the same loop with nothing beside it.
     private func readLatency(_ read: @escaping @Sendable () -> Void,
-                             beside work: @escaping @Sendable () -> Void) -> (idle: Latency?, busy: Latency?) {
+                             beside work: @escaping @Sendable () -> Void) -> (idle: [UInt64], busy: [UInt64]) {
         func sample(while isRunning: @Sendable () -> Bool, atLeast minimum: Int) -> [UInt64] {
             var latencies: [UInt64] = []
             while isRunning() || latencies.count < minimum {
@@ -130,14 +162,21 @@ struct ConcurrencyBenchmark {
         started.wait()
         let busy = sample(while: { running.value }, atLeast: 1)
         while running.value { usleep(1_000) }  // the work's own end, not a timing
-        return (Latency(idle), Latency(busy))
+        return (idle, busy)
     }
 
     private func readsBesideSlowWork() throws {
         Output.print("Single reads (row e: sets) of another key while slow work runs (µs; \"idle\": the same calls alone)")
         Output.print("  scenario                                          idle p50  p99      max      | busy p50  p99      p999     max      calls")
-        func line(_ name: String, _ result: (idle: Latency?, busy: Latency?)) {
-            guard let idle = result.idle, let busy = result.busy else { return }
+        func line(_ name: String, _ result: (idle: [UInt64], busy: [UInt64])) {
+            guard let idle = Latency(result.idle), let busy = Latency(result.busy) else { return }
+            // In the report: the same calls alone are the floor.
+            var comparison = Comparison(suite: "concurrency-latency", group: "beside slow work", workload: name,
+                                        operationsPerRun: busy.samples)
+            comparison.add("alone", isFloor: true, samples: [idle.p50], latencies: result.idle)
+            comparison.add("beside the work", isFloor: false, samples: [busy.p50], latencies: result.busy)
+            comparison.notes.append("figures are single-call latencies (ns); the medians are p50")
+            report.add(comparison, printing: false)
             Output.print("  " + name.padding(toLength: 48, withPad: " ", startingAt: 0) + String(
                 format: "  %-8.1f  %-8.1f %-8.1f | %-8.1f  %-8.1f %-8.1f %-8.1f %d", idle.p50 / 1e3, idle.p99 / 1e3,
                                 idle.max / 1e3, busy.p50 / 1e3, busy.p99 / 1e3, busy.p999 / 1e3, busy.max / 1e3,
@@ -215,7 +254,7 @@ struct ConcurrencyBenchmark {
     /// (b)-(e) for one level: `read` is a disk hit of A, `set` stores a value, `trim`
     /// sets a value on the disk level and trims (removing nothing: it waits to commit).
     private func slowWorkScenarios(level: String, directory: URL, entries: Int,
-                                   line: (String, (idle: Latency?, busy: Latency?)) -> Void,
+                                   line: (String, (idle: [UInt64], busy: [UInt64])) -> Void,
                                    read: @escaping @Sendable () -> Void,
                                    set: @escaping @Sendable (String, Data) -> Void,
                                    flush: @escaping @Sendable (DiskCache.Durability) -> Void,
