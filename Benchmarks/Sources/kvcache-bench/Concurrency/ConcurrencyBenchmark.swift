@@ -166,7 +166,7 @@ struct ConcurrencyBenchmark {
     }
 
     private func readsBesideSlowWork() throws {
-        Output.print("Single reads (row e: sets) of another key while slow work runs (µs; \"idle\": the same calls alone)")
+        Output.print("Single reads (rows e, f: sets) of another key while slow work runs (µs; \"idle\": the same calls alone)")
         Output.print("  scenario                                          idle p50  p99      max      | busy p50  p99      p999     max      calls")
         func line(_ name: String, _ result: (idle: [UInt64], busy: [UInt64])) {
             guard let idle = Latency(result.idle), let busy = Latency(result.busy) else { return }
@@ -223,7 +223,8 @@ struct ConcurrencyBenchmark {
                                   trim: {
                                       try? cache.setValue(Data(count: 1_024), forKey: "t")
                                       _ = try? cache.trim(toCount: entries + 10)
-                                  })
+                                  },
+                                  trimHalf: { _ = try? cache.trim(toCount: entries / 2) })
         }
         do {
             let directory = try workspace.makeDirectory("concurrency-facade-disk")
@@ -247,19 +248,22 @@ struct ConcurrencyBenchmark {
                                   trim: {
                                       try? cache.disk.setValue(Data(count: 1_024), forKey: "t")
                                       _ = try? cache.disk.trim(toCount: entries + 10)
-                                  })
+                                  },
+                                  trimHalf: { _ = try? cache.disk.trim(toCount: entries / 2) })
         }
     }
 
-    /// (b)-(e) for one level: `read` is a disk hit of A, `set` stores a value, `trim`
-    /// sets a value on the disk level and trims (removing nothing: it waits to commit).
+    /// (b)-(f) for one level: `read` is a disk hit of A, `set` stores a value, `trim`
+    /// sets a value on the disk level and trims (removing nothing: it waits to commit),
+    /// `trimHalf` trims away half the entries (last: the store is smaller afterwards).
     private func slowWorkScenarios(level: String, directory: URL, entries: Int,
                                    line: (String, (idle: [UInt64], busy: [UInt64])) -> Void,
                                    read: @escaping @Sendable () -> Void,
                                    set: @escaping @Sendable (String, Data) -> Void,
                                    flush: @escaping @Sendable (DiskCache.Durability) -> Void,
                                    verify: @escaping @Sendable () -> Void,
-                                   trim: @escaping @Sendable () -> Void) throws {
+                                   trim: @escaping @Sendable () -> Void,
+                                   trimHalf: @escaping @Sendable () -> Void) throws {
         let megabyte = Data(count: 1 << 20)
         let rounds = options.quick ? 20 : 200
         line("(b) \(level): 1 MB sets + flush in a loop", readLatency(read, beside: {
@@ -300,6 +304,10 @@ struct ConcurrencyBenchmark {
         let small = Data(count: 1_024)
         line("(e) \(level): 1 KB set while a trim waits \(hold / 1_000) ms", readLatency({ set("s", small) },
             beside: holdingTheWriteLock(trim)))
+        // (f) A writer beside a trim that removes rows: each trim step's DELETE (up to
+        // 4,096 rows) commits on the store's connection under the store's lock.
+        line("(f) \(level): 1 KB set during a trim of \(entries - entries / 2)", readLatency({ set("s", small) },
+            beside: trimHalf))
     }
 }
 
