@@ -23,4 +23,14 @@ extension MutexBox where Value == (@Sendable () -> Void)? {
     func run() {
         withLock { $0 }?()
     }
+
+    /// Sets a hook that runs `body` the next time only, then unsets itself.
+    func setOnce(_ body: @escaping @Sendable () -> Void) {
+        withLock {
+            $0 = { [unowned self] in
+                withLock { $0 = nil }
+                body()
+            }
+        }
+    }
 }

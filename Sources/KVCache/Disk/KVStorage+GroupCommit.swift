@@ -278,7 +278,6 @@ extension KVStorage {
     @discardableResult
     func commitFailed(_ error: Error, writes: PendingWrites, accessTimes: [ByteWiseKey: Double],
                       endBatch: (inout WriteBuffer.State) -> Void) -> GroupCommitter.Disposition {
-        counters.failedCommits += 1
         var kept = writes
         let disposition = GroupCommitter.disposition(of: error, removesEntries: writes.hasRemovals,
                                                      giveSpaceBack: giveSpaceBack)
@@ -299,6 +298,7 @@ extension KVStorage {
         let keepsAccessTimes = disposition != .drop
         let superseded = buffer.withLock { state in
             endBatch(&state)
+            state.counters.failedCommits += 1
             // Access times are housekeeping: they go back with the writes (unless newer ones
             // were recorded), and are dropped with them, so they cannot fail every commit.
             for (key, time) in accessTimes where keepsAccessTimes && state.accessTimes.time(for: key.string) == nil {

@@ -35,13 +35,7 @@ import Testing
         func startBlockedWrite(_ work: @escaping @Sendable (DiskCache) -> Void) -> DispatchSemaphore {
             let waiting = DispatchSemaphore(value: 0)
             let finished = DispatchSemaphore(value: 0)
-            let hook = cache.hooks.writeWillBegin
-            hook.withLock {
-                $0 = {
-                    hook.withLock { $0 = nil }
-                    waiting.signal()
-                }
-            }
+            cache.hooks.writeWillBegin.setOnce { waiting.signal() }
             Thread { [cache] in
                 work(cache)
                 finished.signal()
@@ -256,13 +250,9 @@ import Testing
         let paused = DispatchSemaphore(value: 0)
         let resume = DispatchSemaphore(value: 0)
         let finished = DispatchSemaphore(value: 0)
-        let hook = cache.hooks.writeWillBegin
-        hook.withLock {
-            $0 = {
-                hook.withLock { $0 = nil }
-                paused.signal()
-                resume.wait()
-            }
+        cache.hooks.writeWillBegin.setOnce {
+            paused.signal()
+            resume.wait()
         }
         Thread { [cache] in
             _ = try? cache.trim(toCount: 1)
