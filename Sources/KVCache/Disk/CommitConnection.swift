@@ -18,23 +18,18 @@ final class CommitConnection: @unchecked Sendable {
         checkpointer?.install(on: database)
     }
 
-    /// Applies the batch in one transaction and commits it.
+    /// Applies the batch in one transaction, runs its work (if any) in the same
+    /// transaction, and commits.
     func commit(_ writes: PendingWrites, accessTimes: [(key: String, time: Double)],
-                extendsExpirationOnAccess: Bool) throws -> DetachedCommit.Outcome {
+                extendsExpirationOnAccess: Bool, work: DetachedCommit.Work?) throws -> DetachedCommit.Outcome {
         let batch = ManifestBatch(database: database, statements: statements)
         try statements.begin.run { try $0.execute() }
-        do {
-            let before = try batch.readTotals()
-            var changes = ManifestBatch.Changes()
-            try batch.apply(writes, into: &changes)
-            try batch.apply(accessTimes: accessTimes, extends: extendsExpirationOnAccess)
-            try batch.addToStats(changes.delta)
-            try statements.commit.run { try $0.execute() }
-            return DetachedCommit.Outcome(changes: changes, totals: before + changes.delta)
-        } catch {
-            if database.isInTransaction { try? database.execute("ROLLBACK") }
-            throw error
-        }
+        var (workResult, transaction, changes) = try batch.commit(
+            writes, accessTimes: accessTimes, extendsExpirationOnAccess: extendsExpirationOnAccess
+        ) { transaction in try work?(&transaction) ?? 0 }
+        changes.delta = transaction.delta
+        changes.obsoleteFiles = transaction.obsoleteFiles
+        return DetachedCommit.Outcome(changes: changes, totals: transaction.current, workResult: workResult)
     }
 
     func close() {

@@ -8,22 +8,37 @@ import Dispatch
 /// reading and writing; whoever next needs the store's connection, or the
 /// commit's result, settles it under the lock (`KVStorage.settleDetachedCommit`).
 /// Until then reads find the batch's writes in the batch itself.
+///
+/// A batch may also carry `work`: statements of a write of many rows (a trim step,
+/// a step of `removeAll(progress:)`), run in the same transaction after the writes,
+/// so that it too commits without the cache's lock (`DiskCache.performWork`).
 final class DetachedCommit: Sendable {
+    /// Statements run inside the batch's transaction, after its writes; returns a count
+    /// (rows removed) for the caller.
+    typealias Work = @Sendable (inout KVStorage.Transaction) throws -> Int
+
     let writes: PendingWrites
     /// Keyed byte-wise, like the buffer they came from.
     let accessTimes: [ByteWiseKey: Double]
+    let work: Work?
+    /// What the failure policy did with the writes of a failed batch, once settled.
+    let disposition = MutexBox<GroupCommitter.Disposition?>(nil)
     private let applied = DispatchGroup()
     private let result = MutexBox<Result<Outcome, Error>?>(nil)
 
     struct Outcome: Sendable {
+        /// The writes' and the work's changes together.
         var changes: ManifestBatch.Changes
         /// The stats row as this commit left it (other processes' commits included).
         var totals: KVStorage.Totals
+        /// What `work` returned (0 without work).
+        var workResult = 0
     }
 
-    init(writes: PendingWrites, accessTimes: [ByteWiseKey: Double]) {
+    init(writes: PendingWrites, accessTimes: [ByteWiseKey: Double], work: Work? = nil) {
         self.writes = writes
         self.accessTimes = accessTimes
+        self.work = work
         applied.enter()
     }
 
@@ -31,7 +46,7 @@ final class DetachedCommit: Sendable {
     func apply(on connection: CommitConnection, extendsExpirationOnAccess: Bool) {
         let outcome = Result {
             try connection.commit(writes, accessTimes: accessTimes.map { ($0.key.string, $0.value) },
-                                  extendsExpirationOnAccess: extendsExpirationOnAccess)
+                                  extendsExpirationOnAccess: extendsExpirationOnAccess, work: work)
         }
         result.withLock { $0 = outcome }
         applied.leave()

@@ -150,8 +150,18 @@ extension DiskCache {
     /// Runs trim steps until the goal is met, releasing the lock between steps.
     func runTrim(_ goal: KVStorage.TrimGoal, reason: EvictionReason) throws -> Int {
         var total = 0
+        var limit = KVStorage.trimStepLimit
         while true {
-            let removed = try perform { try $0.trimStep(goal, reason: reason) }
+            let removed: Int
+            do {
+                removed = try performWork(freesSpace: true, prepare: { try $0.trimWork(goal, limit: limit) },
+                                          finish: { $0.trimmed($1, reason: reason) })
+            } catch KVCacheError.diskFull where limit > 1 {
+                // Even with the reserve released, this step's commit did not fit. Smaller
+                // steps need fewer WAL frames each (the WAL is emptied before each).
+                limit = max(1, limit / 8)
+                continue
+            }
             if removed == 0 { return total }
             total += removed
         }

@@ -52,7 +52,9 @@ extension DiskCache {
         var removed = 0
         progress(0, total)
         while true {
-            let step = try perform { try $0.removeSome(limit: KVStorage.removeAllStepLimit) }
+            let step = try performWork(freesSpace: true, prepare: { _ in KVStorage.removeSomeWork }) { storage, removed in
+                storage.counters.evictions[.removed, default: 0] += removed
+            }
             if step == 0 { break }
             removed += step
             progress(removed, max(total, removed))

@@ -274,6 +274,44 @@ public final class DiskCache: Sendable {
         }
     }
 
+    /// Runs a write of many rows (a trim step, a step of removeAll) without holding the
+    /// store's lock while SQLite works: under the lock, `prepare` returns the work (nil:
+    /// nothing to do, 0) and it starts on the commit connection with the pending writes;
+    /// this call waits for it without the lock, while other callers go on; then, under
+    /// the lock again, the batch is settled and `finish` accounts for the work's result.
+    /// Without a commit connection it all runs under the lock, on the store's connection.
+    func performWork(freesSpace: Bool, prepare: (KVStorage) throws -> DetachedCommit.Work?,
+                     finish: (KVStorage, Int) -> Void) throws -> Int {
+        let tries = 3
+        for attempt in 1...tries {
+            enum Start {
+                case done(Int)
+                case started(DetachedCommit)
+            }
+            let start = try perform { storage -> Start in
+                guard let work = try prepare(storage) else { return .done(0) }
+                if let batch = try storage.startWork(work) { return .started(batch) }
+                let result = try storage.write(freesSpace: freesSpace) { try work(&$0) }
+                finish(storage, result)
+                return .done(result)
+            }
+            guard case .started(let batch) = start else {
+                guard case .done(let result) = start else { preconditionFailure() }
+                return result
+            }
+            hooks.commitWillWaitOffLock.run()
+            _ = batch.waitUntilApplied()
+            let result = try perform { storage -> Int? in
+                guard let result = try storage.finishWork(batch, freesSpace: freesSpace, isLastTry: attempt == tries)
+                else { return nil }
+                finish(storage, result)
+                return result
+            }
+            if let result { return result }
+        }
+        preconditionFailure("the last try returns or throws")
+    }
+
     /// Runs `body` on the read path (no store lock), maps SQLite errors to
     /// `KVCacheError`, rebuilds a corrupt manifest under the store's lock (once for
     /// all the readers that saw it) and retries once, then schedules what the read

@@ -14,6 +14,12 @@ final class DiskTestHooks: Sendable {
     let flushWillSync = Hook(nil)
     /// Called when a call waits, without the lock, for a commit (see `DiskCache.withStoreLock`).
     let commitWillWaitOffLock = Hook(nil)
+    /// Called on the commit thread before a batch with work (a trim step, a step of
+    /// `removeAll(progress:)`) begins its transaction (and may wait for the write lock).
+    let workWillBegin = Hook(nil)
+    /// Called on the commit thread once a batch's work has run, before its commit: its
+    /// transaction (SQLite's write lock) is held open meanwhile.
+    let workWillCommit = Hook(nil)
     /// Called when `verify` starts its integrity check, without the lock.
     let verifyWillScan = Hook(nil)
 }

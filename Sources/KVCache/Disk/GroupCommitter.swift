@@ -8,9 +8,12 @@ import CSQLite
 ///   (`KVStorage.detachCommit`), which `start` commits on the commit thread's
 ///   connection; the first call after it has applied settles it
 ///   (`KVStorage.settleDetachedCommit`). `timer` covers callers going quiet.
-/// - **One writer at a time.** Calls that write with their own statements (trims,
-///   removeAll, verify's repairs) settle the batch in flight first, then commit the
-///   pending writes with them on the store's connection (`KVStorage.write`).
+/// - **One writer at a time.** Trim steps and the steps of `removeAll(progress:)`
+///   run their statements as the work of a batch (`KVStorage.startWork`), after the
+///   batch in flight. The few writes that still run on the store's connection, under
+///   the lock (`KVStorage.write`: verify's repairs, `removeAll()`'s one statement with
+///   its data-folder swap, a recount, and every commit when the commit connection is
+///   missing) settle the batch in flight first, and commit the pending writes with them.
 /// - **One failure policy**, for a commit on either connection: `disposition(of:)`,
 ///   applied by `KVStorage.commitFailed`.
 ///
@@ -52,10 +55,14 @@ final class GroupCommitter {
 
     /// Commits `batch` on the commit thread. Whoever settles it (also a closing store)
     /// waits for this job, so it holds strong references to the batch and connection only.
-    func start(_ batch: DetachedCommit) {
+    /// `willBegin` runs on the commit thread first (a test hook).
+    func start(_ batch: DetachedCommit, willBegin: (@Sendable () -> Void)? = nil) {
         guard let connection else { preconditionFailure("a detached batch needs the commit connection") }
         let extends = extendsExpirationOnAccess
-        thread.async { batch.apply(on: connection, extendsExpirationOnAccess: extends) }
+        thread.async {
+            willBegin?()
+            batch.apply(on: connection, extendsExpirationOnAccess: extends)
+        }
     }
 
     /// Closes the commit connection; the caller has settled the batch in flight.

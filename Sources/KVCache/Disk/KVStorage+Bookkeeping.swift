@@ -42,9 +42,12 @@ extension KVStorage {
         }
     }
 
-    /// What an open write transaction (`KVStorage.write`) has changed so far; its body
-    /// records here what it removes.
+    /// An open write transaction on either connection (`ManifestBatch.commit`): the
+    /// connection its statements run on, and what it has changed so far. Bodies
+    /// record here what they remove.
     struct Transaction {
+        /// The connection the transaction is open on.
+        let database: Database
         /// The stats row when the transaction began (other processes' commits included).
         var start = Totals()
         /// Files replaced or removed: deleted only after the commit.

@@ -41,11 +41,10 @@ extension KVStorage {
         return moved ? trash : nil
     }
 
-    /// Removes up to `limit` entries (any order) in one transaction; for removeAll with progress.
-    func removeSome(limit: Int) throws -> Int {
-        let removed = try write(freesSpace: true) { try deleteRows(Manifest.deleteAny, limit: limit, in: &$0) }
-        counters.evictions[.removed, default: 0] += removed
-        return removed
+    /// Removes up to `removeAllStepLimit` entries (any order) in one transaction; a
+    /// step of removeAll with progress (see `DiskCache.performWork`).
+    static let removeSomeWork: DetachedCommit.Work = { transaction in
+        try transaction.deleteRows(Manifest.deleteAny, limit: KVStorage.removeAllStepLimit)
     }
 
     /// Up to `limit` keys greater than `after` (byte-wise order), skipping expired entries.

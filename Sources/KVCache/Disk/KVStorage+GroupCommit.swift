@@ -4,8 +4,9 @@ import CSQLite
 ///
 /// `setValue` and `removeValue` only record pending writes (see PendingWrites). They
 /// are committed as a batch on the commit connection (`detachCommit`, then
-/// `settleDetachedCommit`), or by `write(_:)` on the store's connection together with
-/// a caller's own statements, in one `BEGIN IMMEDIATE` transaction. Every write on
+/// `settleDetachedCommit`), with a trim step's statements when it carries work
+/// (`startWork`, `finishWork`); or by `write(_:)` on the store's connection together
+/// with a caller's own statements, in one `BEGIN IMMEDIATE` transaction. Every write on
 /// the store's connection settles the batch in flight first, so the two connections
 /// never write at the same time. A failed commit on either goes through
 /// `commitFailed`. Crash consistency holds throughout: a file value is complete on
@@ -56,10 +57,16 @@ extension KVStorage {
         pending.count >= max(1, options.groupCommitMaxWrites / 4) || pending.bytes >= options.groupCommitMaxBytes / 4
     }
 
-    /// Commits pending writes and access times, if any.
+    /// Commits pending writes and access times, if any: on the commit connection when
+    /// the caller can wait without the lock (it throws `WaitOffLock` for the batch, and
+    /// the caller, called again, finds them committed), else on the store's connection.
     func commit() throws {
         try settleOrWaitOffLock()
         guard !pending.isEmpty || !accessTimes.isEmpty else { return }
+        if canWaitOffLock, let batch = try detachCommit() {
+            groupCommitter.start(batch)
+            throw WaitOffLock(batch: batch)
+        }
         try write { _ in }
     }
 
@@ -96,16 +103,17 @@ extension KVStorage {
     }
 
     /// Hands the pending writes and access times over as the batch in flight, for
-    /// `GroupCommitter.start`. Nil if there is nothing to commit (and not
-    /// `evenIfEmpty`), a batch is already in flight, or there is no commit connection.
-    /// An empty batch only waits for SQLite's write lock and commits nothing.
-    func detachCommit(evenIfEmpty: Bool = false) throws -> DetachedCommit? {
-        guard detached == nil, evenIfEmpty || !pending.isEmpty || !accessTimes.isEmpty,
+    /// `GroupCommitter.start`, with `work` to run in its transaction. Nil if there is
+    /// nothing to commit (and not `evenIfEmpty`), a batch is already in flight, or there
+    /// is no commit connection. An empty batch without work only waits for SQLite's
+    /// write lock and commits nothing.
+    func detachCommit(evenIfEmpty: Bool = false, work: DetachedCommit.Work? = nil) throws -> DetachedCommit? {
+        guard detached == nil, evenIfEmpty || work != nil || !pending.isEmpty || !accessTimes.isEmpty,
               groupCommitter.runsDetached else { return nil }
         _ = try requireDatabase()
         let maxWrites = options.groupCommitMaxWrites
         return buffer.withLock { state in
-            let batch = DetachedCommit(writes: state.pending, accessTimes: state.accessTimes.times)
+            let batch = DetachedCommit(writes: state.pending, accessTimes: state.accessTimes.times, work: work)
             // The next batch is usually about as large: room for twice this one's writes
             // (up to a full buffer) saves regrowing the table, which rehashes every key.
             state.pending = PendingWrites(capacity: min(2 * state.pending.count, maxWrites))
@@ -122,7 +130,7 @@ extension KVStorage {
         switch batch.waitUntilApplied() {
         case .success(let outcome):
             // The commit has returned: its writes leave the buffer for the manifest.
-            let wroteSomething = !batch.writes.isEmpty || !batch.accessTimes.isEmpty
+            let wroteSomething = !batch.writes.isEmpty || !batch.accessTimes.isEmpty || batch.work != nil
             buffer.withLock { state in
                 state.detached = nil
                 state.committedTotals = outcome.totals
@@ -132,8 +140,57 @@ extension KVStorage {
             }
             for name in outcome.changes.obsoleteFiles { files.remove(name) }
         case .failure(let error):
-            _ = commitFailed(error, writes: batch.writes, accessTimes: batch.accessTimes) { $0.detached = nil }
+            let disposition = commitFailed(error, writes: batch.writes, accessTimes: batch.accessTimes) {
+                $0.detached = nil
+            }
+            batch.disposition.withLock { $0 = disposition }
             if let error = error as? SQLiteError, error.isCorruption { try? rebuildAfterCorruption() }
+        }
+    }
+
+    // MARK: - Writes of many rows on the commit connection
+
+    /// Starts `work` (a trim step, a step of removeAll) on the commit connection, in
+    /// one transaction with the pending writes and access times (applied first, so the
+    /// LRU order and extended expirations are right); nil when there is no commit
+    /// connection, and the caller runs it with `write` instead. The caller waits for
+    /// the batch without the store's lock, then calls `finishWork`.
+    func startWork(_ work: @escaping DetachedCommit.Work) throws -> DetachedCommit? {
+        guard groupCommitter.runsDetached else { return nil }
+        // One writer at a time: the batch in flight first (waited for off the lock).
+        try settleOrWaitOffLock()
+        try requireWritable()
+        let hooks = hooks
+        let paused: DetachedCommit.Work = { transaction in
+            let result = try work(&transaction)
+            hooks.workWillCommit.run()
+            return result
+        }
+        guard let batch = try detachCommit(work: paused) else { return nil }
+        groupCommitter.start(batch, willBegin: { hooks.workWillBegin.run() })
+        return batch
+    }
+
+    /// Settles `batch` (a `startWork` batch that has applied), if no other call has,
+    /// and returns what its work returned. Nil when it failed in a way worth another
+    /// try (unless `isLastTry`): busy or a rebuilt corrupt manifest (its writes went
+    /// back), or a full disk once space was given back (as `write(freesSpace:)`
+    /// retries). Else throws.
+    func finishWork(_ batch: DetachedCommit, freesSpace: Bool, isLastTry: Bool) throws -> Int? {
+        if detached === batch { settleDetachedCommit() }
+        switch batch.waitUntilApplied() {
+        case .success(let outcome):
+            if freesSpace { truncateWALIfDiskIsNearlyFull() }
+            return outcome.workResult
+        case .failure(let error):
+            guard let error = error as? SQLiteError, !isLastTry else { throw error }
+            if error.isDiskFull {
+                let disposition = batch.disposition.withLock { $0 }
+                if disposition == .keepRemovals || (freesSpace && giveSpaceBack()) { return nil }
+                throw error
+            }
+            if GroupCommitter.isTransient(error) { return nil }
+            throw error
         }
     }
 
@@ -222,32 +279,20 @@ extension KVStorage {
             state.accessTimes.removeAll()
             return (writes, times)
         }
-        var changes = ManifestBatch.Changes()
         let result: Result
-        var transaction = Transaction()
+        let committed: Transaction
+        let changes: ManifestBatch.Changes
         do {
-            // We hold the write lock: these totals include other processes' commits.
-            committedTotals = try batch.readTotals()
-            transaction.start = committedTotals
-            if !writes.isEmpty { try batch.apply(writes, into: &changes) }
-            if !times.isEmpty {
-                try batch.apply(accessTimes: times.map { ($0.key.string, $0.value) },
-                                extends: options.extendsExpirationOnAccess)
-            }
-            transaction.delta = changes.delta
-            transaction.obsoleteFiles = changes.obsoleteFiles
-            result = try body(&transaction)
-            try batch.addToStats(transaction.delta)
-            try statements.commit.run { try $0.execute() }
+            (result, committed, changes) = try batch.commit(
+                writes, accessTimes: times.map { ($0.key.string, $0.value) },
+                extendsExpirationOnAccess: options.extendsExpirationOnAccess, body)
         } catch {
-            if database.isInTransaction { try? database.execute("ROLLBACK") }
             if let totals = try? readTotals() { committedTotals = totals }
             let disposition = commitFailed(error, writes: writes, accessTimes: times) { $0.committing = nil }
             throw CommitFailure(error: error, disposition: disposition)
         }
-        let committed = transaction
         buffer.withLock { state in
-            state.committedTotals = state.committedTotals + committed.delta
+            state.committedTotals = committed.current
             state.committing = nil
             state.counters.commits += 1
             state.counters.evictions[.replaced, default: 0] += changes.replaced

@@ -1,7 +1,8 @@
 /// Trims, driven by the indexes on last_access_time and expiration_time: each
 /// step removes a bounded number of rows, oldest access first, with one DELETE
 /// … RETURNING in one transaction (stats updated once, files deleted after the
-/// commit), so the owner can release its lock between steps.
+/// commit). The steps run on the commit connection, without the owner's lock
+/// (`DiskCache.performWork`).
 extension KVStorage {
     /// A row chosen for removal.
     struct Victim {
@@ -19,14 +20,15 @@ extension KVStorage {
         case expired
     }
 
-    /// Rows removed per trim step (one transaction, the lock held throughout): about
-    /// 10–15 ms of deleting 1 KB inline rows with 16 KiB pages here, so other callers wait at most that long.
+    /// Rows removed per trim step (one transaction, on the commit connection): about
+    /// 10–15 ms of deleting 1 KB inline rows with 16 KiB pages here.
     static let trimStepLimit = 4096
     /// Rows removed per step of `removeAll(progress:)`: finer, since each step reports progress.
     static let removeAllStepLimit = 1024
 
-    /// Removes up to `limit` entries toward `goal`; returns how many, 0 when the goal is met.
-    func trimStep(_ goal: TrimGoal, reason: EvictionReason, limit: Int = KVStorage.trimStepLimit) throws -> Int {
+    /// The work of one trim step toward `goal`, removing up to `limit` entries (see
+    /// `DiskCache.performWork`); nil when the goal is met already.
+    func trimWork(_ goal: TrimGoal, limit: Int) throws -> DetachedCommit.Work? {
         // Cheap exits without taking the write lock. On a full disk the pending sets
         // may not commit (they are dropped and reported): the trim goes on regardless.
         let totals: Totals
@@ -36,59 +38,54 @@ extension KVStorage {
             totals = try readTotals()
         }
         switch goal {
-        case .count(let target): if totals.count <= target { return 0 }
-        case .size(let target): if totals.size <= target { return 0 }
+        case .count(let target): if totals.count <= target { return nil }
+        case .size(let target): if totals.size <= target { return nil }
         case .age, .expired: break
         }
+        // Ages count on the same time line as the recorded access times.
         let now = options.clock()
-        var limit = limit
-        var removed = 0
-        while true {
-            do {
-                removed = try trimStepOnce(goal, limit: limit, now: now)
-                break
-            } catch let error as SQLiteError where error.isDiskFull && limit > 1 {
-                // A full disk: even with the reserve released, this step's commit did not
-                // fit. Smaller steps need fewer WAL frames each (the WAL is emptied before each).
-                limit = max(1, limit / 8)
-            }
-        }
-        if removed > 0 {
-            counters.evictions[reason, default: 0] += removed
-            ensureReserve()
-        }
-        return removed
-    }
-
-    private func trimStepOnce(_ goal: TrimGoal, limit: Int, now: Double) throws -> Int {
-        // The transaction applies pending writes and buffered access times first,
-        // so the LRU order and extended expirations are right.
-        try write(freesSpace: true) { transaction throws -> Int in
+        let accessedBefore = stamp(now)
+        return { transaction in
             switch goal {
             case .count(let target):
                 let excess = transaction.current.count - target
-                return excess > 0 ? try deleteRows(Manifest.deleteOldest, limit: min(excess, limit), in: &transaction) : 0
+                return excess > 0 ? try transaction.deleteRows(Manifest.deleteOldest, limit: min(excess, limit)) : 0
             case .size(let target):
                 let excess = transaction.current.size - target
                 guard excess > 0 else { return 0 }
-                return try deleteRows(Manifest.deleteOldest, limit: try oldestCount(coveringSize: excess, limit: limit),
-                                      in: &transaction)
+                return try transaction.deleteRows(
+                    Manifest.deleteOldest, limit: try transaction.oldestCount(coveringSize: excess, limit: limit))
             case .age(let seconds):
-                // Ages count on the same time line as the recorded access times.
-                return try deleteRows(Manifest.deleteAccessedBefore, limit: limit, time: stamp(now) - seconds,
-                                      in: &transaction)
+                return try transaction.deleteRows(Manifest.deleteAccessedBefore, limit: limit,
+                                                  time: accessedBefore - seconds)
             case .expired:
-                return try deleteRows(Manifest.deleteExpired, limit: limit, time: now, in: &transaction)
+                return try transaction.deleteRows(Manifest.deleteExpired, limit: limit, time: now)
             }
         }
     }
 
-    /// Runs a DELETE … RETURNING filename, size inside `transaction`; `time` (if any)
-    /// binds to ?1 and the limit follows it. The removed rows are recorded in the
-    /// transaction. Returns the row count.
-    func deleteRows(_ sql: String, limit: Int, time: Double? = nil, in transaction: inout Transaction) throws -> Int {
+    /// Accounts for a trim step that removed `removed` entries.
+    func trimmed(_ removed: Int, reason: EvictionReason) {
+        guard removed > 0 else { return }
+        counters.evictions[reason, default: 0] += removed
+        ensureReserve()
+    }
+
+    /// True when the store holds more than its count or size limit.
+    func exceeds(countLimit: Int, sizeLimit: Int64) -> Bool {
+        let totals = committedTotals
+        return totals.count > countLimit || totals.size > sizeLimit
+    }
+}
+
+extension KVStorage.Transaction {
+    /// Runs a DELETE … RETURNING filename, size; `time` (if any) binds to ?1 and the
+    /// limit follows it. Records the removed rows; returns their count.
+    mutating func deleteRows(_ sql: String, limit: Int, time: Double? = nil) throws -> Int {
         guard limit > 0 else { return 0 }
-        return try requireDatabase().statement(sql).run { statement in
+        var transaction = self
+        defer { self = transaction }
+        return try database.statement(sql).run { statement in
             var index: Int32 = 1
             if let time {
                 try statement.bind(time, at: 1)
@@ -105,8 +102,8 @@ extension KVStorage {
     }
 
     /// How many of the oldest rows (at most `limit`) it takes to free `size` bytes.
-    private func oldestCount(coveringSize size: Int64, limit: Int) throws -> Int {
-        try requireDatabase().statement(Manifest.selectOldestSizes).run { statement in
+    func oldestCount(coveringSize size: Int64, limit: Int) throws -> Int {
+        try database.statement(Manifest.selectOldestSizes).run { statement in
             try statement.bind(limit, at: 1)
             var count = 0
             var freed: Int64 = 0
@@ -116,11 +113,5 @@ extension KVStorage {
             }
             return count
         }
-    }
-
-    /// True when the store holds more than its count or size limit.
-    func exceeds(countLimit: Int, sizeLimit: Int64) -> Bool {
-        let totals = committedTotals
-        return totals.count > countLimit || totals.size > sizeLimit
     }
 }

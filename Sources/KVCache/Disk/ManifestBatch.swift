@@ -1,7 +1,7 @@
 /// Applies a batch of pending writes and access times to one connection, inside
 /// its open write transaction, and records what the commit changes. Shared by the
 /// store's own connection (`KVStorage.write`) and the commit connection
-/// (`DetachedCommit`), so both write rows the same way.
+/// (`DetachedCommit`), so both write rows, and commit, the same way (`commit`).
 struct ManifestBatch {
     let database: Database
     let statements: ManifestStatements
@@ -13,6 +13,32 @@ struct ManifestBatch {
         var obsoleteFiles: [String] = []
         var replaced = 0
         var expired = 0
+    }
+
+    /// Inside a write transaction begun on `database`: applies `writes`, then the
+    /// access times, runs `body` (a trim step, a repair), adds the change to the stats
+    /// row and commits. On failure it rolls back and throws. The returned transaction
+    /// holds the whole change: the writes' and the body's.
+    func commit<Result>(_ writes: PendingWrites, accessTimes: [(key: String, time: Double)],
+                        extendsExpirationOnAccess: Bool,
+                        _ body: (inout KVStorage.Transaction) throws -> Result)
+        throws -> (result: Result, transaction: KVStorage.Transaction, changes: Changes) {
+        do {
+            // We hold the write lock: these totals include other processes' commits.
+            var transaction = KVStorage.Transaction(database: database, start: try readTotals())
+            var changes = Changes()
+            if !writes.isEmpty { try apply(writes, into: &changes) }
+            if !accessTimes.isEmpty { try apply(accessTimes: accessTimes, extends: extendsExpirationOnAccess) }
+            transaction.delta = changes.delta
+            transaction.obsoleteFiles = changes.obsoleteFiles
+            let result = try body(&transaction)
+            try addToStats(transaction.delta)
+            try statements.commit.run { try $0.execute() }
+            return (result, transaction, changes)
+        } catch {
+            if database.isInTransaction { try? database.execute("ROLLBACK") }
+            throw error
+        }
     }
 
     func apply(_ writes: PendingWrites, into changes: inout Changes) throws {

@@ -30,17 +30,21 @@ import Testing
             try other.execute("BEGIN IMMEDIATE")
         }
 
-        /// Starts `work` on a thread of its own and returns once it holds the store's
-        /// lock and waits for SQLite's write lock; `finished` is signalled when it returns.
+        /// Starts `work` on a thread of its own and returns once it waits for SQLite's
+        /// write lock: a transaction on the store's connection under the store's lock
+        /// (removeAll), or a call waiting without the lock for a batch on the commit
+        /// connection (a trim commits "P" first); `finished` is signalled when it returns.
         func startBlockedWrite(_ work: @escaping @Sendable (DiskCache) -> Void) -> DispatchSemaphore {
             let waiting = DispatchSemaphore(value: 0)
             let finished = DispatchSemaphore(value: 0)
-            cache.hooks.writeWillBegin.setOnce { waiting.signal() }
+            let hooks = [cache.hooks.writeWillBegin, cache.hooks.commitWillWaitOffLock]
+            for hook in hooks { hook.withLock { $0 = { waiting.signal() } } }
             Thread { [cache] in
                 work(cache)
                 finished.signal()
             }.start()
             #expect(waiting.wait(timeout: .now() + ConcurrencyCacheKeyLockTests.stuck) == .success)
+            for hook in hooks { hook.withLock { $0 = nil } }
             return finished
         }
 
@@ -62,7 +66,7 @@ import Testing
     ]
 
     @Test(arguments: 0..<3)
-    func readsCompleteWhileAWriteUnderTheStoreLockWaitsForAnotherWriter(index: Int) throws {
+    func readsCompleteWhileAWriteWaitsForAnotherWriter(index: Int) throws {
         let (name, work) = Self.blockedWrites[index]
         let blocked = try Blocked()
         defer { blocked.remove() }
@@ -254,8 +258,9 @@ import Testing
             paused.signal()
             resume.wait()
         }
+        // removeAll's one statement still commits under the store's lock.
         Thread { [cache] in
-            _ = try? cache.trim(toCount: 1)
+            try? cache.removeAll()
             finished.signal()
         }.start()
         #expect(paused.wait(timeout: .now() + ConcurrencyCacheKeyLockTests.stuck) == .success)
@@ -269,7 +274,7 @@ import Testing
         #expect(seen.count == 2 && seen.inlineCount == 1 && seen.fileCount == 1 && seen.size == 30_100)
         #expect(seen.expiredCount == 0 && seen.schemaVersion == Manifest.version && seen.pageCount > 0)
         #expect(seen.oldestAccess != nil && seen.directory == dir.url.resolvingSymlinksInPath().path)
-        // The trim then ran.
-        #expect(try cache.totalCount == 1)
+        // removeAll then ran.
+        #expect(try cache.totalCount == 0)
     }
 }
