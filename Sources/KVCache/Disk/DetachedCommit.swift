@@ -10,7 +10,7 @@ import Dispatch
 /// Until then reads find the batch's writes in the batch itself.
 ///
 /// A batch may also carry `work`: statements of a write of many rows (a trim step,
-/// a step of `removeAll(progress:)`), run in the same transaction after the writes,
+/// removeAll, a step of `removeAll(progress:)`), run in the same transaction after the writes,
 /// so that it too commits without the cache's lock (`DiskCache.performWork`).
 final class DetachedCommit: Sendable {
     /// Statements run inside the batch's transaction, after its writes; returns a count
@@ -21,6 +21,9 @@ final class DetachedCommit: Sendable {
     /// Keyed byte-wise, like the buffer they came from.
     let accessTimes: [ByteWiseKey: Double]
     let work: Work?
+    /// True for removeAll's batch: once it has committed, the data folder is swapped
+    /// for an empty one when the batch is settled (`KVStorage.swapDataFolder`).
+    let emptiesDataFolder: Bool
     /// What the failure policy did with the writes of a failed batch, once settled.
     let disposition = MutexBox<GroupCommitter.Disposition?>(nil)
     private let applied = DispatchGroup()
@@ -35,10 +38,12 @@ final class DetachedCommit: Sendable {
         var workResult = 0
     }
 
-    init(writes: PendingWrites, accessTimes: [ByteWiseKey: Double], work: Work? = nil) {
+    init(writes: PendingWrites, accessTimes: [ByteWiseKey: Double], work: Work? = nil,
+         emptiesDataFolder: Bool = false) {
         self.writes = writes
         self.accessTimes = accessTimes
         self.work = work
+        self.emptiesDataFolder = emptiesDataFolder
         applied.enter()
     }
 

@@ -45,16 +45,21 @@ extension DiskCache {
         store.withLock { $0.checkpointer }
     }
 
+    /// Runs `body` holding the store's lock, as a writer does (to show what does not wait for it).
+    func withStoreLockHeld(_ body: () -> Void) {
+        store.withLock { _ in body() }
+    }
+
     /// The first half of a file value's set (see `setValue`): a reserved fresh name,
     /// for the caller to write the file to.
-    func reserveFileName(forKey key: String, size: Int) throws -> (name: String, generation: Int)? {
+    func reserveFileName(forKey key: String, size: Int) throws -> String? {
         try store.withLock { try $0.reserveFileName(forKey: key, size: size) }
     }
 
     /// The second half: records the file written to a reserved name.
-    func recordFileValue(_ data: Data, writtenTo name: String, generation: Int, forKey key: String) throws {
+    func recordFileValue(_ data: Data, writtenTo name: String, forKey key: String) throws {
         try store.withLock {
-            try $0.setValue(data, writtenTo: name, generation: generation, forKey: key, expiration: .never,
+            try $0.setValue(data, writtenTo: name, forKey: key, expiration: .never,
                             extendedData: nil)
         }
     }

@@ -41,8 +41,13 @@ extension DiskCache {
     /// Removes every entry, fast at any size: the rows go in one statement and the
     /// data folder is swapped for an empty one and deleted in the background.
     public func removeAll() throws {
-        guard let trash = try perform({ try $0.removeAll() }) else { return }
-        backgroundQueue.async(group: backgroundWork) { FileStore.removeDataFolder(trash) }
+        var trash: [String] = []
+        try performWork(freesSpace: true, emptiesDataFolder: true, prepare: { try $0.removeAllWork() },
+                        finish: { trash = $0.removedAll($1) })
+        guard !trash.isEmpty else { return }
+        backgroundQueue.async(group: backgroundWork) { [trash] in
+            for folder in trash { FileStore.removeDataFolder(folder) }
+        }
     }
 
     /// Removes every entry in steps, reporting `(removed, total)` after each step

@@ -59,7 +59,7 @@ extension DiskCache {
                 // Damage the integrity check did not show (or that appeared since).
                 report.integrityErrors.append(corruption.message)
                 guard repair, attempt == 0 else { return }
-                try checked { try $0.rebuildAfterCorruption() }
+                if !corruption.isRebuilt { try checked { try $0.rebuildAfterCorruption() } }
                 repairs.rebuiltManifest = true
                 attempt += 1
             }
@@ -71,11 +71,15 @@ extension DiskCache {
 
     private func repairIntegrity(_ repairs: inout Repairs) throws {
         do {
-            try checked { try $0.reindex() }
+            try repairStep(KVStorage.reindexWork)
             repairs.reindexed = true
             if try checked({ try $0.integrityErrors() }).isEmpty { return }
-        } catch is CorruptionFound {
-            // Beyond what reindexing fixes: rebuild below.
+        } catch let corruption as CorruptionFound {
+            // Beyond what reindexing fixes: rebuild below (if settling its commit has not).
+            if corruption.isRebuilt {
+                repairs.rebuiltManifest = true
+                return
+            }
         }
         try checked { try $0.rebuildAfterCorruption() }
         repairs.rebuiltManifest = true
@@ -88,7 +92,7 @@ extension DiskCache {
         var after: String?
         var checkedCount = 0
         while true {
-            let (rows, damaged, removed) = try checked { storage in
+            let (rows, damaged, broken) = try checked { storage in
                 let rows = try storage.fileRows(after: after, limit: Self.verifyStep)
                 var broken: [KVStorage.Victim] = []
                 var damaged: [DamagedEntry] = []
@@ -105,9 +109,10 @@ extension DiskCache {
                     broken.append(row)
                     damaged.append(DamagedEntry(key: row.key, fileName: name, expectedSize: row.size, actualSize: actual))
                 }
-                let removed = repair && !broken.isEmpty ? try storage.removeBrokenRows(broken) : 0
-                return (rows, damaged, removed)
+                return (rows, damaged, broken)
             }
+            // Rows confirmed broken above; the work deletes a row only if it still names that file.
+            let removed = repair && !broken.isEmpty ? try repairStep(KVStorage.removeBrokenRowsWork(broken)) : 0
             guard let last = rows.last else { break }
             after = last.filename
             checkedCount += rows.count
@@ -124,11 +129,12 @@ extension DiskCache {
     private func verifyInlineValues(_ report: inout VerificationReport, repair: Bool, repairs: inout Repairs) throws {
         var after: String?
         repeat {
-            let (last, damaged, removed) = try checked { storage in
-                let (last, damaged) = try storage.damagedInlineRows(after: after, limit: Self.verifyStep * 8)
-                let removed = repair && !damaged.isEmpty ? try storage.removeDamagedInlineRows(damaged.map(\.key)) : 0
-                return (last, damaged, removed)
+            let (last, damaged) = try checked { storage in
+                try storage.damagedInlineRows(after: after, limit: Self.verifyStep * 8)
             }
+            // The work deletes a row only if it is still damaged.
+            let removed = repair && !damaged.isEmpty
+                ? try repairStep(KVStorage.removeDamagedInlineRowsWork(damaged.map(\.key))) : 0
             report.damagedInlineEntries += damaged
             repairs.removedEntries += removed
             after = last
@@ -172,16 +178,32 @@ extension DiskCache {
         if totals.recorded != totals.counted {
             report.summaryIsAccurate = false
             if repair {
-                _ = try checked { try $0.recomputeTotals() }
+                try repairStep(KVStorage.recountWork, countsBrokenRows: false)
                 repairs.recountedSummary = true
             }
         }
         progress(VerificationProgress(phase: .summary, completed: 1, total: 1))
     }
 
+    /// Runs a repair's statements on the commit connection, without the lock (see
+    /// `performWork`); returns what `work` returned, counted as broken rows removed.
+    @discardableResult
+    private func repairStep(_ work: @escaping DetachedCommit.Work, countsBrokenRows: Bool = true) throws -> Int {
+        do {
+            return try performWork(freesSpace: false, retriesCorruption: false, prepare: { _ in work }) {
+                storage, removed in
+                if countsBrokenRows { storage.counters.brokenRows += removed }
+            }
+        } catch let rebuilt as KVStorage.RebuiltAfterCorruption {
+            throw CorruptionFound(message: rebuilt.message, isRebuilt: true)
+        }
+    }
+
     /// SQLite reported corruption during a verification.
     private struct CorruptionFound: Error {
         var message: String
+        /// True when the manifest was rebuilt already (by the repair step that met it).
+        var isRebuilt = false
     }
 
     /// Runs `body` with the store's checkpointer, without the store's lock (nil if the

@@ -152,7 +152,7 @@ public final class DiskCache: Sendable {
         // changes nothing the follow-ups act on (the record below runs them), so it
         // skips them: no clock read or schedule update twice per file set.
         guard configuration.storageMode.storesInFile(size: data.count, inlineThreshold: configuration.inlineThreshold),
-              let (name, generation) = try store.withLock({ try $0.reserveFileName(forKey: key, size: data.count) })
+              let name = try store.withLock({ try $0.reserveFileName(forKey: key, size: data.count) })
         else {
             return try perform { try $0.setValue(data, forKey: key, expiration: expiration, extendedData: extendedData) }
         }
@@ -172,7 +172,7 @@ public final class DiskCache: Sendable {
             return try perform { try $0.setValue(data, forKey: key, expiration: expiration, extendedData: extendedData) }
         }
         try perform {
-            try $0.setValue(data, writtenTo: name, generation: generation, forKey: key, expiration: expiration,
+            try $0.setValue(data, writtenTo: name, forKey: key, expiration: expiration,
                             extendedData: extendedData)
         }
     }
@@ -280,7 +280,12 @@ public final class DiskCache: Sendable {
     /// this call waits for it without the lock, while other callers go on; then, under
     /// the lock again, the batch is settled and `finish` accounts for the work's result.
     /// Without a commit connection it all runs under the lock, on the store's connection.
-    func performWork(freesSpace: Bool, prepare: (KVStorage) throws -> DetachedCommit.Work?,
+    /// `emptiesDataFolder`: removeAll's work, after whose commit the data folder is
+    /// swapped. Unless `retriesCorruption`, a corrupt manifest (rebuilt when its batch
+    /// was settled) throws `KVStorage.RebuiltAfterCorruption`.
+    @discardableResult
+    func performWork(freesSpace: Bool, emptiesDataFolder: Bool = false, retriesCorruption: Bool = true,
+                     prepare: (KVStorage) throws -> DetachedCommit.Work?,
                      finish: (KVStorage, Int) -> Void) throws -> Int {
         let tries = 3
         for attempt in 1...tries {
@@ -290,8 +295,18 @@ public final class DiskCache: Sendable {
             }
             let start = try perform { storage -> Start in
                 guard let work = try prepare(storage) else { return .done(0) }
-                if let batch = try storage.startWork(work) { return .started(batch) }
-                let result = try storage.write(freesSpace: freesSpace) { try work(&$0) }
+                if let batch = try storage.startWork(work, emptiesDataFolder: emptiesDataFolder) {
+                    return .started(batch)
+                }
+                let result: Int
+                do {
+                    result = try storage.write(freesSpace: freesSpace) { try work(&$0) }
+                } catch let error as SQLiteError where error.isCorruption && !retriesCorruption {
+                    // As a settled batch would: rebuilt, and said so.
+                    try storage.rebuildAfterCorruption()
+                    throw KVStorage.RebuiltAfterCorruption(message: error.message)
+                }
+                if emptiesDataFolder { storage.swapDataFolder() }
                 finish(storage, result)
                 return .done(result)
             }
@@ -302,7 +317,9 @@ public final class DiskCache: Sendable {
             hooks.commitWillWaitOffLock.run()
             _ = batch.waitUntilApplied()
             let result = try perform { storage -> Int? in
-                guard let result = try storage.finishWork(batch, freesSpace: freesSpace, isLastTry: attempt == tries)
+                guard let result = try storage.finishWork(batch, freesSpace: freesSpace,
+                                                          retriesCorruption: retriesCorruption,
+                                                          isLastTry: attempt == tries)
                 else { return nil }
                 finish(storage, result)
                 return result

@@ -8,12 +8,12 @@ import CSQLite
 ///   (`KVStorage.detachCommit`), which `start` commits on the commit thread's
 ///   connection; the first call after it has applied settles it
 ///   (`KVStorage.settleDetachedCommit`). `timer` covers callers going quiet.
-/// - **One writer at a time.** Trim steps and the steps of `removeAll(progress:)`
-///   run their statements as the work of a batch (`KVStorage.startWork`), after the
-///   batch in flight. The few writes that still run on the store's connection, under
-///   the lock (`KVStorage.write`: verify's repairs, `removeAll()`'s one statement with
-///   its data-folder swap, a recount, and every commit when the commit connection is
-///   missing) settle the batch in flight first, and commit the pending writes with them.
+/// - **One writer at a time.** Trim steps, removeAll, the steps of
+///   `removeAll(progress:)` and verify's repairs run their statements as the work of a
+///   batch (`KVStorage.startWork`), after the batch in flight. The writes that still run
+///   on the store's connection, under the lock (`KVStorage.write`: the last commit at
+///   close, and every commit when the commit connection is missing) settle the batch
+///   in flight first, and commit the pending writes with them.
 /// - **One failure policy**, for a commit on either connection: `disposition(of:)`,
 ///   applied by `KVStorage.commitFailed`.
 ///

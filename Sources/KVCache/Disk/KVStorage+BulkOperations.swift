@@ -2,11 +2,16 @@ import Foundation
 
 /// Operations over many rows: removeAll, key enumeration, the orphan sweep, recounting the totals.
 extension KVStorage {
-    /// Empties the store at any size: the rows go in one statement, and the data
-    /// folder is swapped for an empty one. Returns the folder (now in `trash/`)
-    /// for the owner to delete in the background.
-    func removeAll() throws -> String? {
-        let database = try requireDatabase()
+    /// Prepares emptying the store at any size (see `DiskCache.performWork` with
+    /// `emptiesDataFolder`): under the lock, pending sets become removals; the work then
+    /// deletes every row in one statement on the commit connection, and settling its
+    /// batch swaps the data folder for an empty one (`swapDataFolder`).
+    func removeAllWork() throws -> DetachedCommit.Work {
+        _ = try requireDatabase()
+        try requireWritable()
+        // The batch in flight first: the sets turned into removals below must be all
+        // the pending writes the work's batch takes.
+        try settleOrWaitOffLock()
         // Pending sets become removals, applied in the same transaction: until it
         // commits, readers find them in the buffer and miss, instead of an older row.
         let obsolete = buffer.withLock { state -> [String] in
@@ -18,27 +23,46 @@ extension KVStorage {
             return names
         }
         for name in obsolete { files.remove(name) }
-        // On a full disk `write` releases the reserve and empties the WAL to make room:
-        // deleting every row frees their pages and touches only a few.
-        let removed = try write(freesSpace: true) { transaction throws -> Int in
+        return { transaction in
             let count = transaction.start.count
-            try database.statement(Manifest.deleteAll).run { try $0.execute() }
-            try database.statement(Manifest.resetStats).run { try $0.execute() }
-            // The stats row is already zero; nothing to add at commit.
+            try transaction.database.statement(Manifest.deleteAll).run { try $0.execute() }
+            try transaction.database.statement(Manifest.resetStats).run { try $0.execute() }
+            // The stats row is zero now, whatever it held: nothing to add at commit.
+            transaction.start = .zero
             transaction.delta = .zero
             return count
         }
-        committedTotals = .zero
-        counters.evictions[.removed, default: 0] += removed
-        let trash = trashPath + "/" + FileNameHash.hex(UInt64(KVStorage.wallClock() * 1e6))
+    }
+
+    /// After the commit that deleted every row (removeAll), under the lock and before
+    /// any later batch commits: swaps the data folder for an empty one, and brings the
+    /// files of writes not committed yet (pending, reserved, being written) back into
+    /// it. The old folder waits in `trashFolders` for the owner to delete in the background.
+    func swapDataFolder() {
+        let folder = trashPath + "/" + FileNameHash.hex(UInt64(KVStorage.wallClock() * 1e6))
             + "-" + FileNameHash.hex(.random(in: .min ... .max))
-        let moved = rename(dataPath, trash) == 0
-        if moved { dataFolderGeneration += 1 }
-        try FileStore.createSubfolder(dataPath)
-        // If the swap failed the old files are orphans now; the sweep removes them.
-        if !moved { needsOrphanSweep = true }
+        guard rename(dataPath, folder) == 0 else {
+            // The old files stay, orphans now that their rows are gone: the sweep removes them.
+            needsOrphanSweep = true
+            return
+        }
+        guard (try? FileStore.createSubfolder(dataPath)) != nil else {
+            _ = rename(folder, dataPath)
+            needsOrphanSweep = true
+            return
+        }
+        // A file whose writer has not created it yet is created in the new folder.
+        for name in uncommittedFiles { _ = rename(folder + "/" + name, dataPath + "/" + name) }
+        trashFolders.append(folder)
+    }
+
+    /// Accounts for a removeAll that removed `removed` entries; returns the swapped-out
+    /// data folders to delete.
+    func removedAll(_ removed: Int) -> [String] {
+        counters.evictions[.removed, default: 0] += removed
         ensureReserve()
-        return moved ? trash : nil
+        defer { trashFolders = [] }
+        return trashFolders
     }
 
     /// Removes up to `removeAllStepLimit` entries (any order) in one transaction; a
@@ -91,14 +115,13 @@ extension KVStorage {
         return removed
     }
 
-    /// Recounts the stats row from the manifest (a full scan: for tools and repair only).
-    func recomputeTotals() throws -> Totals {
-        let database = try requireDatabase()
-        try write { transaction in
-            try database.statement(Manifest.recomputeStats).run { try $0.execute() }
-            transaction.delta = .zero
-        }
-        committedTotals = try readTotals()
-        return committedTotals
+    /// Recounts the stats row from the manifest (a full scan: for tools and repair
+    /// only; see `DiskCache.performWork`).
+    static let recountWork: DetachedCommit.Work = { transaction in
+        try transaction.database.statement(Manifest.recomputeStats).run { try $0.execute() }
+        // The stats row holds the recount now: the commit leaves it as it is.
+        transaction.start = try Totals.select(with: transaction.database.statement(Manifest.selectStats))
+        transaction.delta = .zero
+        return transaction.start.count
     }
 }

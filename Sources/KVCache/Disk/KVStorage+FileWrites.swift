@@ -6,14 +6,14 @@ import Foundation
 /// keeps it) until it is recorded or released.
 extension KVStorage {
     /// A name to write `key`'s value to, or nil if a value of `size` bytes is inline.
-    func reserveFileName(forKey key: String, size: Int) throws -> (name: String, generation: Int)? {
+    func reserveFileName(forKey key: String, size: Int) throws -> String? {
         try validate(key)
         _ = try requireDatabase()
         try requireWritable()
         guard storesInFile(size: size) else { return nil }
         let name = FileNameHash.fileName(forKey: key, suffix: fileNameSuffixes.next())
         reservedFiles.insert(name)
-        return (name, dataFolderGeneration)
+        return name
     }
 
     /// Forgets a reservation whose file was not written.
@@ -22,10 +22,9 @@ extension KVStorage {
     }
 
     /// Records the value whose file `name` was written outside the lock, as
-    /// `setValue` does; the file is deleted if the write cannot be recorded. If a
-    /// `removeAll` swapped the data folder meanwhile, the file went with it and
-    /// is written again here.
-    func setValue(_ data: Data, writtenTo name: String, generation: Int, forKey key: String,
+    /// `setValue` does; the file is deleted if the write cannot be recorded. (A
+    /// `removeAll` that swaps the data folder meanwhile brings it back: `swapDataFolder`.)
+    func setValue(_ data: Data, writtenTo name: String, forKey key: String,
                   expiration: Expiration, extendedData: Data?) throws {
         reservedFiles.remove(name)
         do {
@@ -44,12 +43,7 @@ extension KVStorage {
             files.remove(name)
             throw error
         }
-        var filename = name
-        if generation != dataFolderGeneration {
-            files.remove(name)
-            filename = try files.write(data, forKey: key, sync: options.syncsFiles, suffixes: &fileNameSuffixes)
-        }
-        record(size: data.count, filename: filename, inline: nil, forKey: key, expiration: expiration,
+        record(size: data.count, filename: name, inline: nil, forKey: key, expiration: expiration,
                extendedData: extendedData)
     }
 }

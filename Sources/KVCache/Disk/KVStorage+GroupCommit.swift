@@ -107,13 +107,15 @@ extension KVStorage {
     /// nothing to commit (and not `evenIfEmpty`), a batch is already in flight, or there
     /// is no commit connection. An empty batch without work only waits for SQLite's
     /// write lock and commits nothing.
-    func detachCommit(evenIfEmpty: Bool = false, work: DetachedCommit.Work? = nil) throws -> DetachedCommit? {
+    func detachCommit(evenIfEmpty: Bool = false, work: DetachedCommit.Work? = nil,
+                      emptiesDataFolder: Bool = false) throws -> DetachedCommit? {
         guard detached == nil, evenIfEmpty || work != nil || !pending.isEmpty || !accessTimes.isEmpty,
               groupCommitter.runsDetached else { return nil }
         _ = try requireDatabase()
         let maxWrites = options.groupCommitMaxWrites
         return buffer.withLock { state in
-            let batch = DetachedCommit(writes: state.pending, accessTimes: state.accessTimes.times, work: work)
+            let batch = DetachedCommit(writes: state.pending, accessTimes: state.accessTimes.times, work: work,
+                                       emptiesDataFolder: emptiesDataFolder)
             // The next batch is usually about as large: room for twice this one's writes
             // (up to a full buffer) saves regrowing the table, which rehashes every key.
             state.pending = PendingWrites(capacity: min(2 * state.pending.count, maxWrites))
@@ -139,6 +141,8 @@ extension KVStorage {
                 state.counters.evictions[.expired, default: 0] += outcome.changes.expired
             }
             for name in outcome.changes.obsoleteFiles { files.remove(name) }
+            // Before any later batch can commit rows whose files are in the old folder.
+            if batch.emptiesDataFolder { swapDataFolder() }
         case .failure(let error):
             let disposition = commitFailed(error, writes: batch.writes, accessTimes: batch.accessTimes) {
                 $0.detached = nil
@@ -155,7 +159,7 @@ extension KVStorage {
     /// LRU order and extended expirations are right); nil when there is no commit
     /// connection, and the caller runs it with `write` instead. The caller waits for
     /// the batch without the store's lock, then calls `finishWork`.
-    func startWork(_ work: @escaping DetachedCommit.Work) throws -> DetachedCommit? {
+    func startWork(_ work: @escaping DetachedCommit.Work, emptiesDataFolder: Bool = false) throws -> DetachedCommit? {
         guard groupCommitter.runsDetached else { return nil }
         // One writer at a time: the batch in flight first (waited for off the lock).
         try settleOrWaitOffLock()
@@ -166,7 +170,7 @@ extension KVStorage {
             hooks.workWillCommit.run()
             return result
         }
-        guard let batch = try detachCommit(work: paused) else { return nil }
+        guard let batch = try detachCommit(work: paused, emptiesDataFolder: emptiesDataFolder) else { return nil }
         groupCommitter.start(batch, willBegin: { hooks.workWillBegin.run() })
         return batch
     }
@@ -175,15 +179,19 @@ extension KVStorage {
     /// and returns what its work returned. Nil when it failed in a way worth another
     /// try (unless `isLastTry`): busy or a rebuilt corrupt manifest (its writes went
     /// back), or a full disk once space was given back (as `write(freesSpace:)`
-    /// retries). Else throws.
-    func finishWork(_ batch: DetachedCommit, freesSpace: Bool, isLastTry: Bool) throws -> Int? {
+    /// retries). Else throws; a corrupt manifest, which settling rebuilt, as
+    /// `RebuiltAfterCorruption` when not `retriesCorruption`.
+    func finishWork(_ batch: DetachedCommit, freesSpace: Bool, retriesCorruption: Bool,
+                    isLastTry: Bool) throws -> Int? {
         if detached === batch { settleDetachedCommit() }
         switch batch.waitUntilApplied() {
         case .success(let outcome):
             if freesSpace { truncateWALIfDiskIsNearlyFull() }
             return outcome.workResult
         case .failure(let error):
-            guard let error = error as? SQLiteError, !isLastTry else { throw error }
+            guard let error = error as? SQLiteError else { throw error }
+            if error.isCorruption, !retriesCorruption { throw RebuiltAfterCorruption(message: error.message) }
+            if isLastTry { throw error }
             if error.isDiskFull {
                 let disposition = batch.disposition.withLock { $0 }
                 if disposition == .keepRemovals || (freesSpace && giveSpaceBack()) { return nil }
@@ -192,6 +200,11 @@ extension KVStorage {
             if GroupCommitter.isTransient(error) { return nil }
             throw error
         }
+    }
+
+    /// A batch's work met a corrupt manifest, which settling the batch has rebuilt.
+    struct RebuiltAfterCorruption: Error {
+        let message: String
     }
 
     // MARK: - Waiting without the store's lock

@@ -5,7 +5,7 @@
 /// (`DiskCache.performWork`).
 extension KVStorage {
     /// A row chosen for removal.
-    struct Victim {
+    struct Victim: Sendable {
         var key: String
         var filename: String?
         var size: Int64

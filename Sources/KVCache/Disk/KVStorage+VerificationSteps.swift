@@ -26,10 +26,10 @@ extension KVStorage {
         }
     }
 
-    /// Rebuilds the indexes, the repair for index-only damage.
-    func reindex() throws {
-        let database = try requireDatabase()
-        try write { _ in try database.execute("REINDEX") }
+    /// Rebuilds the indexes, the repair for index-only damage (see `DiskCache.performWork`).
+    static let reindexWork: DetachedCommit.Work = { transaction in
+        try transaction.database.execute("REINDEX")
+        return 0
     }
 
     /// Up to `limit` rows of file values whose file name sorts after `after`, in file name order.
@@ -69,12 +69,12 @@ extension KVStorage {
         return (last, rows)
     }
 
-    /// Deletes the damaged inline rows among `keys` that are still damaged, in one transaction.
-    func removeDamagedInlineRows(_ keys: [String]) throws -> Int {
-        let database = try requireDatabase()
-        let removed = try write { transaction throws -> Int in
+    /// Deletes the damaged inline rows among `keys` that are still damaged, in one
+    /// transaction (see `DiskCache.performWork`); returns how many went.
+    static func removeDamagedInlineRowsWork(_ keys: [String]) -> DetachedCommit.Work {
+        { transaction in
             var removed = 0
-            let statement = try database.statement(Manifest.deleteDamagedInlineRow)
+            let statement = try transaction.database.statement(Manifest.deleteDamagedInlineRow)
             for key in keys {
                 let size = try statement.run { statement -> Int64? in
                     try statement.bind(key, at: 1)
@@ -86,8 +86,6 @@ extension KVStorage {
             }
             return removed
         }
-        counters.brokenRows += removed
-        return removed
     }
 
     enum FileCheck: Equatable {
@@ -116,12 +114,13 @@ extension KVStorage {
         return try checkFile(filename, expectedSize: current.size)
     }
 
-    /// Deletes each row that still names the given file, in one transaction, and
-    /// the files after the commit. Returns how many rows went.
-    func removeBrokenRows(_ rows: [Victim]) throws -> Int {
-        let database = try requireDatabase()
-        let removed = try write { transaction throws -> Int in
+    /// Deletes each row that still names the given file (the file name is unique to one
+    /// write), in one transaction (see `DiskCache.performWork`); the files go after the
+    /// commit. Returns how many rows went.
+    static func removeBrokenRowsWork(_ rows: [Victim]) -> DetachedCommit.Work {
+        { transaction in
             var removed = 0
+            let database = transaction.database
             let statement = try database.statement(Manifest.deleteKeyWithFile)
             for row in rows {
                 guard let filename = row.filename else { continue }
@@ -136,8 +135,6 @@ extension KVStorage {
             }
             return removed
         }
-        counters.brokenRows += removed
-        return removed
     }
 
     /// The files among `names` that no row references and that this process is not writing.

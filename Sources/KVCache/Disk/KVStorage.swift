@@ -46,9 +46,10 @@ final class KVStorage {
     var fileNameSuffixes = FileNameSuffixes()
     /// Names handed out for files being written outside the lock (see KVStorage+FileWrites.swift).
     var reservedFiles: Set<String> = []
+    /// Data folders swapped out by removeAll (`swapDataFolder`), for the owner to delete.
+    var trashFolders: [String] = []
     /// Counts the data folder swaps of removeAll: a file written outside the lock
     /// across one went to the trash with the old folder.
-    var dataFolderGeneration = 0
 
     // Owner's scheduling state (guarded by the owner's lock like everything here).
     var isLimitTrimScheduled = false

@@ -3,22 +3,26 @@ import Foundation
 import Testing
 @testable import KVCache
 
-/// Trim steps and the steps of `removeAll(progress:)` run on the commit connection,
-/// without the store's lock (issue 13, item 2): held open inside their transaction
-/// (their deletes done, the commit not yet), they let sets, removes, reads and the
-/// totals of other callers complete. Before, each step ran under the store's lock,
-/// and a set waited for it (35-52 ms per 4,096-row step in `kvcache-bench concurrency`).
+/// Trim steps, `removeAll()` and the steps of `removeAll(progress:)` run on the commit
+/// connection, without the store's lock (issue 13, item 2): held open inside their
+/// transaction (their deletes done, the commit not yet), they let sets, removes, reads
+/// and the totals of other callers complete. Before, each step ran under the store's
+/// lock, and a set waited for it (35-52 ms per 4,096-row step in `kvcache-bench concurrency`).
 @Suite struct ConcurrencyDiskTrimTests {
     typealias BoundedCall = ConcurrencyCacheKeyLockTests.BoundedCall
 
-    static let steps: [(String, @Sendable (DiskCache) -> Void)] = [
-        ("trim", { _ = try? $0.trim(toCount: 50) }),
-        ("removeAll(progress:)", { try? $0.removeAll(progress: { _, _ in }) }),
+    /// Each call, and the entries it leaves: whether the writes made while its step was
+    /// held open stay (they come after it) or go (a later step removes them).
+    static let steps: [(String, @Sendable (DiskCache) -> Void, count: Int, keepsLaterWrites: Bool)] = [
+        ("trim", { _ = try? $0.trim(toCount: 50) }, 50, true),
+        ("removeAll(progress:)", { try? $0.removeAll(progress: { _, _ in }) }, 0, false),
+        // Its data folder is swapped after the commit: G's file, written meanwhile, comes back.
+        ("removeAll", { try? $0.removeAll() }, 2, true),
     ]
 
-    @Test(arguments: 0..<2)
+    @Test(arguments: 0..<3)
     func callsCompleteWhileAStepIsHeldOpen(index: Int) throws {
-        let (name, step) = Self.steps[index]
+        let (name, step, expectedCount, keepsLaterWrites) = Self.steps[index]
         let dir = TemporaryDirectory()
         defer { dir.remove() }
         let cache = try DiskCache(directory: dir.url, configuration: .testing { $0.groupCommitDelay = 3600 })
@@ -57,17 +61,58 @@ import Testing
         #expect(oldest.result == .some(bytes(100, seed: 0)))
         // Before the step commits, the totals are the committed ones plus the writes made since.
         #expect(count.result == .some(201) && statistics.result == .some(201))
-        // The trim's next step takes the writes made meanwhile into account; removeAll's
-        // next step removes them.
-        let trimmed = name == "trim"
-        #expect(try cache.totalCount == (trimmed ? 50 : 0))
-        #expect(try cache.value(forKey: "N") == (trimmed ? bytes(100, seed: 7) : nil))
-        #expect(try cache.value(forKey: "G") == (trimmed ? bytes(30_000, seed: 8) : nil))
+        #expect(try cache.totalCount == expectedCount)
+        #expect(try cache.value(forKey: "N") == (keepsLaterWrites ? bytes(100, seed: 7) : nil))
+        #expect(try cache.value(forKey: "G") == (keepsLaterWrites ? bytes(30_000, seed: 8) : nil))
         #expect(try cache.value(forKey: "k199") == nil)
         #expect(try cache.value(forKey: "k0") == nil)
         try cache.flush()
         let report = try cache.verify(orphanGracePeriod: 0)
         #expect(report.isHealthy, "\(report)")
-        #expect(cache.statistics.count == (trimmed ? 50 : 0))
+        #expect(cache.statistics.count == expectedCount && cache.statistics.brokenEntries == 0)
+        cache.waitForBackgroundWork()
+        #expect(dir.dataFiles().count == (keepsLaterWrites ? 1 : 0))
+    }
+
+    /// verify's repairs commit on the commit connection too: held open before the commit
+    /// that removes a row whose file is missing, they let a set complete. Before, each
+    /// repair step committed under the store's lock.
+    @Test func aSetCompletesWhileAVerifyRepairIsHeldOpen() throws {
+        let dir = TemporaryDirectory()
+        defer { dir.remove() }
+        let cache = try DiskCache(directory: dir.url, configuration: .testing { $0.groupCommitDelay = 3600 })
+        defer { try? cache.close() }
+        try cache.setValue(bytes(30_000, seed: 1), forKey: "F")
+        try cache.setValue(bytes(100, seed: 2), forKey: "A")
+        try cache.flush()
+        for name in dir.dataFiles() { try FileManager.default.removeItem(atPath: dir.dataPath + "/" + name) }
+        let paused = DispatchSemaphore(value: 0)
+        let resume = DispatchSemaphore(value: 0)
+        cache.hooks.workWillCommit.setOnce {
+            paused.signal()
+            resume.wait()
+        }
+        let report = MutexBox<DiskCache.VerificationReport?>(nil)
+        let finished = DispatchSemaphore(value: 0)
+        Thread {
+            let result = try? cache.verify(repair: true, orphanGracePeriod: 0)
+            report.withLock { $0 = result }
+            finished.signal()
+        }.start()
+        #expect(paused.wait(timeout: .now() + ConcurrencyCacheKeyLockTests.stuck) == .success)
+        let set = BoundedCall { (try? cache.setValue(bytes(100, seed: 7), forKey: "N")) != nil }
+        let verifyHeld = finished.wait(timeout: .now()) == .timedOut
+        resume.signal()
+        finished.wait()
+        #expect(verifyHeld)
+        #expect(set.finishedInTime, "a set waited for verify's repair")
+        let found = try #require(report.withLock { $0 } as DiskCache.VerificationReport?)
+        #expect(found.missingFiles.map(\.key) == ["F"] && found.repairs?.removedEntries == 1)
+        #expect(try cache.value(forKey: "F") == nil)
+        #expect(try cache.value(forKey: "N") == bytes(100, seed: 7))
+        #expect(try cache.value(forKey: "A") == bytes(100, seed: 2))
+        try cache.flush()
+        #expect(try cache.verify(orphanGracePeriod: 0).isHealthy)
+        #expect(try cache.totalCount == 2)
     }
 }

@@ -10,14 +10,14 @@ import Testing
     }
 
     /// Reserves a name and writes `data` to it, as `setValue` does before recording.
-    func writeUnrecorded(_ data: Data, forKey key: String, in cache: DiskCache) throws -> (name: String, generation: Int) {
+    func writeUnrecorded(_ data: Data, forKey key: String, in cache: DiskCache) throws -> String {
         let reserved = try #require(try cache.reserveFileName(forKey: key, size: data.count))
-        #expect(try cache.files.write(data, named: reserved.name, sync: false))
+        #expect(try cache.files.write(data, named: reserved, sync: false))
         return reserved
     }
 
-    func record(_ data: Data, _ reserved: (name: String, generation: Int), forKey key: String, in cache: DiskCache) throws {
-        try cache.recordFileValue(data, writtenTo: reserved.name, generation: reserved.generation, forKey: key)
+    func record(_ data: Data, _ reserved: String, forKey key: String, in cache: DiskCache) throws {
+        try cache.recordFileValue(data, writtenTo: reserved, forKey: key)
     }
 
     @Test func theOrphanSweepKeepsAFileWrittenButNotYetRecorded() throws {
