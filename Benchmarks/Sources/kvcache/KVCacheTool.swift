@@ -14,6 +14,7 @@ struct KVCacheTool: ParsableCommand {
             Exit status: 0 success; 1 the answer is no (verify found problems, get found \
             no value); 2 usage error; 3 operational error (message on stderr).
             """,
+        version: KVCacheVersion.string,
         subcommands: [Stats.self, Get.self, SetValue.self, Remove.self, Keys.self, Trim.self, Verify.self])
 
     /// ArgumentParser's own `main`, with this tool's exit codes: usage errors exit 2

@@ -39,6 +39,21 @@ import Testing
         #expect(FileManager.default.contents(atPath: copy) == large)
     }
 
+    /// `--version` prints the library's version, which is the newest version CHANGELOG.md
+    /// names (with `-dev` until it is released).
+    @Test func versionMatchesTheChangelog() throws {
+        let result = try kvcache("--version")
+        #expect(result.status == 0)
+        let printed = String(decoding: result.stdout, as: UTF8.self).trimmingCharacters(in: .whitespacesAndNewlines)
+        let changelog = URL(fileURLWithPath: #filePath).deletingLastPathComponent()
+            .appendingPathComponent("../../../CHANGELOG.md").standardized
+        let text = try String(contentsOf: changelog, encoding: .utf8)
+        let heading = try #require(text.split(separator: "\n").first { $0.hasPrefix("## ") })
+        let version = try #require(heading.dropFirst(3).split(separator: " ").first)
+        let released = !heading.contains("unreleased")
+        #expect(printed == (released ? String(version) : "\(version)-dev"))
+    }
+
     @Test func getOfAMissingKeyExitsOneWithAMessage() throws {
         let scratch = Scratch()
         defer { scratch.remove() }
