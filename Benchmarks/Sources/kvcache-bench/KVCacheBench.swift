@@ -18,7 +18,7 @@ struct KVCacheBench: ParsableCommand {
 extension KVCacheBench {
     struct All: ParsableCommand {
         static let configuration = CommandConfiguration(
-            abstract: "Run the memory, disk, cache and concurrency benchmarks (about two minutes; --full adds the threshold sweep).")
+            abstract: "Run the memory, disk, cache and concurrency benchmarks (how long: README.md; --full adds the threshold sweep).")
         @OptionGroup var options: CommonOptions
 
         @Flag(help: "Also sweep the inline threshold (always with --full).")
