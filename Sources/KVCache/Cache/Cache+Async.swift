@@ -57,7 +57,7 @@ extension Cache {
         try await disk.onWorkPool { try self.waitForBackgroundWrites() }
     }
 
-    public func flush() async throws {
-        try await disk.onWorkPool { try self.flush() }
+    public func flush(durability: DiskCache.Durability = .synced) async throws {
+        try await disk.onWorkPool { try self.flush(durability: durability) }
     }
 }

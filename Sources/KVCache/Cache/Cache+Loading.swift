@@ -20,20 +20,44 @@ extension Cache {
     ) async throws -> Value {
         if let value = memory.value(forKey: key) { return value }
         try validate(key)
-        return try await loads.value(forKey: ByteWiseKey(key)) {
-            // A load that just finished may have stored the value after this caller's miss.
-            if let value = self.memory.value(forKey: key) { return value }
-            do {
-                if let value = try await self.disk.onWorkPool({ try self.diskResult(forKey: key).value }) {
-                    return value
-                }
-            } catch KVCacheError.decodingFailed {
-                // Recomputed below, and the undecodable bytes replaced.
+        // Set by this caller's closure, which runs only if no load of `key` was running.
+        let ranOwnLoad = MutexBox(false)
+        do {
+            let value = try await loads.value(forKey: ByteWiseKey(key)) {
+                ranOwnLoad.withLock { $0 = true }
+                return try await self.load(key, expiration: expiration, diskWrite: diskWrite, compute: compute)
             }
-            self.counters.withLock { $0.computations &+= 1 }
-            let value = try await compute()
-            try await self.setValue(value, forKey: key, expiration: expiration, diskWrite: diskWrite)
+            countJoinedLoad(unless: ranOwnLoad)
             return value
+        } catch let cancelled as CancellationError {
+            throw cancelled  // left before the result: neither served nor missed
+        } catch {
+            countJoinedLoad(unless: ranOwnLoad)
+            throw error
         }
+    }
+
+    private func countJoinedLoad(unless ranOwnLoad: MutexBox<Bool>) {
+        if !ranOwnLoad.withLock({ $0 }) { counters.withLock { $0.joinedLoads &+= 1 } }
+    }
+
+    /// The load `value(forKey:orCompute:)` runs once for concurrent callers.
+    private func load(
+        _ key: String, expiration: Expiration, diskWrite: DiskWrite,
+        compute: @escaping @Sendable () async throws -> Value
+    ) async throws -> Value {
+        // A load that just finished may have stored the value after this caller's miss.
+        if let value = memory.value(forKey: key) { return value }
+        do {
+            if let value = try await disk.onWorkPool({ try self.diskResult(forKey: key).value }) {
+                return value
+            }
+        } catch KVCacheError.decodingFailed {
+            // Recomputed below, and the undecodable bytes replaced.
+        }
+        counters.withLock { $0.computations &+= 1 }
+        let value = try await compute()
+        try await setValue(value, forKey: key, expiration: expiration, diskWrite: diskWrite)
+        return value
     }
 }

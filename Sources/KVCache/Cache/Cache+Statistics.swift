@@ -5,6 +5,7 @@ struct CacheCounters {
     var sets = 0
     var decodingFailures = 0
     var computations = 0
+    var joinedLoads = 0
 }
 
 extension Cache {
@@ -17,8 +18,8 @@ extension Cache {
         /// Reads through the cache answered by the disk level (and promoted).
         public var diskHits: Int
         /// Reads through the cache that found nothing in either level. A
-        /// `value(forKey:orCompute:)` call that joins a load already running
-        /// counts as neither hit nor miss.
+        /// `value(forKey:orCompute:)` call that joins a load already running is
+        /// counted in `joinedLoads` instead.
         public var misses: Int
         /// Values stored through the cache (any `DiskWrite`), including computed ones.
         public var sets: Int
@@ -26,6 +27,9 @@ extension Cache {
         public var decodingFailures: Int
         /// Compute closures run by `value(forKey:orCompute:)`.
         public var computations: Int
+        /// `value(forKey:orCompute:)` calls that missed, found the key's computation
+        /// already running and got its result (or its error) without running their own.
+        public var joinedLoads: Int
         /// `.background` disk writes that failed.
         public var failedBackgroundWrites: Int
         /// The memory level's own counters, evictions and totals.
@@ -36,10 +40,13 @@ extension Cache {
         /// Reads answered by either level.
         public var hits: Int { memoryHits + diskHits }
 
-        /// Hits divided by reads; 0 before the first read.
+        /// The share of reads served without a computation of their own: hits and
+        /// joined loads, divided by hits, joined loads and misses; 0 before the first read.
+        /// (100 concurrent loads of one key served by one computation: 0.99.)
         public var hitRatio: Double {
-            let reads = hits + misses
-            return reads == 0 ? 0 : Double(hits) / Double(reads)
+            let served = hits + joinedLoads
+            let reads = served + misses
+            return reads == 0 ? 0 : Double(served) / Double(reads)
         }
     }
 
@@ -50,7 +57,8 @@ extension Cache {
         return Statistics(
             memoryHits: memory.hits, diskHits: counters.diskHits, misses: counters.misses,
             sets: counters.sets, decodingFailures: counters.decodingFailures,
-            computations: counters.computations, failedBackgroundWrites: writes.failureCount,
+            computations: counters.computations, joinedLoads: counters.joinedLoads,
+            failedBackgroundWrites: writes.failureCount,
             memory: memory, disk: disk.statistics)
     }
 }

@@ -249,10 +249,11 @@ public final class Cache<Value: Sendable>: Sendable {
         try writes.waitForBackgroundWrites()
     }
 
-    /// Lands background writes, then commits the disk level and makes it durable.
-    public func flush() throws {
+    /// Lands background writes, then commits the disk level; with `.synced` (the
+    /// default) the writes also survive a power loss (see `DiskCache.Durability`).
+    public func flush(durability: DiskCache.Durability = .synced) throws {
         try waitForBackgroundWrites()
-        try disk.flush()
+        try disk.flush(durability: durability)
     }
 
     /// Lands background writes, then closes the disk level; later disk

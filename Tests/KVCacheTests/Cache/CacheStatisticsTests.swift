@@ -1,3 +1,4 @@
+import Dispatch
 import Foundation
 import Testing
 @testable import KVCache
@@ -41,6 +42,7 @@ struct CacheStatisticsTests {
         #expect(statistics.hitRatio == 0.5)
         #expect(statistics.sets == 5)
         #expect(statistics.computations == 1)
+        #expect(statistics.joinedLoads == 0)
         #expect(statistics.decodingFailures == 0)
         #expect(statistics.failedBackgroundWrites == 0)
 
@@ -80,5 +82,28 @@ struct CacheStatisticsTests {
         #expect(statistics.misses == 0)
         #expect(statistics.disk.sets == 2)
         #expect(statistics.disk.count == 1)
+    }
+
+    /// `flush(durability: .committed)` commits the disk level (another connection sees
+    /// the row) without the fsyncs of `.synced`; the async variant too.
+    @Test func flushTakesADurability() throws {
+        let fixture = CacheFixture()
+        defer { fixture.remove() }
+        let cache = try fixture.make { $0.disk.groupCommitDelay = 3600 }
+        defer { try? cache.close() }
+        let manifest = fixture.base.path + "/test/manifest.sqlite"
+        let rows = "SELECT count(*) FROM manifest WHERE key IN ('a', 'b')"
+        try cache.setValue(bytes(100), forKey: "a")
+        #expect(try rawRows(manifest, rows) == [["0"]])
+        try cache.flush(durability: .committed)
+        #expect(try rawRows(manifest, rows) == [["1"]])
+        try cache.setValue(bytes(100), forKey: "b")
+        let done = DispatchSemaphore(value: 0)
+        Task {
+            try? await cache.flush(durability: .committed)
+            done.signal()
+        }
+        done.wait()
+        #expect(try rawRows(manifest, rows) == [["2"]])
     }
 }

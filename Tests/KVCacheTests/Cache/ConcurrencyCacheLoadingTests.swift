@@ -66,7 +66,11 @@ struct ConcurrencyCacheLoadingTests {
         #expect(values.count == 100)
         #expect(values.allSatisfy { $0 == bytes(1000) })
         #expect(runs.value == 1)
-        #expect(cache.statistics.computations == 1)
+        let statistics = cache.statistics
+        #expect(statistics.computations == 1)
+        // 99 callers were served by the one computation: counted, and in the hit ratio.
+        #expect(statistics.joinedLoads == 99 && statistics.misses == 1 && statistics.hits == 0)
+        #expect(statistics.hitRatio == 0.99)
         #expect(cache.memory.value(forKey: "k") == bytes(1000))
         #expect(try await cache.disk.value(forKey: "k") == bytes(1000))
     }

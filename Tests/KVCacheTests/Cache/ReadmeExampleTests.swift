@@ -83,8 +83,10 @@ import KVCache
             .deletingLastPathComponent().deletingLastPathComponent()
         let readme = try String(contentsOf: root.appendingPathComponent("README.md"), encoding: .utf8)
         let test = try String(contentsOf: thisFile, encoding: .utf8)
-        let blocks = Self.swiftBlocks(in: readme)
-        try #require(blocks.count >= 2, "README.md has fewer than two swift blocks")
+        // The runnable blocks are the Quick start's (the manifest snippet before it is not Swift to run).
+        let quickStart = try #require(readme.range(of: "## Quick start"), "README.md has no Quick start section")
+        let blocks = Self.swiftBlocks(in: String(readme[quickStart.lowerBound...]))
+        try #require(blocks.count >= 2, "README.md's Quick start has fewer than two swift blocks")
 
         // The README's imports are this file's (`@testable import X` would count as `import X`).
         let testImports = Set(Self.lines(of: test).compactMap(Self.importedModule))
