@@ -27,8 +27,26 @@ enum Console {
             value /= 1024
             unit += 1
         }
-        if unit < 0 { return "\(count) bytes" }
+        if unit < 0 { return count == 1 ? "1 byte" : "\(count) bytes" }
         return String(format: "%.1f", value) + " \(units[unit]) (\(count) bytes)"
+    }
+
+    /// "1 entry", "2 entries", "0 keys": the count with the noun in the right number.
+    static func count(_ count: Int, _ singular: String, _ plural: String? = nil) -> String {
+        "\(count) " + (count == 1 ? singular : plural ?? singular + "s")
+    }
+
+    /// "42 s", "1 h 5 min", "3 d 2 h": a duration for people, to the second.
+    static func duration(_ seconds: Double) -> String {
+        var left = Int(seconds.rounded(.up))
+        var parts: [String] = []
+        for (unit, length) in [("d", 86_400), ("h", 3_600), ("min", 60)] where left >= length {
+            parts.append("\(left / length) \(unit)")
+            left %= length
+            if parts.count == 2 { return parts.joined(separator: " ") }
+        }
+        if left > 0 || parts.isEmpty { parts.append("\(left) s") }
+        return parts.joined(separator: " ")
     }
 
     static func date(_ date: Date?) -> String {

@@ -7,6 +7,7 @@ struct Keys: ParsableCommand {
         discussion: "For the next page, pass the last key printed as --after (JSON output gives it as `next`).")
 
     @OptionGroup var location: CacheLocation
+    @Option(help: "List only the keys that start with this (byte-wise).") var prefix = ""
     @Option(help: "Start after this key.") var after: String?
     @Option(parsing: .unconditional, help: "Most keys to list.") var limit = 100
     @Flag(help: "List every key (in pages, ignoring --limit).") var all = false
@@ -23,7 +24,7 @@ struct Keys: ParsableCommand {
             var keys: [String] = []
             var cursor = after
             while true {
-                let page = try cache.keys(after: cursor, limit: 1000)
+                let page = try cache.keys(withPrefix: prefix, after: cursor, limit: 1000)
                 if !output.json { page.forEach(Console.write) } else { keys += page }
                 guard let last = page.last else { break }
                 cursor = last
@@ -31,7 +32,7 @@ struct Keys: ParsableCommand {
             if output.json { try Console.writeJSON(KeysOutput(keys: keys, next: nil)) }
             return
         }
-        let keys = try cache.keys(after: after, limit: limit)
+        let keys = try cache.keys(withPrefix: prefix, after: after, limit: limit)
         if output.json {
             try Console.writeJSON(KeysOutput(keys: keys, next: keys.count == limit ? keys.last : nil))
         } else {

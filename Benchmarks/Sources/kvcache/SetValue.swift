@@ -5,7 +5,7 @@ import KVCache
 struct SetValue: ParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "set",
-        abstract: "Store a value read from a file, or from stdin. Creates the cache if needed.")
+        abstract: "Store a value read from a file, or from stdin, and print what was stored. Creates the cache if needed.")
 
     @OptionGroup var location: CacheLocation
     @Argument(help: "The key.") var key: String
@@ -36,7 +36,10 @@ struct SetValue: ParsableCommand {
         }
         let cache = try location.open(creating: true)
         defer { try? cache.close() }  // writes were flushed (and reported) above
+        let replaced = try cache.contains(key)
         try cache.setValue(value, forKey: key, expiration: expires.map { .seconds($0) } ?? .never)
         try cache.flush()
+        let info = try cache.info(forKey: key)
+        Console.write("\(replaced ? "replaced" : "stored") \(key): " + (info.map(Get.describe) ?? Console.bytes(Int64(value.count))))
     }
 }

@@ -21,11 +21,11 @@ struct Stats: ParsableCommand {
             directory        \(inspection.directory)
             entries          \(inspection.count) (\(inspection.expiredCount) expired, not yet removed)
             size             \(Console.bytes(inspection.size))
-              inline         \(inspection.inlineCount) entries, \(Console.bytes(inspection.inlineSize))
-              in files       \(inspection.fileCount) entries, \(Console.bytes(inspection.fileSize))
+              inline         \(Console.count(inspection.inlineCount, "entry", "entries")), \(Console.bytes(inspection.inlineSize))
+              in files       \(Console.count(inspection.fileCount, "entry", "entries")), \(Console.bytes(inspection.fileSize))
             oldest access    \(Console.date(inspection.oldestAccess))
             newest access    \(Console.date(inspection.newestAccess))
-            manifest         \(Console.bytes(inspection.manifestSize)), \(inspection.pageCount) pages of \
+            manifest         \(Console.bytes(inspection.manifestSize)), \(Console.count(inspection.pageCount, "page")) of \
             \(inspection.pageSize) bytes, \(inspection.freePageCount) free
             WAL              \(Console.bytes(inspection.walSize))
             schema version   \(inspection.schemaVersion)

@@ -36,7 +36,8 @@ struct Trim: ParsableCommand {
         if output.json {
             try Console.writeJSON(result)
         } else {
-            Console.write("removed \(removed.total) entries; \(result.remainingCount) remain, "
+            Console.write("removed \(Console.count(removed.total, "entry", "entries")); "
+                + "\(result.remainingCount) \(result.remainingCount == 1 ? "remains" : "remain"), "
                 + Console.bytes(result.remainingSize))
         }
     }

@@ -116,16 +116,19 @@ struct VerifyOutput: Encodable {
         Console.write("summary: " + (report.summaryIsAccurate ? "accurate" : "does not match the entries"))
         let problems = report.problemCount + (rebuiltAtOpen ? 1 : 0)
         guard let repairs = report.repairs else {
-            Console.write(problems == 0 ? "result: healthy" : "result: \(problems) problem(s); run with --repair to fix")
+            Console.write(problems == 0 ? "result: healthy"
+                : "result: \(Console.count(problems, "problem")); run with --repair to fix")
             return
         }
         var done: [String] = []
         if repairs.reindexed { done.append("reindexed") }
         if repairs.rebuiltManifest { done.append("moved the manifest to corrupt/ and started empty") }
-        if repairs.removedEntries > 0 { done.append("removed \(repairs.removedEntries) damaged entries") }
-        if repairs.removedOrphanFiles > 0 { done.append("deleted \(repairs.removedOrphanFiles) orphan files") }
+        if repairs.removedEntries > 0 {
+            done.append("removed \(Console.count(repairs.removedEntries, "damaged entry", "damaged entries"))")
+        }
+        if repairs.removedOrphanFiles > 0 { done.append("deleted \(Console.count(repairs.removedOrphanFiles, "orphan file"))") }
         if repairs.recountedSummary { done.append("recounted the summary") }
         Console.write("repairs: " + (done.isEmpty ? "none" : done.joined(separator: "; ")))
-        Console.write(problems == 0 ? "result: healthy" : "result: \(problems) problem(s) repaired")
+        Console.write(problems == 0 ? "result: healthy" : "result: \(Console.count(problems, "problem")) repaired")
     }
 }

@@ -54,6 +54,59 @@ import Testing
         #expect(printed == (released ? String(version) : "\(version)-dev"))
     }
 
+    /// `set` and `remove` say what they did, as redis-cli does; counts take the right plural.
+    @Test func setAndRemoveReportWhatTheyDid() throws {
+        let scratch = Scratch()
+        defer { scratch.remove() }
+        #expect(try kvcache("set", scratch.cache, "a", input: Data("hello".utf8)).text
+            == "stored a: 5 bytes, inline, never expires\n")
+        #expect(try kvcache("set", scratch.cache, "a", input: Data("x".utf8)).text
+            == "replaced a: 1 byte, inline, never expires\n")
+        let source = try scratch.file("large.bin", large)
+        let big = try kvcache("set", scratch.cache, "big", "--file", source, "--expires", "3600").text
+        #expect(big.hasPrefix("stored big: 97.7 KiB (100000 bytes), in a file, expires in 1 h"), "\(big)")
+        #expect(try kvcache("remove", scratch.cache, "a", "nothing").text == "removed 1 value\n")
+        #expect(try kvcache("remove", scratch.cache, "a").text == "removed 0 values\n")
+        #expect(try kvcache("set", scratch.cache, "c", input: Data("1".utf8)).status == 0)
+        #expect(try kvcache("remove", scratch.cache, "big", "c", "c").text == "removed 2 values\n")
+    }
+
+    /// `get --info` prints size, place and TTL without the value; `--json` gives `ttl` in seconds.
+    @Test func getInfoShowsTheTTL() throws {
+        let scratch = Scratch()
+        defer { scratch.remove() }
+        #expect(try kvcache("set", scratch.cache, "session", "--expires", "90", input: Data("token".utf8)).status == 0)
+        #expect(try kvcache("set", scratch.cache, "forever", input: Data("x".utf8)).status == 0)
+        let text = try kvcache("get", scratch.cache, "session", "--info").text
+        #expect(text.hasPrefix("session: 5 bytes, inline, expires in 1 min 30 s (")
+            || text.hasPrefix("session: 5 bytes, inline, expires in 1 min 29 s ("), "\(text)")
+        let json = try kvcache("get", scratch.cache, "session", "--info", "--json").json()
+        #expect(json["size"] as? Int == 5 && json["inFile"] as? Bool == false && json["expires"] is String)
+        let ttl = try #require(json["ttl"] as? Double)
+        #expect(ttl > 0 && ttl <= 90)
+        let forever = try kvcache("get", scratch.cache, "forever", "--info", "--json").json()
+        #expect(forever["ttl"] is NSNull && forever["expires"] is NSNull)
+        #expect(try kvcache("get", scratch.cache, "forever", "--info").text == "forever: 1 byte, inline, never expires\n")
+        let missing = try kvcache("get", scratch.cache, "none", "--info")
+        #expect(missing.status == 1 && missing.stdout.isEmpty)
+        #expect(try kvcache("get", scratch.cache, "session", "--json").status == 2)
+        #expect(try kvcache("get", scratch.cache, "session", "--info", "--output", "/dev/null").status == 2)
+    }
+
+    @Test func keysWithAPrefix() throws {
+        let scratch = Scratch()
+        defer { scratch.remove() }
+        for key in ["user:1", "user:2", "users", "team:1"] {
+            #expect(try kvcache("set", scratch.cache, key, input: Data(key.utf8)).status == 0)
+        }
+        #expect(try kvcache("keys", scratch.cache, "--prefix", "user:").text == "user:1\nuser:2\n")
+        #expect(try kvcache("keys", scratch.cache, "--prefix", "user", "--all").text == "user:1\nuser:2\nusers\n")
+        let page = try kvcache("keys", scratch.cache, "--prefix", "user:", "--limit", "1", "--json").json()
+        #expect(page["keys"] as? [String] == ["user:1"] && page["next"] as? String == "user:1")
+        #expect(try kvcache("keys", scratch.cache, "--prefix", "user:", "--after", "user:1").text == "user:2\n")
+        #expect(try kvcache("keys", scratch.cache, "--prefix", "nobody").text == "")
+    }
+
     @Test func getOfAMissingKeyExitsOneWithAMessage() throws {
         let scratch = Scratch()
         defer { scratch.remove() }
@@ -107,7 +160,8 @@ import Testing
         #expect(stats["schemaVersion"] as? Int == 1)
         #expect(stats["oldestAccess"] is String)
         #expect(stats["walSize"] is Int)
-        #expect(try kvcache("stats", scratch.cache).text.contains("in files       1 entries"))
+        let text = try kvcache("stats", scratch.cache).text
+        #expect(text.contains("in files       1 entry, ") && text.contains("inline         2 entries, "))
     }
 
     @Test func trimRemovesEntriesDownToTheCountAndReportsWhatRemains() throws {

@@ -23,12 +23,16 @@ extension DiskCache {
         try await onWorkPool { try self.contains(key) }
     }
 
+    public func info(forKey key: String) async throws -> EntryInfo? {
+        try await onWorkPool { try self.info(forKey: key) }
+    }
+
     public func extendedData(forKey key: String) async throws -> Data? {
         try await onWorkPool { try self.extendedData(forKey: key) }
     }
 
-    public func keys(after: String? = nil, limit: Int) async throws -> [String] {
-        try await onWorkPool { try self.keys(after: after, limit: limit) }
+    public func keys(withPrefix prefix: String = "", after: String? = nil, limit: Int) async throws -> [String] {
+        try await onWorkPool { try self.keys(withPrefix: prefix, after: after, limit: limit) }
     }
 
     public func removeAll() async throws {

@@ -188,6 +188,13 @@ public final class DiskCache: Sendable {
         return try read { reader, _ in try reader.contains(key) }
     }
 
+    /// What is stored for `key` (size, inline or in a file, expiration), or nil if no
+    /// value is stored or it has expired. Reads no value and records no access.
+    public func info(forKey key: String) throws -> EntryInfo? {
+        try KVStorage.validate(key, options: reader.options)
+        return try read { reader, _ in try reader.info(forKey: key) }
+    }
+
     /// The extended data stored with `key`'s value, or nil.
     public func extendedData(forKey key: String) throws -> Data? {
         try KVStorage.validate(key, options: reader.options)
@@ -206,10 +213,12 @@ public final class DiskCache: Sendable {
         get throws { try read { reader, _ in try reader.totals() }.size }
     }
 
-    /// Up to `limit` keys that sort after `after` (byte-wise UTF-8 order); pass the
-    /// last key of a page to get the next one, nil for the first.
-    public func keys(after: String? = nil, limit: Int) throws -> [String] {
-        try perform { try $0.keys(after: after, limit: limit) }
+    /// Up to `limit` keys that start with `prefix` and sort after `after` (byte-wise
+    /// UTF-8 order), skipping expired entries; pass the last key of a page to get the
+    /// next one, nil for the first. The keys with a prefix are one range of the
+    /// manifest's primary key: listing them reads no other row.
+    public func keys(withPrefix prefix: String = "", after: String? = nil, limit: Int) throws -> [String] {
+        try perform { try $0.keys(withPrefix: prefix, after: after, limit: limit) }
     }
 
     /// How far `flush(durability:)` takes the writes made so far.

@@ -257,6 +257,41 @@ struct DiskReader: Sendable {
                                             now: now, state: $0) }
     }
 
+    /// Size, place and expiration of `key`'s value, or nil if none is stored or it has
+    /// expired. Records no access.
+    func info(forKey key: String) throws -> DiskCache.EntryInfo? {
+        let now = options.clock()
+        let buffered = buffer.withLock { state -> DiskCache.EntryInfo?? in
+            guard let write = state.latestWrite(forKey: key) else { return nil }
+            guard let value = write.value else { return .some(nil) }
+            return .some(entryInfo(key: key, size: value.size, isInFile: value.filename != nil,
+                                   expiration: value.deadline, lifetime: value.lifetime, now: now, state: state))
+        }
+        if let buffered { return buffered }
+        guard let row = try pool.withConnection({ try Self.metadata(key, on: $0) }) else { return nil }
+        return buffer.withLock { state in
+            entryInfo(key: key, size: row.size, isInFile: row.filename != nil, expiration: row.expiration,
+                      lifetime: row.lifetime, now: now, state: state)
+        }
+    }
+
+    /// The info of a live entry (its deadline moved by a buffered access, as
+    /// `isExpired` moves it), nil for an expired one.
+    private func entryInfo(key: String, size: Int64, isInFile: Bool, expiration: Double?, lifetime: Double?,
+                           now: Double, state: WriteBuffer.State) -> DiskCache.EntryInfo? {
+        guard !isExpired(key: key, expiration: expiration, lifetime: lifetime, now: now, state: state) else {
+            return nil
+        }
+        var deadline = expiration
+        if let current = deadline, options.extendsExpirationOnAccess, let lifetime,
+           let accessed = state.bufferedAccessTime(forKey: key) {
+            deadline = max(current, accessed + lifetime)
+        }
+        return DiskCache.EntryInfo(size: size, isInFile: isInFile,
+                                   expirationDate: deadline.map { Date(timeIntervalSince1970: $0) },
+                                   lifetime: lifetime)
+    }
+
     /// The extended data stored with `key`'s value, or nil.
     func extendedData(forKey key: String) throws -> Data? {
         let now = options.clock()

@@ -71,17 +71,26 @@ extension KVStorage {
         try transaction.deleteRows(Manifest.deleteAny, limit: KVStorage.removeAllStepLimit)
     }
 
-    /// Up to `limit` keys greater than `after` (byte-wise order), skipping expired entries.
-    func keys(after: String?, limit: Int) throws -> [String] {
+    /// Up to `limit` keys that start with `prefix` and are greater than `after`
+    /// (byte-wise order), skipping expired entries: one range of the primary key.
+    func keys(withPrefix prefix: String, after: String?, limit: Int) throws -> [String] {
         try commit()  // pending writes must take part in the order
         let database = try requireDatabase()
         let now = options.clock()
-        let sql = after == nil ? Manifest.selectKeysFromStart : Manifest.selectKeysAfter
+        // The range starts after `after`, or at the prefix if `after` sorts before it.
+        let (lower, inclusive): (String, Bool) = if let after, !after.utf8.lexicographicallyPrecedes(prefix.utf8) {
+            (after, false)
+        } else {
+            (prefix, true)
+        }
+        let upper = Self.upperBound(ofKeysWithPrefix: prefix)
+        let sql = Manifest.selectKeys(inclusive: inclusive, bounded: upper != nil)
         return try database.statement(sql).run { statement in
-            var index: Int32 = 1
-            if let after {
-                try statement.bind(after, at: 1)
-                index = 2
+            try statement.bind(lower, at: 1)
+            var index: Int32 = 2
+            if let upper {
+                try statement.bind(upper, at: index)
+                index += 1
             }
             try statement.bind(now, at: index)
             try statement.bind(max(0, limit), at: index + 1)
@@ -91,6 +100,25 @@ extension KVStorage {
             }
             return keys
         }
+    }
+
+    /// The least string greater than every string that starts with `prefix` (byte-wise
+    /// UTF-8 order, which is code point order): its last scalar that can grow, grown by
+    /// one (skipping the surrogate range), the scalars after it dropped. Nil for the
+    /// empty prefix, or one of U+10FFFF only: no upper bound.
+    static func upperBound(ofKeysWithPrefix prefix: String) -> String? {
+        var scalars = Array(prefix.unicodeScalars)
+        while let last = scalars.popLast() {
+            var next = last.value + 1
+            if next == 0xD800 { next = 0xE000 }
+            if let scalar = Unicode.Scalar(next) {
+                scalars.append(scalar)
+                var result = String.UnicodeScalarView()
+                result.append(contentsOf: scalars)
+                return String(result)
+            }
+        }
+        return nil
     }
 
     /// Deletes the files among `names` that no row references. A file modified

@@ -139,14 +139,15 @@ enum Manifest {
     static let deleteAny = """
         DELETE FROM manifest WHERE rowid IN (SELECT rowid FROM manifest LIMIT ?1) RETURNING filename, size
         """
-    static let selectKeysAfter = """
-        SELECT key FROM manifest WHERE key > ?1
-            AND (expiration_time IS NULL OR expiration_time > ?2) ORDER BY key LIMIT ?3
-        """
-    static let selectKeysFromStart = """
-        SELECT key FROM manifest WHERE expiration_time IS NULL OR expiration_time > ?1
-        ORDER BY key LIMIT ?2
-        """
+    /// Keys from ?1 (after it unless `inclusive`), below ?2 if `bounded`, not expired
+    /// at the next parameter, up to the last one's count, in key order.
+    static func selectKeys(inclusive: Bool, bounded: Bool) -> String {
+        let (now, limit) = bounded ? ("?3", "?4") : ("?2", "?3")
+        return """
+            SELECT key FROM manifest WHERE key \(inclusive ? ">=" : ">") ?1\(bounded ? " AND key < ?2" : "")
+                AND (expiration_time IS NULL OR expiration_time > \(now)) ORDER BY key LIMIT \(limit)
+            """
+    }
     static let selectNewestAccess = "SELECT max(last_access_time) FROM manifest"
     static let fileIsReferenced = "SELECT 1 FROM manifest WHERE filename = ?1 LIMIT 1"
     static let deleteAll = "DELETE FROM manifest"
