@@ -45,6 +45,11 @@ extension Cache {
         try await disk.onWorkPool { try self.removeValue(forKey: key) }
     }
 
+    @discardableResult
+    public func removeValues(withPrefix prefix: String) async throws -> Int {
+        try await disk.onWorkPool { try self.removeValues(withPrefix: prefix) }
+    }
+
     public func removeAll() async throws {
         try await disk.onWorkPool { try self.removeAll() }
     }

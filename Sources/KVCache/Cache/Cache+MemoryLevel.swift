@@ -61,6 +61,12 @@ extension Cache {
             cache.removeValue(forKey: ByteWiseKey(key))
         }
 
+        /// See ``MemoryCache/removeValues(where:)``.
+        @discardableResult
+        public func removeValues(where shouldRemove: (String) -> Bool) -> Int {
+            cache.removeValues { shouldRemove($0.string) }
+        }
+
         /// See ``MemoryCache/removeAll()``.
         public func removeAll() { cache.removeAll() }
 

@@ -225,6 +225,21 @@ public final class Cache<Value: Sendable>: Sendable {
         }
     }
 
+    /// Removes every value whose key starts with `prefix` (byte-wise) from both levels,
+    /// and returns how many the disk level held. Cheap on disk: one range of the
+    /// manifest's primary key. Queued background writes of such keys are dropped; reads
+    /// of other keys go on meanwhile. If the disk level throws, memory is unchanged and
+    /// some of the disk entries may be gone.
+    @discardableResult
+    public func removeValues(withPrefix prefix: String) throws -> Int {
+        let prefixBytes = Array(prefix.utf8)
+        return try writes.removeValues(withPrefix: prefix, disk: {
+            try disk.removeValues(withPrefix: prefix)
+        }, memory: {
+            memory.cache.removeValues { $0.string.utf8.starts(with: prefixBytes) }
+        })
+    }
+
     /// Removes every value from both levels (queued background writes are dropped).
     public func removeAll() throws {
         try writes.mutate(nil) {

@@ -64,6 +64,8 @@ final class WriteCoordinator: @unchecked Sendable {
     private let group = DispatchGroup()
     /// Test hook: called inside a mutation of a key, with its locks held.
     nonisolated(unsafe) var duringMutation: ((String) -> Void)?
+    /// Test hook: called when a read that found its key on disk is about to promote it.
+    nonisolated(unsafe) var willPromote: ((String) -> Void)?
 
     init(disk: DiskCache) {
         self.disk = disk
@@ -89,6 +91,7 @@ final class WriteCoordinator: @unchecked Sendable {
     @usableFromInline @discardableResult
     func promote(_ token: ReadToken, _ body: () -> Void) -> Bool {
         defer { keys.release(token.key, token.entry) }
+        willPromote?(token.key.string)
         return DeferredCallbacks.whileDeferring {
             gate.withShared {
                 token.entry.lock.withLock {
@@ -154,6 +157,30 @@ final class WriteCoordinator: @unchecked Sendable {
                     return try body()
                 }
             }
+        }
+    }
+
+    /// Runs a removal of every key with `prefix`: `disk` (the disk part, which may take
+    /// long) as a mutation, without holding up reads and their promotions; then `memory`
+    /// (the memory part) exclusive of promotions, which it makes drop: a promotion read
+    /// before the end may have read a row the disk part removed. Queued writes of such
+    /// keys are superseded. If `disk` throws, `memory` does not run.
+    func removeValues<Result>(withPrefix prefix: String, disk: () throws -> Result,
+                              memory: () -> Void) rethrows -> Result {
+        try DeferredCallbacks.whileDeferring {
+            mutationLock.lock()
+            defer { mutationLock.unlock() }
+            let prefixBytes = Array(prefix.utf8)
+            state.withLock { state in
+                state.epoch &+= 1
+                state.pending = state.pending.filter { !$0.key.string.utf8.starts(with: prefixBytes) }
+            }
+            let result = try disk()
+            gate.withExclusive {
+                state.withLock { $0.allKeysEpoch &+= 1 }
+                memory()
+            }
+            return result
         }
     }
 

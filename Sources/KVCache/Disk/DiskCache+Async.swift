@@ -35,6 +35,11 @@ extension DiskCache {
         try await onWorkPool { try self.keys(withPrefix: prefix, after: after, limit: limit) }
     }
 
+    @discardableResult
+    public func removeValues(withPrefix prefix: String) async throws -> Int {
+        try await onWorkPool { try self.removeValues(withPrefix: prefix) }
+    }
+
     public func removeAll() async throws {
         try await onWorkPool { try self.removeAll() }
     }

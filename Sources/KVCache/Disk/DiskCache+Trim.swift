@@ -50,6 +50,25 @@ extension DiskCache {
         }
     }
 
+    /// Removes every entry whose key starts with `prefix` (byte-wise), and returns how
+    /// many were stored. The keys with a prefix are one range of the manifest's primary
+    /// key: the rows go in steps of 4,096 without reading any other; other callers go
+    /// on between and during the steps. An empty prefix removes every entry.
+    @discardableResult
+    public func removeValues(withPrefix prefix: String) throws -> Int {
+        let limit = KVStorage.trimStepLimit
+        let work = KVStorage.removeValuesWork(withPrefix: prefix, limit: limit)
+        var removed = 0
+        while true {
+            let step = try performWork(freesSpace: true, prepare: { storage in
+                try storage.requireWritable()
+                return work
+            }, finish: { storage, count in storage.counters.evictions[.removed, default: 0] += count })
+            removed += step
+            if step < limit { return removed }
+        }
+    }
+
     /// Removes every entry in steps, reporting `(removed, total)` after each step
     /// (from the calling thread, without the lock held). Other callers may run between steps.
     public func removeAll(progress: (_ removed: Int, _ total: Int) -> Void) throws {

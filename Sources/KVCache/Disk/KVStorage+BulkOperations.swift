@@ -71,6 +71,28 @@ extension KVStorage {
         try transaction.deleteRows(Manifest.deleteAny, limit: KVStorage.removeAllStepLimit)
     }
 
+    /// The work of one step of removing the entries whose keys start with `prefix` (see
+    /// `DiskCache.performWork`): deletes up to `limit` rows of that key range, after the
+    /// batch's pending writes (so the sets made before the call are among them), and
+    /// returns how many.
+    static func removeValuesWork(withPrefix prefix: String, limit: Int) -> DetachedCommit.Work {
+        let upper = Self.upperBound(ofKeysWithPrefix: prefix)
+        return { transaction in
+            let database = transaction.database
+            return try database.statement(Manifest.deleteKeyRange(bounded: upper != nil)).run { statement in
+                try statement.bind(prefix, at: 1)
+                try statement.bind(upper, at: 2)
+                try statement.bind(limit, at: 3)
+                var removed = 0
+                while try statement.step() {
+                    transaction.recordRemoved(size: statement.int64(at: 1), file: statement.string(at: 0))
+                    removed += 1
+                }
+                return removed
+            }
+        }
+    }
+
     /// Up to `limit` keys that start with `prefix` and are greater than `after`
     /// (byte-wise order), skipping expired entries: one range of the primary key.
     func keys(withPrefix prefix: String, after: String?, limit: Int) throws -> [String] {

@@ -136,6 +136,15 @@ enum Manifest {
             (SELECT rowid FROM manifest WHERE expiration_time IS NOT NULL AND expiration_time <= ?1 LIMIT ?2)
         RETURNING filename, size
         """
+    /// Up to ?3 rows whose key is at least ?1 and (if `bounded`) below ?2: one range of
+    /// the primary key, the keys with a prefix.
+    static func deleteKeyRange(bounded: Bool) -> String {
+        """
+        DELETE FROM manifest WHERE rowid IN
+            (SELECT rowid FROM manifest WHERE key >= ?1\(bounded ? " AND key < ?2" : "") LIMIT ?3)
+        RETURNING filename, size
+        """
+    }
     static let deleteAny = """
         DELETE FROM manifest WHERE rowid IN (SELECT rowid FROM manifest LIMIT ?1) RETURNING filename, size
         """

@@ -165,7 +165,7 @@ extension MemoryCache {
         return value
     }
 
-    private func removeLocked(_ key: Key, returningValue: Bool, into removals: inout Removals) -> Value? {
+    func removeLocked(_ key: Key, returningValue: Bool, into removals: inout Removals) -> Value? {
         guard let index = storage.entry(forKey: key)?.index else { return nil }
         if isExpired(at: index) {
             expire(at: index, into: &removals)

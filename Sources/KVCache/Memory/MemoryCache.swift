@@ -179,6 +179,27 @@ public final class MemoryCache<Key: Hashable & Sendable, Value: Sendable>: @unch
         remove(key, returningValue: true)
     }
 
+    /// Removes the entries whose keys satisfy `shouldRemove` and returns how many were
+    /// live. `shouldRemove` runs without the cache's lock, on a snapshot of the keys.
+    @discardableResult
+    public func removeValues(where shouldRemove: (Key) -> Bool) -> Int {
+        var keys: [Key] = []
+        mutex.lock()
+        keys.reserveCapacity(storage.count)
+        storage.forEach { key, _ in keys.append(key) }
+        mutex.unlock()
+        keys.removeAll { !shouldRemove($0) }
+        guard !keys.isEmpty else { return 0 }
+        var removals = Removals()
+        var removed = 0
+        mutex.lock()
+        for key in keys where removeLocked(key, returningValue: true, into: &removals) != nil { removed += 1 }
+        takeFullReleaseBatch(into: &removals)
+        mutex.unlock()
+        complete(consume removals)
+        return removed
+    }
+
     /// Removes every entry. The entries are released in the background (when
     /// so configured) and reported to `onEviction` as removed.
     public func removeAll() {
