@@ -33,13 +33,9 @@ struct KVCacheTool: ParsableCommand {
         let code = exitCode(for: error)
         if code == .success { exit(withError: error) }  // --help, --version
         // A key or argument the library refuses is a usage error too (e.g. an empty key).
-        if let error = error as? KVCacheError {
-            switch error {
-            case .invalidKey, .invalidArgument:
-                Console.writeError("kvcache: error: \(error.description)")
-                Foundation.exit(ToolExit.usage.rawValue)
-            default: break
-            }
+        if let error = error as? KVCacheError, error.code == .invalidKey || error.code == .invalidArgument {
+            Console.writeError("kvcache: error: \(error.description)")
+            Foundation.exit(ToolExit.usage.rawValue)
         }
         if code == .validationFailure {
             Console.writeError(fullMessage(for: error))

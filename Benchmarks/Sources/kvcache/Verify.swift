@@ -31,9 +31,9 @@ struct Verify: ParsableCommand {
         let cache: DiskCache
         do {
             cache = try location.open(readOnly: !repair)
-        } catch KVCacheError.corrupt(let path, let message) {
+        } catch let error as KVCacheError where error.code == .corrupt {
             var report = DiskCache.VerificationReport()
-            report.integrityErrors = ["\(path): \(message)"]
+            report.integrityErrors = ["\(error.path ?? location.directory): \(error.message)"]
             if output.json {
                 try Console.writeJSON(VerifyOutput(report, rebuiltAtOpen: false))
             } else {

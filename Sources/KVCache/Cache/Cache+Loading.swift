@@ -52,7 +52,7 @@ extension Cache {
             if let value = try await disk.onWorkPool({ try self.diskResult(forKey: key).value }) {
                 return value
             }
-        } catch KVCacheError.decodingFailed {
+        } catch KVCacheError.Code.decodingFailed {
             // Recomputed below, and the undecodable bytes replaced.
         }
         counters.withLock { $0.computations &+= 1 }

@@ -18,7 +18,7 @@ import Foundation
 /// `String ==` would call them equal; SQLite, like this cache, would not.)
 ///
 /// A stored value that no longer decodes (its type changed, say) makes a read
-/// throw ``KVCacheError/decodingFailed(key:message:)`` and, by default, is removed,
+/// throw ``KVCacheError/Code-swift.struct/decodingFailed`` and, by default, is removed,
 /// so the next read is a plain miss; other entries are unaffected.
 public final class Cache<Value: Sendable>: Sendable {
     /// The name given to `init(name:baseDirectory:...)`, or nil.
@@ -148,7 +148,7 @@ public final class Cache<Value: Sendable>: Sendable {
                 // Only if nothing replaced it meanwhile: the new value may decode.
                 try writes.mutateIfUnchanged(token) { try disk.removeValue(forKey: key) }
             }
-            throw KVCacheError.decodingFailed(key: key, message: String(describing: error))
+            throw KVCacheError.decodingFailed(key: key, message: String(describing: error), underlyingError: error)
         }
         counters.withLock { $0.diskHits &+= 1 }
         promotion.cost = cost(of: value, encodedSize: entry.data.count)
@@ -297,7 +297,7 @@ public final class Cache<Value: Sendable>: Sendable {
         do {
             return try coder.encode(value)
         } catch {
-            throw KVCacheError.encodingFailed(String(describing: error))
+            throw KVCacheError.encodingFailed(String(describing: error), underlyingError: error)
         }
     }
 

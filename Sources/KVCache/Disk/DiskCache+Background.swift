@@ -156,7 +156,7 @@ extension DiskCache {
             do {
                 removed = try performWork(freesSpace: true, prepare: { try $0.trimWork(goal, limit: limit) },
                                           finish: { $0.trimmed($1, reason: reason) })
-            } catch KVCacheError.diskFull where limit > 1 {
+            } catch KVCacheError.Code.diskFull where limit > 1 {
                 // Even with the reserve released, this step's commit did not fit. Smaller
                 // steps need fewer WAL frames each (the WAL is emptied before each).
                 limit = max(1, limit / 8)

@@ -8,7 +8,7 @@ extension DiskCache {
         do {
             return try coder.decode(data)
         } catch {
-            throw KVCacheError.decodingFailed(key: key, message: String(describing: error))
+            throw KVCacheError.decodingFailed(key: key, message: String(describing: error), underlyingError: error)
         }
     }
 
@@ -19,7 +19,7 @@ extension DiskCache {
         do {
             data = try coder.encode(value)
         } catch {
-            throw KVCacheError.encodingFailed(String(describing: error))
+            throw KVCacheError.encodingFailed(String(describing: error), underlyingError: error)
         }
         try setValue(data, forKey: key, expiration: expiration, extendedData: extendedData)
     }

@@ -132,7 +132,7 @@ struct FileStore: Sendable {
         let entries: [FileStore.Entry]
         do {
             entries = try FileStore.entries(of: directory)
-        } catch KVCacheError.io(operation: "open", path: _, errno: ENOENT) {
+        } catch let error as KVCacheError where error.operation == "open" && error.systemErrno == ENOENT {
             return []
         }
         return entries.filter { !$0.isDirectory && FileNameHash.isFileName($0.name) }.map(\.name)

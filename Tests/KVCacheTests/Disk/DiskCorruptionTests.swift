@@ -133,8 +133,12 @@ import Testing
         try fillAndClose(dir)
         let locker = try Database(path: dir.manifestPath, busyTimeout: 0)
         try locker.execute("PRAGMA locking_mode = EXCLUSIVE; BEGIN EXCLUSIVE; UPDATE stats SET count = count;")
-        #expect(throws: KVCacheError.sqlite(code: SQLITE_BUSY, message: "database is locked", sql: "PRAGMA application_id")) {
+        #expect {
             _ = try DiskCache(directory: dir.url, configuration: .testing { $0.busyTimeout = 0.05 })
+        } throws: { error in
+            guard let error = error as? KVCacheError else { return false }
+            return error.code == .sqlite && error.sqliteResultCode == SQLITE_BUSY && error.message == "database is locked"
+                && error.sql == "PRAGMA application_id" && error.path?.hasSuffix("/manifest.sqlite") == true
         }
         try locker.execute("ROLLBACK")
         locker.close()

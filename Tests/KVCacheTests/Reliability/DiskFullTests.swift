@@ -35,7 +35,7 @@ import Testing
         do {
             try Self.checkEarlierEntries(url, configuration)
         } catch let error as KVCacheError {
-            guard case .diskFull = error else { throw error }
+            guard error.code == .diskFull else { throw error }
         }
         unlink(mount.path + "/ballast")
         try Self.checkEarlierEntries(url, configuration)
@@ -111,7 +111,7 @@ import Testing
             let (error, index) = writeUntilError(limit: 20) { index in
                 try cache.setValue(CheckedValue.make(key: "big\(index)", seq: 2, size: 300_000), forKey: "big\(index)")
             }
-            guard case .diskFull? = error as? KVCacheError else {
+            guard (error as? KVCacheError)?.code == .diskFull else {
                 Issue.record("expected diskFull after \(index) writes, got \(String(describing: error))")
                 return
             }
@@ -122,7 +122,7 @@ import Testing
             do {
                 try cache.flush()
             } catch let error as KVCacheError {
-                guard case .diskFull = error else { throw error }
+                guard error.code == .diskFull else { throw error }
                 committed = false
             }
             for written in 0..<index {
@@ -183,7 +183,7 @@ import Testing
         do {
             try Self.checkEarlierEntries(url, .testing())
         } catch let error as KVCacheError {
-            guard case .diskFull = error else {
+            guard error.code == .diskFull else {
                 Issue.record("expected diskFull, got \(error)")
                 return
             }

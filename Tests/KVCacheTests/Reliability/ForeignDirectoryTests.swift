@@ -30,8 +30,8 @@ import Testing
         #expect {
             _ = try DiskCache(directory: dir.url, configuration: .testing())
         } throws: { error in
-            guard case KVCacheError.notACache(let path, let reason) = error else { return false }
-            return path.hasSuffix("/data") && reason.contains("photo.jpg")
+            guard let error = error as? KVCacheError, error.code == .notACache else { return false }
+            return error.path?.hasSuffix("/data") == true && error.message.contains("photo.jpg")
         }
         #expect(Self.listing(dir.path) == before)
     }
@@ -66,8 +66,7 @@ import Testing
             #expect {
                 _ = try DiskCache(directory: dir.url, configuration: .testing { $0.isReadOnly = readOnly })
             } throws: { error in
-                guard case KVCacheError.notACache = error else { return false }
-                return true
+                (error as? KVCacheError)?.code == .notACache
             }
         }
         #expect(Self.listing(dir.path) == before)

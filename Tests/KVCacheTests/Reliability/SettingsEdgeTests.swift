@@ -25,7 +25,7 @@ import Testing
         let cache: DiskCache
         do {
             cache = try DiskCache(directory: dir.url, configuration: configuration)
-        } catch KVCacheError.invalidArgument {
+        } catch KVCacheError.Code.invalidArgument {
             return .rejected
         }
         // Inline and file values, a flush and a reopen: every timer and conversion runs.
@@ -123,7 +123,7 @@ import Testing
                 let monitor = try MemoryPressureMonitor(configuration: configuration)
                 try monitor.start()
                 monitor.stop()
-            } catch KVCacheError.invalidArgument {
+            } catch KVCacheError.Code.invalidArgument {
                 // Rejected with a reason: fine. NaN must never be accepted.
                 continue
             }

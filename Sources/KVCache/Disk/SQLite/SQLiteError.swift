@@ -31,11 +31,15 @@ struct SQLiteError: Error, CustomStringConvertible {
         "SQLite error \(extendedCode): \(message)" + (sql.map { " (\($0))" } ?? "")
     }
 
-    /// The library's error: `diskFull` for SQLITE_FULL, otherwise `sqlite(code:message:sql:)`
-    /// with the primary code (the extended code is kept in the message when it differs).
+    /// The library's error: `diskFull` for SQLITE_FULL, otherwise `.sqlite` with the
+    /// primary code (the extended code is kept in the message when it differs), the SQL
+    /// and the manifest's path.
     func kvCacheError(path: String) -> KVCacheError {
         if isDiskFull { return .diskFull(path: path) }
         let text = extendedCode == code ? message : "\(message) (extended code \(extendedCode))"
-        return .sqlite(code: code, message: text, sql: sql)
+        var error = KVCacheError.sqlite(code: code, message: text, sql: sql)
+        error.path = path
+        if systemErrno != 0 { error.systemErrno = systemErrno }
+        return error
     }
 }
