@@ -109,7 +109,7 @@ extension Cache {
         public var statistics: MemoryCache<String, Value>.Statistics {
             let statistics = cache.statistics
             return .init(
-                hits: statistics.hits, misses: statistics.misses, insertions: statistics.insertions,
+                hits: statistics.hits, misses: statistics.misses, sets: statistics.sets,
                 evictions: statistics.evictions, count: statistics.count, totalCost: statistics.totalCost)
         }
     }

@@ -10,7 +10,7 @@ struct CacheCounters {
 
 extension Cache {
     /// A snapshot of what a cache and each of its levels have done since it was opened.
-    public struct Statistics: Sendable, Equatable {
+    public struct Statistics: Sendable, Equatable, CustomStringConvertible {
         /// Reads answered by the memory level. This is the memory level's own hit
         /// count (counting there keeps a memory hit as cheap as on `MemoryCache`),
         /// so reads made directly through `memory` count too.
@@ -47,6 +47,19 @@ extension Cache {
             let served = hits + joinedLoads
             let reads = served + misses
             return reads == 0 ? 0 : Double(served) / Double(reads)
+        }
+
+        /// One line for the cache, then one for each level.
+        public var description: String {
+            var line = "\(hits) \(hits == 1 ? "hit" : "hits") (\(memoryHits) memory, \(diskHits) disk), "
+                + "\(misses) \(misses == 1 ? "miss" : "misses")"
+            if joinedLoads > 0 { line += ", \(joinedLoads) joined \(joinedLoads == 1 ? "load" : "loads")" }
+            if hits + misses + joinedLoads > 0 { line += " (hit ratio " + StatisticsText.percent(hitRatio) + ")" }
+            line += ", \(sets) \(sets == 1 ? "set" : "sets"), \(computations) "
+                + (computations == 1 ? "computation" : "computations")
+            if decodingFailures > 0 { line += ", \(decodingFailures) undecodable" }
+            if failedBackgroundWrites > 0 { line += ", \(failedBackgroundWrites) failed background writes" }
+            return line + "\nmemory: \(memory)\ndisk: \(disk)"
         }
     }
 

@@ -1,13 +1,17 @@
 extension DiskCache {
-    /// Counters since open, plus the store's current totals.
-    public struct Statistics: Sendable, Equatable {
+    /// Counters since open, plus the store's current totals. The same words as the
+    /// memory level's (`MemoryCache.Statistics`): hits, misses, sets, evictions by reason.
+    public struct Statistics: Sendable, Equatable, CustomStringConvertible {
+        /// Reads that found a live entry.
         public var hits = 0
+        /// Reads that found nothing, or only an expired entry.
         public var misses = 0
+        /// Values stored, including ones that replaced an earlier value.
         public var sets = 0
-        /// Explicit `removeValue(forKey:)` calls that removed an entry.
-        public var removals = 0
-        /// Entries removed by trims, expiration, replacement and removeAll, by reason.
-        public var evictions: [EvictionReason: Int] = [:]
+        /// Entries that left the store, by reason (every reason is present): trims,
+        /// expiration, replacement; `.removed` counts the entries callers removed
+        /// (`removeValue`, `removeValues`, `removeAll`).
+        public var evictions: [EvictionReason: Int] = Dictionary(uniqueKeysWithValues: EvictionReason.allCases.map { ($0, 0) })
         public var count = 0
         public var size: Int64 = 0
         public var inlineCount = 0
@@ -22,8 +26,24 @@ extension DiskCache {
         public var commits = 0
         public var failedCommits = 0
 
+        /// Hits divided by reads; 0 before the first read.
         public var hitRatio: Double {
             hits + misses == 0 ? 0 : Double(hits) / Double(hits + misses)
+        }
+
+        /// Entries that left the store for any reason.
+        public var totalEvictions: Int {
+            evictions.values.reduce(0, +)
+        }
+
+        /// "12 entries, 34000 bytes (2 in files); 90 hits, 10 misses (90.0 %), 20 sets; evicted: 8 count".
+        public var description: String {
+            "\(count) \(count == 1 ? "entry" : "entries"), \(size) bytes (\(fileCount) in files); "
+                + StatisticsText.reads(hits: hits, misses: misses, sets: sets)
+                + StatisticsText.evictions(evictions)
+                + (brokenEntries > 0 ? "; \(brokenEntries) broken" : "")
+                + (failedCommits > 0 ? "; \(failedCommits) failed commits" : "")
+                + (rebuilds > 0 ? "; rebuilt \(rebuilds)×" : "")
         }
     }
 
@@ -39,8 +59,7 @@ extension DiskCache {
         statistics.hits = counters.hits + reads.hits
         statistics.misses = counters.misses + reads.misses
         statistics.sets = counters.sets
-        statistics.removals = counters.removals
-        statistics.evictions = counters.evictions
+        statistics.evictions.merge(counters.evictions, uniquingKeysWith: +)
         statistics.setTotals(totals)
         statistics.brokenEntries = counters.brokenRows
         statistics.rebuilds = counters.rebuilds

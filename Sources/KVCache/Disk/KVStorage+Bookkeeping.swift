@@ -70,7 +70,6 @@ extension KVStorage {
         var hits = 0
         var misses = 0
         var sets = 0
-        var removals = 0
         var evictions: [EvictionReason: Int] = [:]
         var commits = 0
         var failedCommits = 0

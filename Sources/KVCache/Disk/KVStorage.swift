@@ -285,7 +285,7 @@ final class KVStorage {
         let replaced = buffer.withLock { state -> String? in
             let replaced = state.pending.record(.remove, forKey: key)
             state.accessTimes.remove(key)
-            state.counters.removals += 1
+            state.counters.evictions[.removed, default: 0] += 1
             return replaced
         }
         if let replaced { files.remove(replaced) }

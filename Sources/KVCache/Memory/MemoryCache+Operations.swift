@@ -39,7 +39,7 @@ extension MemoryCache {
         into removals: inout Removals
     ) -> Purge {
         let accessTime = limits.tracksAge ? clock.monotonicNow() : 0
-        counters.insertions &+= 1
+        counters.sets &+= 1
         if let old = storage.setValue(
             value, forKey: key, cost: cost, accessTime: accessTime, deadline: deadline, lifetime: lifetime)
         {

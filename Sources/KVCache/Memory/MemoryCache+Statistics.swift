@@ -1,13 +1,17 @@
 extension MemoryCache {
-    /// A snapshot of what a memory cache has done since it was created.
-    public struct Statistics: Sendable, Hashable {
+    /// A snapshot of what a memory cache has done since it was created. The same
+    /// words as the disk level's (`DiskCache.Statistics`): hits, misses, sets,
+    /// evictions by reason.
+    public struct Statistics: Sendable, Hashable, CustomStringConvertible {
         /// Reads that found a live entry.
         public var hits: Int
         /// Reads that found nothing, or only an expired entry.
         public var misses: Int
         /// Values stored, including ones that replaced an earlier value.
-        public var insertions: Int
-        /// Entries that left the cache, by reason (every reason is present).
+        public var sets: Int
+        /// Entries that left the cache, by reason (every reason is present);
+        /// `.removed` counts the entries callers removed (`removeValue`, `removeValues`,
+        /// `removeAll`).
         public var evictions: [EvictionReason: Int]
         /// Entries in the cache when the snapshot was taken.
         public var count: Int
@@ -24,6 +28,13 @@ extension MemoryCache {
         public var totalEvictions: Int {
             evictions.values.reduce(0, +)
         }
+
+        /// "12 entries, cost 3400; 90 hits, 10 misses (90.0 %), 20 sets; evicted: 8 count, 2 removed".
+        public var description: String {
+            "\(count) \(count == 1 ? "entry" : "entries"), cost \(totalCost); "
+                + StatisticsText.reads(hits: hits, misses: misses, sets: sets)
+                + StatisticsText.evictions(evictions)
+        }
     }
 }
 
@@ -33,7 +44,7 @@ extension MemoryCache {
 struct MemoryCacheCounters {
     @usableFromInline var hits = 0
     @usableFromInline var misses = 0
-    @usableFromInline var insertions = 0
+    @usableFromInline var sets = 0
     @usableFromInline var evictedByCount = 0
     @usableFromInline var evictedByCost = 0
     @usableFromInline var expired = 0

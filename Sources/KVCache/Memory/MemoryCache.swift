@@ -239,7 +239,7 @@ public final class MemoryCache<Key: Hashable & Sendable, Value: Sendable>: @unch
         mutex.lock()
         defer { mutex.unlock() }
         return Statistics(
-            hits: counters.hits, misses: counters.misses, insertions: counters.insertions,
+            hits: counters.hits, misses: counters.misses, sets: counters.sets,
             evictions: counters.evictions, count: storage.count, totalCost: storage.totalCost.clamped)
     }
 }

@@ -48,7 +48,7 @@ struct CacheStatisticsTests {
 
         #expect(statistics.memory.hits == 2)
         #expect(statistics.memory.misses == 5)  // b, c, zzz, and d twice (before and inside the load)
-        #expect(statistics.memory.insertions == 6)
+        #expect(statistics.memory.sets == 6)
         #expect(statistics.memory.evictions[.count] == 2)
         #expect(statistics.memory.evictions[.removed] == 1)
         #expect(statistics.memory.evictions[.replaced] == 1)
@@ -58,7 +58,17 @@ struct CacheStatisticsTests {
         #expect(statistics.disk.hits == 1)
         #expect(statistics.disk.misses == 3)
         #expect(statistics.disk.sets == 4)
-        #expect(statistics.disk.removals == 1)
+        #expect(statistics.disk.evictions[.removed] == 1)
+        // One vocabulary, and a readable description, for both levels and the cache.
+        #expect(statistics.memory.description
+            == "2 entries, cost 110; 2 hits, 5 misses (28.6 %), 6 sets; evicted: 2 count, 1 removed, 1 replaced")
+        #expect(statistics.disk.description
+            == "2 entries, 110 bytes (0 in files); 1 hit, 3 misses (25.0 %), 4 sets; evicted: 1 removed, 1 replaced")
+        #expect(statistics.description == """
+            3 hits (2 memory, 1 disk), 3 misses (hit ratio 50.0 %), 5 sets, 1 computation
+            memory: \(statistics.memory)
+            disk: \(statistics.disk)
+            """)
         #expect(statistics.disk.evictions[.replaced] == 1)
         #expect(statistics.disk.count == 2)
         #expect(statistics.disk.size == 110)

@@ -50,7 +50,7 @@ import Testing
         #expect(statistics.totalCost <= 5_000)
         #expect(statistics.hits + statistics.misses > 0)
         // Every insertion either is still in the cache or left it in one of the counted ways.
-        #expect(statistics.insertions == statistics.count + statistics.totalEvictions)
+        #expect(statistics.sets == statistics.count + statistics.totalEvictions)
         #expect(statistics.totalEvictions == evictions.value)
         // The total cost matches the entries' costs, and the list matches the table.
         cache.withLock {

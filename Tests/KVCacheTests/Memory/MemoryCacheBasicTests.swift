@@ -70,7 +70,7 @@ import Testing
         let statistics = cache.statistics
         #expect(statistics.hits == 1)
         #expect(statistics.misses == 1)
-        #expect(statistics.insertions == 4)
+        #expect(statistics.sets == 4)
         #expect(statistics.evictions[.count] == 1)
         #expect(statistics.evictions[.replaced] == 1)
         #expect(statistics.evictions[.removed] == 1)
