@@ -41,6 +41,14 @@ extension Cache {
         }
     }
 
+    public func setValues(_ values: [String: Value], expiration: Expiration = .never) async throws {
+        try await disk.onWorkPool { try self.setValues(values, expiration: expiration) }
+    }
+
+    public func values(forKeys keys: [String]) async throws -> [String: Value] {
+        try await disk.onWorkPool { try self.values(forKeys: keys) }
+    }
+
     public func removeValue(forKey key: String) async throws {
         try await disk.onWorkPool { try self.removeValue(forKey: key) }
     }

@@ -215,6 +215,36 @@ public final class Cache<Value: Sendable>: Sendable {
         }
     }
 
+    /// Stores every value of `values` in both levels, with one expiration: on disk in one
+    /// transaction (see `DiskCache.setValues`). If encoding or the disk level throws,
+    /// neither level changes.
+    public func setValues(_ values: [String: Value], expiration: Expiration = .never) throws {
+        guard !values.isEmpty else { return }
+        var encoded: [String: Data] = [:]
+        var costs: [String: Int64] = [:]
+        for (key, value) in values {
+            let (data, cost) = try prepareWrite(value, forKey: key)
+            encoded[key] = data
+            costs[key] = cost
+        }
+        try writes.mutate(keys: Array(values.keys)) {
+            try disk.setValues(encoded, expiration: expiration)
+            for (key, value) in values {
+                memory.setValue(value, forKey: key, cost: costs[key] ?? 0, expiration: expiration)
+            }
+        }
+    }
+
+    /// The values for `keys` that either level holds (missing keys are absent), each
+    /// read as `value(forKey:)` reads it.
+    public func values(forKeys keys: [String]) throws -> [String: Value] {
+        var found: [String: Value] = [:]
+        for key in keys where found[key] == nil {
+            if let value = try value(forKey: key) { found[key] = value }
+        }
+        return found
+    }
+
     /// Removes the value for `key` from both levels.
     /// If the disk level throws, neither level changes (the old value cannot come
     /// back from disk after memory dropped it).

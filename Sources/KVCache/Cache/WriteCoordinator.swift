@@ -160,6 +160,36 @@ final class WriteCoordinator: @unchecked Sendable {
         }
     }
 
+    /// Runs a mutation of several keys at once (their locks taken in byte-wise order),
+    /// superseding queued writes for them.
+    func mutate<Result>(keys: [String], _ body: () throws -> Result) rethrows -> Result {
+        let sorted = Set(keys.map(ByteWiseKey.init)).sorted { $0.string.utf8.lexicographicallyPrecedes($1.string.utf8) }
+        return try DeferredCallbacks.whileDeferring {
+            mutationLock.lock()
+            defer { mutationLock.unlock() }
+            return try gate.withShared {
+                try withKeyLocks(sorted[...]) {
+                    state.withLock { state in
+                        state.epoch &+= 1
+                        for key in sorted { state.pending[key] = nil }
+                    }
+                    return try body()
+                }
+            }
+        }
+    }
+
+    /// Runs `body` holding the locks of `keys` (each bumped, as one mutation of it).
+    private func withKeyLocks<Result>(_ keys: ArraySlice<ByteWiseKey>, _ body: () throws -> Result) rethrows -> Result {
+        guard let key = keys.first else { return try body() }
+        let (entry, _) = self.keys.acquire(key)
+        defer { self.keys.release(key, entry) }
+        return try entry.lock.withLock {
+            self.keys.bump(entry)
+            return try withKeyLocks(keys.dropFirst(), body)
+        }
+    }
+
     /// Runs a removal of every key with `prefix`: `disk` (the disk part, which may take
     /// long) as a mutation, without holding up reads and their promotions; then `memory`
     /// (the memory part) exclusive of promotions, which it makes drop: a promotion read

@@ -35,6 +35,14 @@ extension DiskCache {
         try await onWorkPool { try self.keys(withPrefix: prefix, after: after, limit: limit) }
     }
 
+    public func setValues(_ values: [String: Data], expiration: Expiration = .never) async throws {
+        try await onWorkPool { try self.setValues(values, expiration: expiration) }
+    }
+
+    public func values(forKeys keys: [String]) async throws -> [String: Data] {
+        try await onWorkPool { try self.values(forKeys: keys) }
+    }
+
     @discardableResult
     public func removeValues(withPrefix prefix: String) async throws -> Int {
         try await onWorkPool { try self.removeValues(withPrefix: prefix) }

@@ -177,6 +177,59 @@ public final class DiskCache: Sendable {
         }
     }
 
+    /// Stores every value of `values` (replacing any) in one transaction, with one
+    /// expiration: when this returns, all are committed (not synced; see `flush`). File
+    /// values are written first, without the lock. If it throws, none was stored. Keys
+    /// are checked first: one bad key stores nothing.
+    public func setValues(_ values: [String: Data], expiration: Expiration = .never) throws {
+        guard !values.isEmpty else { return }
+        for key in values.keys { try KVStorage.validate(key, options: reader.options) }
+        var batch: [KVStorage.BatchValue] = []
+        var reserved: [String] = []
+        do {
+            for (key, data) in values {
+                guard configuration.storageMode.storesInFile(size: data.count, inlineThreshold: configuration.inlineThreshold)
+                else {
+                    batch.append(KVStorage.BatchValue(key: key, size: data.count, filename: nil, inline: data))
+                    continue
+                }
+                // A fresh, reserved name: the orphan sweep keeps the file until its row commits.
+                while true {
+                    guard let name = try store.withLock({ try $0.reserveFileName(forKey: key, size: data.count) }) else {
+                        preconditionFailure("a value stored in a file gets a file name")
+                    }
+                    reserved.append(name)
+                    if try files.write(data, named: name, sync: configuration.syncsFiles) {
+                        batch.append(KVStorage.BatchValue(key: key, size: data.count, filename: name, inline: nil))
+                        break
+                    }
+                }
+            }
+            try performWork(freesSpace: false, prepare: { storage in
+                try storage.requireWritable()
+                return storage.setValuesWork(batch, expiration: expiration)
+            }, finish: { storage, count in
+                storage.counters.sets += count
+                for name in reserved { storage.releaseFileName(name) }
+            })
+        } catch {
+            let files = files
+            store.withLock { storage in for name in reserved { storage.releaseFileName(name) } }
+            for value in batch { if let name = value.filename { files.remove(name) } }
+            throw error
+        }
+    }
+
+    /// The values stored for `keys` (missing and expired keys are absent), each read as
+    /// `value(forKey:)` reads it.
+    public func values(forKeys keys: [String]) throws -> [String: Data] {
+        var found: [String: Data] = [:]
+        for key in keys where found[key] == nil {
+            if let value = try value(forKey: key) { found[key] = value }
+        }
+        return found
+    }
+
     /// Removes the value for `key`, if any.
     public func removeValue(forKey key: String) throws {
         try perform { _ = try $0.removeValue(forKey: key) }

@@ -48,6 +48,8 @@ extension KVStorage {
     struct Transaction {
         /// The connection the transaction is open on.
         let database: Database
+        /// That connection's cached statements.
+        let statements: ManifestStatements
         /// The stats row when the transaction began (other processes' commits included).
         var start = Totals()
         /// Files replaced or removed: deleted only after the commit.

@@ -25,7 +25,7 @@ struct ManifestBatch {
         throws -> (result: Result, transaction: KVStorage.Transaction, changes: Changes) {
         do {
             // We hold the write lock: these totals include other processes' commits.
-            var transaction = KVStorage.Transaction(database: database, start: try readTotals())
+            var transaction = KVStorage.Transaction(database: database, statements: statements, start: try readTotals())
             var changes = Changes()
             if !writes.isEmpty { try apply(writes, into: &changes) }
             if !accessTimes.isEmpty { try apply(accessTimes: accessTimes, extends: extendsExpirationOnAccess) }

@@ -1,0 +1,85 @@
+import Foundation
+import Testing
+@testable import KVCache
+
+/// `setValues(_:expiration:)` (one transaction) and `values(forKeys:)`, on the disk
+/// level and through the facade.
+@Suite struct CacheBatchTests {
+    @Test func theDiskLevelStoresABatchInOneCommit() throws {
+        let dir = TemporaryDirectory()
+        defer { dir.remove() }
+        let cache = try DiskCache(directory: dir.url, configuration: .testing { $0.groupCommitDelay = 3600 })
+        defer { try? cache.close() }
+        try cache.setValue(bytes(30_000, seed: 1), forKey: "big")  // replaced below: its file goes
+        try cache.setValue(bytes(10, seed: 1), forKey: "kept")
+        try cache.flush()
+        let commits = cache.statistics.commits
+        var batch: [String: Data] = ["big": bytes(40_000, seed: 2), "new file": bytes(25_000, seed: 3)]
+        for index in 0..<100 { batch["k\(index)"] = bytes(10, seed: UInt8(index)) }
+        try cache.setValues(batch, expiration: .seconds(3600))
+        // Committed when it returns, in one transaction with nothing else.
+        #expect(cache.statistics.commits == commits + 1 && cache.statistics.sets == 2 + 102)
+        #expect(try rawRows(dir.manifestPath, "SELECT count(*) FROM manifest") == [["103"]])
+        #expect(try cache.values(forKeys: ["big", "new file", "k7", "kept", "absent", "k7"])
+            == ["big": bytes(40_000, seed: 2), "new file": bytes(25_000, seed: 3), "k7": bytes(10, seed: 7),
+                "kept": bytes(10, seed: 1)])
+        #expect(try cache.info(forKey: "k1")?.expirationDate != nil)
+        #expect(dir.dataFiles().count == 2)  // the replaced file is gone
+        #expect(try cache.verify(orphanGracePeriod: 0).isHealthy)
+        try cache.setValues([:])
+        #expect(try cache.values(forKeys: []) == [:])
+    }
+
+    @Test func aBadKeyStoresNothing() throws {
+        let dir = TemporaryDirectory()
+        defer { dir.remove() }
+        let cache = try DiskCache(directory: dir.url, configuration: .testing())
+        defer { try? cache.close() }
+        #expect {
+            try cache.setValues(["fine": bytes(30_000), "": bytes(10)])
+        } throws: { ($0 as? KVCacheError)?.code == .invalidKey }
+        #expect(try cache.totalCount == 0 && dir.dataFiles().isEmpty)
+        try cache.close()
+        #expect(throws: KVCacheError.closed) { try cache.setValues(["a": bytes(30_000)]) }
+        #expect(dir.dataFiles().isEmpty)
+    }
+
+    @Test func aReadOnlyDiskLevelStoresNothing() throws {
+        let dir = TemporaryDirectory()
+        defer { dir.remove() }
+        try DiskCache(directory: dir.url, configuration: .testing()).close()
+        let cache = try DiskCache(directory: dir.url, configuration: .testing { $0.isReadOnly = true })
+        defer { try? cache.close() }
+        #expect {
+            try cache.setValues(["a": bytes(30_000), "b": bytes(1)])
+        } throws: { ($0 as? KVCacheError)?.code == .readOnly }
+        #expect(dir.dataFiles().isEmpty)
+    }
+
+    @Test func theFacadeStoresABatchInBothLevels() async throws {
+        let fixture = CacheFixture()
+        defer { fixture.remove() }
+        let cache = try fixture.make()
+        defer { try? cache.close() }
+        try await cache.setValue(bytes(10, seed: 9), forKey: "b", diskWrite: .background)  // superseded by the batch
+        try await cache.setValues(["a": bytes(10, seed: 1), "b": bytes(30_000, seed: 2)])
+        try await cache.waitForBackgroundWrites()
+        #expect(cache.memory.value(forKey: "a") == bytes(10, seed: 1))
+        #expect(try await cache.disk.value(forKey: "b") == bytes(30_000, seed: 2))
+        cache.memory.removeAll()
+        #expect(try await cache.values(forKeys: ["a", "b", "c"]) == ["a": bytes(10, seed: 1), "b": bytes(30_000, seed: 2)])
+        #expect(cache.statistics.sets == 3)
+    }
+
+    @Test func anEncodingFailureStoresNothing() throws {
+        let fixture = CacheFixture()
+        defer { fixture.remove() }
+        let cache = try fixture.make(coder: JSONCoder<Double>())
+        defer { try? cache.close() }
+        #expect {
+            try cache.setValues(["a": 1, "b": .nan])
+        } throws: { ($0 as? KVCacheError)?.code == .encodingFailed }
+        #expect(cache.memory.value(forKey: "a") == nil)
+        #expect(try cache.disk.value(forKey: "a") == nil)
+    }
+}
