@@ -41,6 +41,11 @@ extension Cache {
         }
     }
 
+    @discardableResult
+    public func setValueIfAbsent(_ value: Value, forKey key: String, expiration: Expiration = .never) async throws -> Bool {
+        try await disk.onWorkPool { try self.setValueIfAbsent(value, forKey: key, expiration: expiration) }
+    }
+
     public func setValues(_ values: [String: Value], expiration: Expiration = .never) async throws {
         try await disk.onWorkPool { try self.setValues(values, expiration: expiration) }
     }

@@ -215,6 +215,24 @@ public final class Cache<Value: Sendable>: Sendable {
         }
     }
 
+    /// Stores `value` for `key` in both levels only if neither holds a live value for it
+    /// (nor is one queued for disk), and returns whether it did. Atomic among this
+    /// cache's writers; see `DiskCache.setValueIfAbsent` for other processes.
+    @discardableResult
+    public func setValueIfAbsent(_ value: Value, forKey key: String, expiration: Expiration = .never) throws -> Bool {
+        try validate(key)
+        let data = try encode(value)
+        let cost = cost(of: value, encodedSize: data.count)
+        // Not superseding a queued write: one there means the key has a value.
+        return try writes.mutate(key, supersedesQueuedWrite: false) {
+            if writes.pendingWrite(forKey: key) != nil || memory.contains(key) { return false }
+            guard try disk.setValueIfAbsent(data, forKey: key, expiration: expiration) else { return false }
+            memory.setValue(value, forKey: key, cost: cost, expiration: expiration)
+            counters.withLock { $0.sets &+= 1 }
+            return true
+        }
+    }
+
     /// Stores every value of `values` in both levels, with one expiration: on disk in one
     /// transaction (see `DiskCache.setValues`). If encoding or the disk level throws,
     /// neither level changes.

@@ -126,9 +126,11 @@ final class WriteCoordinator: @unchecked Sendable {
         state.withLock { $0.pending.isEmpty ? nil : $0.pending[ByteWiseKey(key)] }
     }
 
-    /// Runs a mutation of `key` (of every key when nil), superseding queued writes for it.
+    /// Runs a mutation of `key` (of every key when nil), superseding queued writes for it
+    /// unless `supersedesQueuedWrite` is false (the body then decides).
     @usableFromInline
-    func mutate<Result>(_ key: String?, _ body: () throws -> Result) rethrows -> Result {
+    func mutate<Result>(_ key: String?, supersedesQueuedWrite: Bool = true,
+                        _ body: () throws -> Result) rethrows -> Result {
         try DeferredCallbacks.whileDeferring {
             mutationLock.lock()
             defer { mutationLock.unlock() }
@@ -151,7 +153,7 @@ final class WriteCoordinator: @unchecked Sendable {
                     // Supersedes a queued write of the key (`land` needs `mutationLock`).
                     state.withLock { state in
                         state.epoch &+= 1
-                        state.pending[byteWise] = nil
+                        if supersedesQueuedWrite { state.pending[byteWise] = nil }
                     }
                     duringMutation?(key)
                     return try body()

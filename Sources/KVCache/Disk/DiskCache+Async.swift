@@ -35,6 +35,14 @@ extension DiskCache {
         try await onWorkPool { try self.keys(withPrefix: prefix, after: after, limit: limit) }
     }
 
+    @discardableResult
+    public func setValueIfAbsent(_ data: Data, forKey key: String, expiration: Expiration = .never,
+                                 extendedData: Data? = nil) async throws -> Bool {
+        try await onWorkPool {
+            try self.setValueIfAbsent(data, forKey: key, expiration: expiration, extendedData: extendedData)
+        }
+    }
+
     public func setValues(_ values: [String: Data], expiration: Expiration = .never) async throws {
         try await onWorkPool { try self.setValues(values, expiration: expiration) }
     }

@@ -177,6 +177,46 @@ public final class DiskCache: Sendable {
         }
     }
 
+    /// Stores `data` for `key` only if no live value is stored for it, and returns
+    /// whether it did (python-diskcache's `add`). Atomic among this process's writers
+    /// of the directory; another process's set of the same key may land in between.
+    @discardableResult
+    public func setValueIfAbsent(_ data: Data, forKey key: String, expiration: Expiration = .never,
+                                 extendedData: Data? = nil) throws -> Bool {
+        try KVStorage.validate(extendedData: extendedData)
+        try KVStorage.validate(key, options: reader.options)
+        guard configuration.storageMode.storesInFile(size: data.count, inlineThreshold: configuration.inlineThreshold),
+              let name = try store.withLock({ try $0.reserveFileName(forKey: key, size: data.count) })
+        else {
+            return try perform { storage in
+                guard try !storage.hasLiveValue(forKey: key) else { return false }
+                try storage.setValue(data, forKey: key, expiration: expiration, extendedData: extendedData)
+                return true
+            }
+        }
+        // The file is written first, without the lock, as `setValue` writes it.
+        let written: Bool
+        do {
+            written = try files.write(data, named: name, sync: configuration.syncsFiles)
+        } catch {
+            store.withLock { $0.releaseFileName(name) }
+            throw error
+        }
+        guard written else {
+            store.withLock { $0.releaseFileName(name) }
+            return try setValueIfAbsent(data, forKey: key, expiration: expiration, extendedData: extendedData)
+        }
+        return try perform { storage in
+            guard try !storage.hasLiveValue(forKey: key) else {
+                storage.releaseFileName(name)
+                storage.files.remove(name)
+                return false
+            }
+            try storage.setValue(data, writtenTo: name, forKey: key, expiration: expiration, extendedData: extendedData)
+            return true
+        }
+    }
+
     /// Stores every value of `values` (replacing any) in one transaction, with one
     /// expiration: when this returns, all are committed (not synced; see `flush`). File
     /// values are written first, without the lock. If it throws, none was stored. Keys

@@ -237,6 +237,18 @@ final class KVStorage {
         try ManifestBatch(database: requireDatabase(), statements: requireStatements()).metadata(forKey: key)
     }
 
+    /// True when `key` has a live value: a pending set, or a committed row not expired
+    /// (its deadline moved by a buffered access, as reads move it).
+    func hasLiveValue(forKey key: String) throws -> Bool {
+        guard let metadata = try metadata(forKey: key) else { return false }
+        guard var deadline = metadata.expiration else { return true }
+        if options.extendsExpirationOnAccess, let lifetime = metadata.lifetime,
+           let accessed = buffer.withLock({ $0.bufferedAccessTime(forKey: key) }) {
+            deadline = max(deadline, accessed + lifetime)
+        }
+        return deadline > options.clock()
+    }
+
     // MARK: - Writes
 
     /// Stores `data` for `key` as a pending write, readable at once. A file value

@@ -83,3 +83,66 @@ import Testing
         #expect(try cache.disk.value(forKey: "a") == nil)
     }
 }
+
+/// `setValueIfAbsent` (python-diskcache's `add`) on the disk level and through the facade.
+@Suite struct CacheSetIfAbsentTests {
+    @Test func theDiskLevelStoresOnlyWhereNoLiveValueIs() throws {
+        let dir = TemporaryDirectory()
+        defer { dir.remove() }
+        let clock = ManualClock()
+        let cache = try DiskCache(directory: dir.url, configuration: .testing { $0.clock = clock.function })
+        defer { try? cache.close() }
+        #expect(try cache.setValueIfAbsent(bytes(10, seed: 1), forKey: "a"))
+        #expect(try !cache.setValueIfAbsent(bytes(10, seed: 2), forKey: "a"))  // pending
+        try cache.flush()
+        #expect(try !cache.setValueIfAbsent(bytes(30_000, seed: 2), forKey: "a"))  // committed; file value
+        #expect(try cache.value(forKey: "a") == bytes(10, seed: 1) && dir.dataFiles().isEmpty)
+        try cache.setValue(bytes(10), forKey: "short", expiration: .seconds(5))
+        clock.advance(by: 10)
+        #expect(try cache.setValueIfAbsent(bytes(30_000, seed: 3), forKey: "short"))  // expired: replaced
+        #expect(try cache.value(forKey: "short") == bytes(30_000, seed: 3))
+        try cache.removeValue(forKey: "a")
+        #expect(try cache.setValueIfAbsent(bytes(10, seed: 4), forKey: "a"))
+        try cache.flush()
+        #expect(try cache.value(forKey: "a") == bytes(10, seed: 4) && dir.dataFiles().count == 1)
+        #expect(cache.statistics.sets == 4)
+        #expect { try cache.setValueIfAbsent(bytes(1), forKey: "") } throws: { ($0 as? KVCacheError)?.code == .invalidKey }
+        #expect(try cache.verify(orphanGracePeriod: 0).isHealthy)
+    }
+
+    @Test func theFacadeCountsEitherLevelAndAQueuedWriteAsPresent() throws {
+        let fixture = CacheFixture()
+        defer { fixture.remove() }
+        let cache = try fixture.make()
+        defer { try? cache.close() }
+        try cache.setValue(bytes(10, seed: 1), forKey: "memory only", diskWrite: .skipped)
+        try cache.setValue(bytes(10, seed: 2), forKey: "queued", diskWrite: .background)
+        try cache.setValue(bytes(10, seed: 3), forKey: "disk only")
+        cache.memory.removeValue(forKey: "disk only")
+        for key in ["memory only", "queued", "disk only"] {
+            #expect(try !cache.setValueIfAbsent(bytes(10, seed: 9), forKey: key), "\(key)")
+        }
+        try cache.waitForBackgroundWrites()
+        #expect(try cache.disk.value(forKey: "queued") == bytes(10, seed: 2))  // the queued write still landed
+        #expect(try cache.value(forKey: "disk only") == bytes(10, seed: 3))
+        #expect(try cache.setValueIfAbsent(bytes(10, seed: 4), forKey: "new"))
+        #expect(cache.memory.value(forKey: "new") == bytes(10, seed: 4))
+        #expect(try cache.disk.value(forKey: "new") == bytes(10, seed: 4))
+    }
+
+    @Test func concurrencyOneOfManyCallersStores() async throws {
+        let fixture = CacheFixture()
+        defer { fixture.remove() }
+        let cache = try fixture.make()
+        defer { try? cache.close() }
+        let stored = try await withThrowingTaskGroup(of: Bool.self) { group in
+            for index in 0..<16 {
+                group.addTask { try await cache.setValueIfAbsent(bytes(10, seed: UInt8(index)), forKey: "k") }
+            }
+            return try await group.reduce(0) { $0 + ($1 ? 1 : 0) }
+        }
+        #expect(stored == 1)
+        let value = try #require(try await cache.value(forKey: "k"))
+        #expect(try await cache.disk.value(forKey: "k") == value)
+    }
+}
