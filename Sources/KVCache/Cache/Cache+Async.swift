@@ -54,6 +54,13 @@ extension Cache {
         try await disk.onWorkPool { try self.values(forKeys: keys) }
     }
 
+    /// The keys stored on disk that start with `prefix`, in byte-wise order (see
+    /// `DiskCache.keys(withPrefix:pageSize:)`); values written with `.skipped` live in
+    /// memory only and are not listed.
+    public func keys(withPrefix prefix: String = "", pageSize: Int = 1_000) -> DiskCache.KeySequence {
+        disk.keys(withPrefix: prefix, pageSize: pageSize)
+    }
+
     public func removeValue(forKey key: String) async throws {
         try await disk.onWorkPool { try self.removeValue(forKey: key) }
     }

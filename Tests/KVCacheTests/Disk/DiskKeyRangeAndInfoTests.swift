@@ -93,3 +93,41 @@ import Testing
         #expect(info.expirationDate == Date(timeIntervalSince1970: clock.wall + 60))
     }
 }
+
+/// `keys(withPrefix:pageSize:)`: every key once, in order, a page at a time.
+@Suite struct DiskKeySequenceTests {
+    @Test func theSequenceListsEveryKeyOnceInOrder() async throws {
+        let dir = TemporaryDirectory()
+        defer { dir.remove() }
+        let cache = try DiskCache(directory: dir.url, configuration: .testing())
+        defer { try? cache.close() }
+        var expected: [String] = []
+        for index in 0..<250 {
+            let key = "k" + String(index + 1000)
+            expected.append(key)
+            try await cache.setValue(bytes(1), forKey: key)
+        }
+        try await cache.setValue(bytes(1), forKey: "other")
+        var listed: [String] = []
+        for try await key in cache.keys(withPrefix: "k", pageSize: 100) { listed.append(key) }
+        #expect(listed == expected)
+        listed = []
+        for try await key in cache.keys(withPrefix: "k", pageSize: 250) { listed.append(key) }  // a full last page
+        #expect(listed == expected)
+        var all = 0
+        for try await _ in cache.keys(pageSize: 0) { all += 1 }  // at least one per page
+        #expect(all == 251)
+        for try await key in cache.keys(withPrefix: "none") { Issue.record("unexpected \(key)") }
+    }
+
+    @Test func theFacadeListsItsDiskKeys() async throws {
+        let fixture = CacheFixture()
+        defer { fixture.remove() }
+        let cache = try fixture.make()
+        defer { try? cache.close() }
+        try await cache.setValues(["user:1": bytes(1), "user:2": bytes(1), "team:1": bytes(1)])
+        var keys: [String] = []
+        for try await key in cache.keys(withPrefix: "user:") { keys.append(key) }
+        #expect(keys == ["user:1", "user:2"])
+    }
+}
