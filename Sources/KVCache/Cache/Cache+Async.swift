@@ -42,6 +42,11 @@ extension Cache {
     }
 
     @discardableResult
+    public func touch(_ key: String, expiration: Expiration) async throws -> Bool {
+        try await disk.onWorkPool { try self.touch(key, expiration: expiration) }
+    }
+
+    @discardableResult
     public func setValueIfAbsent(_ value: Value, forKey key: String, expiration: Expiration = .never) async throws -> Bool {
         try await disk.onWorkPool { try self.setValueIfAbsent(value, forKey: key, expiration: expiration) }
     }

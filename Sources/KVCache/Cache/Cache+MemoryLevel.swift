@@ -61,6 +61,12 @@ extension Cache {
             cache.removeValue(forKey: ByteWiseKey(key))
         }
 
+        /// See ``MemoryCache/touch(_:expiration:)``.
+        @discardableResult
+        public func touch(_ key: String, expiration: Expiration) -> Bool {
+            cache.touch(ByteWiseKey(key), expiration: expiration)
+        }
+
         /// See ``MemoryCache/removeValues(where:)``.
         @discardableResult
         public func removeValues(where shouldRemove: (String) -> Bool) -> Int {

@@ -215,6 +215,19 @@ public final class Cache<Value: Sendable>: Sendable {
         }
     }
 
+    /// Gives `key`'s value a new expiration, counted from now, in both levels (and in a
+    /// write queued for disk); returns whether either level held a live value.
+    @discardableResult
+    public func touch(_ key: String, expiration: Expiration) throws -> Bool {
+        try validate(key)
+        return try writes.mutate(key, supersedesQueuedWrite: false) {
+            let queued = writes.retimeQueuedWrite(forKey: key, expiration: expiration)
+            let onDisk = try disk.touch(key, expiration: expiration)
+            let inMemory = memory.touch(key, expiration: expiration)
+            return queued || onDisk || inMemory
+        }
+    }
+
     /// Stores `value` for `key` in both levels only if neither holds a live value for it
     /// (nor is one queued for disk), and returns whether it did. Atomic among this
     /// cache's writers; see `DiskCache.setValueIfAbsent` for other processes.

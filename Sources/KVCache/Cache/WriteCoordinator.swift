@@ -162,6 +162,18 @@ final class WriteCoordinator: @unchecked Sendable {
         }
     }
 
+    /// Gives the queued write of `key`, if any, a new expiration from now; true if there
+    /// was one. Called inside a mutation of `key`.
+    func retimeQueuedWrite(forKey key: String, expiration: Expiration) -> Bool {
+        let deadline = expiration.deadline(from: disk.configuration.clock())
+        return state.withLock { state in
+            guard state.pending[ByteWiseKey(key)] != nil else { return false }
+            state.pending[ByteWiseKey(key)]!.expiration = expiration
+            state.pending[ByteWiseKey(key)]!.deadline = deadline
+            return true
+        }
+    }
+
     /// Runs a mutation of several keys at once (their locks taken in byte-wise order),
     /// superseding queued writes for them.
     func mutate<Result>(keys: [String], _ body: () throws -> Result) rethrows -> Result {

@@ -36,6 +36,11 @@ extension DiskCache {
     }
 
     @discardableResult
+    public func touch(_ key: String, expiration: Expiration) async throws -> Bool {
+        try await onWorkPool { try self.touch(key, expiration: expiration) }
+    }
+
+    @discardableResult
     public func setValueIfAbsent(_ data: Data, forKey key: String, expiration: Expiration = .never,
                                  extendedData: Data? = nil) async throws -> Bool {
         try await onWorkPool {

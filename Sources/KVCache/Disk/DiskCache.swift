@@ -177,6 +177,30 @@ public final class DiskCache: Sendable {
         }
     }
 
+    /// Gives `key`'s live value a new expiration, counted from now (as `setValue` counts
+    /// it), and returns whether there was one. Commits on the commit connection; other
+    /// callers go on meanwhile.
+    @discardableResult
+    public func touch(_ key: String, expiration: Expiration) throws -> Bool {
+        try KVStorage.validate(key, options: reader.options)
+        return try performWork(freesSpace: false, prepare: { storage in
+            try storage.requireWritable()
+            let now = storage.options.clock()
+            let deadline = expiration.deadline(from: now)
+            let lifetime = expiration.extendableLifetime
+            return { transaction in
+                try transaction.database.statement(Manifest.updateExpiration).run { statement in
+                    try statement.bind(key, at: 1)
+                    try statement.bind(deadline, at: 2)
+                    try statement.bind(lifetime, at: 3)
+                    try statement.bind(now, at: 4)
+                    try statement.execute()
+                }
+                return transaction.database.changes
+            }
+        }, finish: { _, _ in }) > 0
+    }
+
     /// Stores `data` for `key` only if no live value is stored for it, and returns
     /// whether it did (python-diskcache's `add`). Atomic among this process's writers
     /// of the directory; another process's set of the same key may land in between.

@@ -145,6 +145,11 @@ enum Manifest {
         RETURNING filename, size
         """
     }
+    /// Sets ?1's expiration (?2) and extendable lifetime (?3) if it has not expired at ?4.
+    static let updateExpiration = """
+        UPDATE manifest SET expiration_time = ?2, lifetime = ?3
+        WHERE key = ?1 AND (expiration_time IS NULL OR expiration_time > ?4)
+        """
     static let deleteAny = """
         DELETE FROM manifest WHERE rowid IN (SELECT rowid FROM manifest LIMIT ?1) RETURNING filename, size
         """

@@ -177,6 +177,16 @@ final class LRUStorage<Key: Hashable, Value> {
         return times.unsafelyUnwrapped + Int(index)
     }
 
+    /// Gives the entry in a slot a new deadline and extendable lifetime, keeping the
+    /// count of expiring entries (reads skip expiration checks while it is 0).
+    func setExpiration(at index: Int32, deadline: Double, lifetime: Double) {
+        let times = mutableTimes(at: index)
+        if times.pointee.deadline != .infinity { expiringCount -= 1 }
+        if deadline != .infinity { expiringCount += 1 }
+        times.pointee.deadline = deadline
+        times.pointee.lifetime = lifetime
+    }
+
     @usableFromInline
     func allocateTimes() {
         let newTimes = UnsafeMutablePointer<Times>.allocate(capacity: Int(capacity))

@@ -172,6 +172,28 @@ public final class MemoryCache<Key: Hashable & Sendable, Value: Sendable>: @unch
         if purge.isNeeded { continuePurge(purge) }
     }
 
+    /// Gives `key`'s live entry a new expiration, counted from now; returns false if
+    /// there is none (an expired entry is removed).
+    @discardableResult
+    public func touch(_ key: Key, expiration: Expiration) -> Bool {
+        let (deadline, lifetime) = timing(of: expiration)
+        var removals = Removals()
+        mutex.lock()
+        var touched = false
+        if let index = storage.entry(forKey: key)?.index {
+            if isExpired(at: index) {
+                expire(at: index, into: &removals)
+            } else {
+                storage.setExpiration(at: index, deadline: deadline, lifetime: lifetime)
+                touched = true
+            }
+        }
+        takeFullReleaseBatch(into: &removals)
+        mutex.unlock()
+        complete(consume removals)
+        return touched
+    }
+
     /// Removes the entry for `key` and returns its value, or `nil` if there was
     /// none or it had expired.
     @discardableResult

@@ -146,3 +146,67 @@ import Testing
         #expect(try await cache.disk.value(forKey: "k") == value)
     }
 }
+
+/// `touch(_:expiration:)`: a new expiration for a live entry, on each level and through the facade.
+@Suite struct CacheTouchTests {
+    @Test func theDiskLevelMovesTheExpirationOfALiveEntryOnly() throws {
+        let dir = TemporaryDirectory()
+        defer { dir.remove() }
+        let clock = ManualClock()
+        let cache = try DiskCache(directory: dir.url, configuration: .testing { $0.clock = clock.function })
+        defer { try? cache.close() }
+        try cache.setValue(bytes(10), forKey: "a", expiration: .seconds(10))
+        try cache.flush()
+        try cache.setValue(bytes(10), forKey: "pending", expiration: .seconds(10))
+        try cache.setValue(bytes(10), forKey: "short", expiration: .seconds(1))
+        clock.advance(by: 5)
+        #expect(try cache.touch("a", expiration: .seconds(100)))
+        #expect(try cache.touch("pending", expiration: .never))
+        #expect(try !cache.touch("short", expiration: .seconds(100)))  // expired already
+        #expect(try !cache.touch("missing", expiration: .seconds(100)))
+        #expect(try cache.info(forKey: "a")?.expirationDate == Date(timeIntervalSince1970: clock.wall + 100))
+        #expect(try cache.info(forKey: "pending")?.expirationDate == nil)
+        clock.advance(by: 50)
+        #expect(try cache.value(forKey: "a") == bytes(10) && cache.value(forKey: "pending") == bytes(10))
+        #expect(try cache.touch("a", expiration: .seconds(0)))  // expires it now
+        #expect(try cache.value(forKey: "a") == nil)
+    }
+
+    @Test func theMemoryLevelMovesTheExpiration() {
+        let clock = ManualClock()
+        let cache = MemoryCache<String, Int>(configuration: .init(autoTrimInterval: nil), clock: CacheClock(manual: clock))
+        cache.setValue(1, forKey: "a", expiration: .seconds(10))
+        #expect(cache.touch("a", expiration: .seconds(100)))
+        #expect(!cache.touch("b", expiration: .seconds(100)))
+        clock.advance(by: 50)
+        #expect(cache.value(forKey: "a") == 1)
+        clock.advance(by: 60)
+        #expect(cache.value(forKey: "a") == nil)
+        #expect(!cache.touch("a", expiration: .never))
+        // From never to a deadline and back: reads check deadlines only while some entry has one.
+        cache.setValue(2, forKey: "c")
+        cache.setValue(3, forKey: "d", expiration: .seconds(10))
+        #expect(cache.touch("c", expiration: .seconds(5)) && cache.touch("d", expiration: .never))
+        clock.advance(by: 20)
+        #expect(cache.value(forKey: "c") == nil && cache.value(forKey: "d") == 3)
+    }
+
+    @Test func theFacadeMovesItInBothLevelsAndInAQueuedWrite() throws {
+        let fixture = CacheFixture()
+        defer { fixture.remove() }
+        let cache = try fixture.make()
+        defer { try? cache.close() }
+        try cache.setValue(bytes(10, seed: 1), forKey: "both")
+        try cache.setValue(bytes(10, seed: 2), forKey: "queued", diskWrite: .background)
+        #expect(try cache.touch("both", expiration: .seconds(10)))
+        #expect(try cache.touch("queued", expiration: .seconds(10)))
+        #expect(try !cache.touch("none", expiration: .seconds(10)))
+        try cache.waitForBackgroundWrites()
+        #expect(try cache.disk.info(forKey: "queued")?.expirationDate != nil)
+        fixture.clock.advance(by: 20)
+        for key in ["both", "queued"] {
+            #expect(cache.memory.value(forKey: key) == nil, "\(key)")
+            #expect(try cache.disk.value(forKey: key) == nil, "\(key)")
+        }
+    }
+}
