@@ -4,10 +4,12 @@
 final class CommitConnection: @unchecked Sendable {
     private let database: Database
     private let statements: ManifestStatements
+    private let recordsEvictions: Bool
 
     init(path: String, options: KVStorage.Options, checkpointer: WALCheckpointer?) throws {
         // The manifest exists (the store's connection created it); WAL mode is in the file.
         database = try Database(path: path, busyTimeout: options.busyTimeout, create: false)
+        recordsEvictions = options.onEviction != nil
         do {
             try database.execute(Manifest.connectionPragmas(journalSizeLimit: options.journalSizeLimit))
             statements = try ManifestStatements(database)
@@ -22,13 +24,14 @@ final class CommitConnection: @unchecked Sendable {
     /// transaction, and commits.
     func commit(_ writes: PendingWrites, accessTimes: [(key: String, time: Double)],
                 extendsExpirationOnAccess: Bool, work: DetachedCommit.Work?) throws -> DetachedCommit.Outcome {
-        let batch = ManifestBatch(database: database, statements: statements)
+        let batch = ManifestBatch(database: database, statements: statements, recordsEvictions: recordsEvictions)
         try statements.begin.run { try $0.execute() }
         var (workResult, transaction, changes) = try batch.commit(
             writes, accessTimes: accessTimes, extendsExpirationOnAccess: extendsExpirationOnAccess
         ) { transaction in try work?(&transaction) ?? 0 }
         changes.delta = transaction.delta
         changes.obsoleteFiles = transaction.obsoleteFiles
+        changes.evictions = transaction.evictions
         return DetachedCommit.Outcome(changes: changes, totals: transaction.current, workResult: workResult)
     }
 

@@ -154,7 +154,7 @@ extension DiskCache {
         while true {
             let removed: Int
             do {
-                removed = try performWork(freesSpace: true, prepare: { try $0.trimWork(goal, limit: limit) },
+                removed = try performWork(freesSpace: true, prepare: { try $0.trimWork(goal, limit: limit, reason: reason) },
                                           finish: { $0.trimmed($1, reason: reason) })
             } catch KVCacheError.Code.diskFull where limit > 1 {
                 // Even with the reserve released, this step's commit did not fit. Smaller
@@ -178,6 +178,7 @@ extension DiskCache {
         }
         backgroundWork.wait()
         checkpointer?.waitForCheckpoint()
+        store.withLock { $0.evictionReporter }?.waitForReports()
     }
 
     /// Deletes the files in the data folder that no entry references, now, and

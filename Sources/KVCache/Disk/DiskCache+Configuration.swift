@@ -90,6 +90,16 @@ extension DiskCache {
         /// The default `readConnections`: the active cores, at least 2 (at most 64).
         public static let defaultReadConnections = min(64, max(2, ProcessInfo.processInfo.activeProcessorCount))
 
+        /// Called with the key and the reason for each entry this cache removed, once
+        /// the commit that removed it has landed: trims (`.count`, `.cost`, `.expired`,
+        /// `.pressure`), expired entries (`.expired`), replaced values (`.replaced`) and
+        /// `removeValue`, `removeValues(withPrefix:)` and `removeAll` (`.removed`). Not for
+        /// rows another process removed, nor broken rows `verify` drops, nor a value replaced
+        /// or removed before its own group commit (it never reached the manifest). Calls run in order
+        /// on a queue of their own, without the cache's locks; `waitForBackgroundWork()`
+        /// waits for them. Default nil.
+        public var onEviction: (@Sendable (_ key: String, _ reason: EvictionReason) -> Void)?
+
         /// The clock, in seconds since 1970; tests replace it.
         var clock: @Sendable () -> Double = KVStorage.wallClock
 
@@ -133,6 +143,7 @@ extension DiskCache {
             options.readOnly = isReadOnly
             options.readConnections = readConnections
             options.clock = clock
+            options.onEviction = onEviction
             return options
         }
     }

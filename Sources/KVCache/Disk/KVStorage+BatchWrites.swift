@@ -28,8 +28,10 @@ extension KVStorage {
         }
         return { transaction in
             var changes = ManifestBatch.Changes()
-            try ManifestBatch(database: transaction.database, statements: transaction.statements)
+            try ManifestBatch(database: transaction.database, statements: transaction.statements,
+                              recordsEvictions: transaction.recordsEvictions)
                 .apply(writes, into: &changes)
+            transaction.evictions += changes.evictions
             transaction.delta = transaction.delta + changes.delta
             transaction.obsoleteFiles += changes.obsoleteFiles
             return writes.count

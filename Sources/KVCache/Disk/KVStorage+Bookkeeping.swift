@@ -50,20 +50,25 @@ extension KVStorage {
         let database: Database
         /// That connection's cached statements.
         let statements: ManifestStatements
+        /// Whether `evictions` lists the keys removed (only with an `onEviction`).
+        let recordsEvictions: Bool
         /// The stats row when the transaction began (other processes' commits included).
         var start = Totals()
         /// Files replaced or removed: deleted only after the commit.
         var obsoleteFiles: [String] = []
         /// Change to the totals, added to the stats row before the commit.
         var delta = Totals()
+        /// The entries removed so far, if recorded.
+        var evictions: [Eviction] = []
 
         /// The totals as this transaction leaves them so far.
         var current: Totals { start + delta }
 
-        /// Records removed rows: their totals and their files (if any).
-        mutating func recordRemoved(size: Int64, file: String?) {
+        /// Records removed rows: their totals, their files (if any) and, if recorded, their keys.
+        mutating func recordRemoved(size: Int64, file: String?, key: String? = nil, reason: EvictionReason? = nil) {
             delta.add(size: size, isFile: file != nil, sign: -1)
             if let file { obsoleteFiles.append(file) }
+            if recordsEvictions, let key, let reason { evictions.append(Eviction(key: key, reason: reason)) }
         }
     }
 

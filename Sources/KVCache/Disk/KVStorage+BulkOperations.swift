@@ -25,6 +25,14 @@ extension KVStorage {
         for name in obsolete { files.remove(name) }
         return { transaction in
             let count = transaction.start.count
+            if transaction.recordsEvictions {
+                // For onEviction: the keys as they go (a scan the fast path skips).
+                try transaction.database.statement(Manifest.deleteAllReturningKeys).run { statement in
+                    while try statement.step() {
+                        if let key = statement.string(at: 0) { transaction.evictions.append(Eviction(key: key, reason: .removed)) }
+                    }
+                }
+            }
             try transaction.database.statement(Manifest.deleteAll).run { try $0.execute() }
             try transaction.database.statement(Manifest.resetStats).run { try $0.execute() }
             // The stats row is zero now, whatever it held: nothing to add at commit.
@@ -68,7 +76,7 @@ extension KVStorage {
     /// Removes up to `removeAllStepLimit` entries (any order) in one transaction; a
     /// step of removeAll with progress (see `DiskCache.performWork`).
     static let removeSomeWork: DetachedCommit.Work = { transaction in
-        try transaction.deleteRows(Manifest.deleteAny, limit: KVStorage.removeAllStepLimit)
+        try transaction.deleteRows(Manifest.deleteAny, limit: KVStorage.removeAllStepLimit, reason: .removed)
     }
 
     /// The work of one step of removing the entries whose keys start with `prefix` (see
@@ -85,7 +93,8 @@ extension KVStorage {
                 try statement.bind(limit, at: 3)
                 var removed = 0
                 while try statement.step() {
-                    transaction.recordRemoved(size: statement.int64(at: 1), file: statement.string(at: 0))
+                    transaction.recordRemoved(size: statement.int64(at: 1), file: statement.string(at: 0),
+                                              key: statement.string(at: 2), reason: .removed)
                     removed += 1
                 }
                 return removed

@@ -141,6 +141,7 @@ extension KVStorage {
                 state.counters.evictions[.expired, default: 0] += outcome.changes.expired
             }
             for name in outcome.changes.obsoleteFiles { files.remove(name) }
+            evictionReporter?.report(outcome.changes.evictions)
             // Before any later batch can commit rows whose files are in the old folder.
             if batch.emptiesDataFolder { swapDataFolder() }
         case .failure(let error):
@@ -279,7 +280,8 @@ extension KVStorage {
         try requireWritable()
         let statements = try requireStatements()
         precondition(!database.isInTransaction, "write transactions do not nest")
-        let batch = ManifestBatch(database: database, statements: statements)
+        let batch = ManifestBatch(database: database, statements: statements,
+                                  recordsEvictions: options.onEviction != nil)
         hooks.writeWillBegin.run()
         try begin(statements.begin, on: database)
         // The pending writes become the batch this transaction applies. Readers find
@@ -312,6 +314,7 @@ extension KVStorage {
             state.counters.evictions[.expired, default: 0] += changes.expired
         }
         for name in committed.obsoleteFiles { files.remove(name) }
+        evictionReporter?.report(committed.evictions)
         return result
     }
 

@@ -30,6 +30,7 @@ extension KVStorage {
         /// WAL bytes after which a background checkpoint starts (see WALCheckpointer).
         var walAutocheckpointBytes = 4 << 20
         var clock: @Sendable () -> Double = KVStorage.wallClock
+        var onEviction: (@Sendable (String, EvictionReason) -> Void)?
     }
 
     /// Wall-clock seconds since 1970 (clock_gettime: cheaper than `Date()`).

@@ -28,7 +28,7 @@ extension KVStorage {
 
     /// The work of one trim step toward `goal`, removing up to `limit` entries (see
     /// `DiskCache.performWork`); nil when the goal is met already.
-    func trimWork(_ goal: TrimGoal, limit: Int) throws -> DetachedCommit.Work? {
+    func trimWork(_ goal: TrimGoal, limit: Int, reason: EvictionReason) throws -> DetachedCommit.Work? {
         // Cheap exits without taking the write lock. On a full disk the pending sets
         // may not commit (they are dropped and reported): the trim goes on regardless.
         let totals: Totals
@@ -49,17 +49,19 @@ extension KVStorage {
             switch goal {
             case .count(let target):
                 let excess = transaction.current.count - target
-                return excess > 0 ? try transaction.deleteRows(Manifest.deleteOldest, limit: min(excess, limit)) : 0
+                return excess > 0
+                    ? try transaction.deleteRows(Manifest.deleteOldest, limit: min(excess, limit), reason: reason) : 0
             case .size(let target):
                 let excess = transaction.current.size - target
                 guard excess > 0 else { return 0 }
                 return try transaction.deleteRows(
-                    Manifest.deleteOldest, limit: try transaction.oldestCount(coveringSize: excess, limit: limit))
+                    Manifest.deleteOldest, limit: try transaction.oldestCount(coveringSize: excess, limit: limit),
+                    reason: reason)
             case .age(let seconds):
                 return try transaction.deleteRows(Manifest.deleteAccessedBefore, limit: limit,
-                                                  time: accessedBefore - seconds)
+                                                  time: accessedBefore - seconds, reason: reason)
             case .expired:
-                return try transaction.deleteRows(Manifest.deleteExpired, limit: limit, time: now)
+                return try transaction.deleteRows(Manifest.deleteExpired, limit: limit, time: now, reason: reason)
             }
         }
     }
@@ -79,9 +81,9 @@ extension KVStorage {
 }
 
 extension KVStorage.Transaction {
-    /// Runs a DELETE … RETURNING filename, size; `time` (if any) binds to ?1 and the
+    /// Runs a DELETE … RETURNING filename, size, key; `time` (if any) binds to ?1 and the
     /// limit follows it. Records the removed rows; returns their count.
-    mutating func deleteRows(_ sql: String, limit: Int, time: Double? = nil) throws -> Int {
+    mutating func deleteRows(_ sql: String, limit: Int, time: Double? = nil, reason: EvictionReason) throws -> Int {
         guard limit > 0 else { return 0 }
         var transaction = self
         defer { self = transaction }
@@ -94,7 +96,8 @@ extension KVStorage.Transaction {
             try statement.bind(limit, at: index)
             var removed = 0
             while try statement.step() {
-                transaction.recordRemoved(size: statement.int64(at: 1), file: statement.string(at: 0))
+                transaction.recordRemoved(size: statement.int64(at: 1), file: statement.string(at: 0),
+                                          key: statement.string(at: 2), reason: reason)
                 removed += 1
             }
             return removed

@@ -64,6 +64,8 @@ final class KVStorage {
     var flushError: Error?
     /// Where tests pause slow work (see DiskTestHooks).
     let hooks = DiskTestHooks()
+    /// Reports removed entries to `onEviction`, if set.
+    let evictionReporter: EvictionReporter?
     /// Set by the owner around calls it retries after `WaitOffLock` (see `canWaitOffLock`).
     var waitsOffLock = false
     /// True from a successful registration in `DirectoryRegistry` until close.
@@ -75,6 +77,7 @@ final class KVStorage {
     /// if the directory holds what a store did not create. Read-only, it creates
     /// nothing: the directory and its manifest must exist.
     init(directory: String, options: Options) throws {
+        evictionReporter = options.onEviction.map(EvictionReporter.init)
         if options.readOnly {
             var info = stat()
             guard stat(directory, &info) == 0 else { throw KVCacheError.directoryUnavailable(path: directory, errno: errno) }

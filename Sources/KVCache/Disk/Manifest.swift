@@ -122,19 +122,19 @@ enum Manifest {
     static let deleteOldest = """
         DELETE FROM manifest WHERE rowid IN
             (SELECT rowid FROM manifest ORDER BY last_access_time LIMIT ?1)
-        RETURNING filename, size
+        RETURNING filename, size, key
         """
     /// Sizes of the oldest rows, in the order `deleteOldest` takes them (same index).
     static let selectOldestSizes = "SELECT size FROM manifest ORDER BY last_access_time LIMIT ?1"
     static let deleteAccessedBefore = """
         DELETE FROM manifest WHERE rowid IN
             (SELECT rowid FROM manifest WHERE last_access_time < ?1 ORDER BY last_access_time LIMIT ?2)
-        RETURNING filename, size
+        RETURNING filename, size, key
         """
     static let deleteExpired = """
         DELETE FROM manifest WHERE rowid IN
             (SELECT rowid FROM manifest WHERE expiration_time IS NOT NULL AND expiration_time <= ?1 LIMIT ?2)
-        RETURNING filename, size
+        RETURNING filename, size, key
         """
     /// Up to ?3 rows whose key is at least ?1 and (if `bounded`) below ?2: one range of
     /// the primary key, the keys with a prefix.
@@ -142,7 +142,7 @@ enum Manifest {
         """
         DELETE FROM manifest WHERE rowid IN
             (SELECT rowid FROM manifest WHERE key >= ?1\(bounded ? " AND key < ?2" : "") LIMIT ?3)
-        RETURNING filename, size
+        RETURNING filename, size, key
         """
     }
     /// Sets ?1's expiration (?2) and extendable lifetime (?3) if it has not expired at ?4.
@@ -151,7 +151,7 @@ enum Manifest {
         WHERE key = ?1 AND (expiration_time IS NULL OR expiration_time > ?4)
         """
     static let deleteAny = """
-        DELETE FROM manifest WHERE rowid IN (SELECT rowid FROM manifest LIMIT ?1) RETURNING filename, size
+        DELETE FROM manifest WHERE rowid IN (SELECT rowid FROM manifest LIMIT ?1) RETURNING filename, size, key
         """
     /// Keys from ?1 (after it unless `inclusive`), below ?2 if `bounded`, not expired
     /// at the next parameter, up to the last one's count, in key order.
@@ -165,5 +165,6 @@ enum Manifest {
     static let selectNewestAccess = "SELECT max(last_access_time) FROM manifest"
     static let fileIsReferenced = "SELECT 1 FROM manifest WHERE filename = ?1 LIMIT 1"
     static let deleteAll = "DELETE FROM manifest"
+    static let deleteAllReturningKeys = "DELETE FROM manifest RETURNING key"
     static let resetStats = "UPDATE stats SET count = 0, size = 0, file_count = 0, file_size = 0 WHERE id = 1"
 }

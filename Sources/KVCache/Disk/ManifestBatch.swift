@@ -5,6 +5,8 @@
 struct ManifestBatch {
     let database: Database
     let statements: ManifestStatements
+    /// Whether `Changes.evictions` lists the keys removed (only with an `onEviction`).
+    var recordsEvictions = false
 
     /// What applying a batch changed, for the owner to account for after the commit.
     struct Changes: Sendable {
@@ -13,6 +15,8 @@ struct ManifestBatch {
         var obsoleteFiles: [String] = []
         var replaced = 0
         var expired = 0
+        /// The entries removed, if the batch records them.
+        var evictions: [Eviction] = []
     }
 
     /// Inside a write transaction begun on `database`: applies `writes`, then the
@@ -25,12 +29,14 @@ struct ManifestBatch {
         throws -> (result: Result, transaction: KVStorage.Transaction, changes: Changes) {
         do {
             // We hold the write lock: these totals include other processes' commits.
-            var transaction = KVStorage.Transaction(database: database, statements: statements, start: try readTotals())
+            var transaction = KVStorage.Transaction(database: database, statements: statements,
+                                                    recordsEvictions: recordsEvictions, start: try readTotals())
             var changes = Changes()
             if !writes.isEmpty { try apply(writes, into: &changes) }
             if !accessTimes.isEmpty { try apply(accessTimes: accessTimes, extends: extendsExpirationOnAccess) }
             transaction.delta = changes.delta
             transaction.obsoleteFiles = changes.obsoleteFiles
+            transaction.evictions = changes.evictions
             let result = try body(&transaction)
             try addToStats(transaction.delta)
             try statements.commit.run { try $0.execute() }
@@ -63,12 +69,19 @@ struct ManifestBatch {
                     changes.delta.add(size: old.size, isFile: old.filename != nil, sign: -1)
                     if let oldFile = old.filename { changes.obsoleteFiles.append(oldFile) }
                     changes.replaced += 1
+                    if recordsEvictions { changes.evictions.append(Eviction(key: key, reason: .replaced)) }
                 }
                 changes.delta.add(size: value.size, isFile: value.filename != nil)
             case .remove, .removeIfExpired, .removeIfFile:
-                if let old, write.removes(old), try deleteRow(key: key, old, into: &changes),
-                   case .removeIfExpired = write {
+                guard let old, write.removes(old), try deleteRow(key: key, old, into: &changes) else { continue }
+                switch write {
+                case .removeIfExpired:
                     changes.expired += 1
+                    if recordsEvictions { changes.evictions.append(Eviction(key: key, reason: .expired)) }
+                case .remove:
+                    if recordsEvictions { changes.evictions.append(Eviction(key: key, reason: .removed)) }
+                default:
+                    break  // a broken row a read found: not an eviction
                 }
             }
         }
