@@ -10,6 +10,16 @@ let package = Package(
     products: [
         .library(name: "KVCache", targets: ["KVCache"]),
     ],
+    // Optional integrations, off by default: a package that depends on KVCache without
+    // enabling one fetches and builds nothing for it (trait-guarded dependencies are not
+    // resolved; Swift 6.2 and later).
+    traits: [
+        .trait(name: "Logging", description: "Report failures no caller sees (background trims, sweeps, rebuilt manifests) to a swift-log Logger."),
+        .default(enabledTraits: []),
+    ],
+    dependencies: [
+        .package(url: "https://github.com/apple/swift-log", from: "1.16.2"),
+    ],
     targets: [
         .systemLibrary(
             name: "CSQLite",
@@ -18,7 +28,10 @@ let package = Package(
         ),
         .target(
             name: "KVCache",
-            dependencies: ["CSQLite"]
+            dependencies: [
+                "CSQLite",
+                .product(name: "Logging", package: "swift-log", condition: .when(traits: ["Logging"])),
+            ]
         ),
         // The child process of the crash and multi-process tests: not a product,
         // built by `swift test` and found beside the test bundle.
@@ -30,7 +43,10 @@ let package = Package(
         .target(name: "KVCacheTestSupport"),
         .testTarget(
             name: "KVCacheTests",
-            dependencies: ["KVCache", "KVCacheTestSupport"]
+            dependencies: [
+                "KVCache", "KVCacheTestSupport",
+                .product(name: "Logging", package: "swift-log", condition: .when(traits: ["Logging"])),
+            ]
         ),
     ],
     swiftLanguageModes: [.v6]

@@ -269,6 +269,7 @@ final class WriteCoordinator: @unchecked Sendable {
                 ? write.expiration : write.deadline.map { .date(Date(timeIntervalSince1970: $0)) } ?? .never
             try disk.setValue(write.data, forKey: key, expiration: expiration, extendedData: write.extendedData)
         } catch {
+            disk.diagnostics.failed("the background disk write of \(key) (kept in memory only)", error, path: disk.path)
             state.withLock { state in
                 state.failures += 1
                 if state.unreportedError == nil { state.unreportedError = error }

@@ -28,7 +28,9 @@ extension DiskCache {
             storage.needsOrphanSweep = false
             backgroundQueue.async(group: backgroundWork) { [weak self] in
                 guard let self else { return }
-                _ = try? self.sweepOrphans(gracePeriod: self.configuration.orphanGracePeriod)
+                _ = self.diagnostics.attempt("the orphan sweep", path: self.path) {
+                    try self.sweepOrphans(gracePeriod: self.configuration.orphanGracePeriod)
+                }
             }
         }
     }
@@ -89,7 +91,9 @@ extension DiskCache {
                 FileStore.removeDataFolder(trashPath + "/" + entry.name)
             }
             guard let self else { return }
-            _ = try? self.sweepOrphans(gracePeriod: self.configuration.orphanGracePeriod)
+            _ = self.diagnostics.attempt("the orphan sweep", path: self.path) {
+                    try self.sweepOrphans(gracePeriod: self.configuration.orphanGracePeriod)
+                }
         }
         scheduleAutoTrim()
     }
@@ -112,20 +116,28 @@ extension DiskCache {
         var removed = 0
         defer { finishLimitTrim(madeProgress: removed > 0, setsAtStart: setsAtStart) }
         if periodic {
-            _ = try? runTrim(.expired, reason: .expired)
-            if configuration.ageLimit.isFinite { _ = try? runTrim(.age(configuration.ageLimit), reason: .expired) }
+            _ = diagnostics.attempt("removing expired entries", path: path) { try runTrim(.expired, reason: .expired) }
+            if configuration.ageLimit.isFinite {
+                _ = diagnostics.attempt("the age trim", path: path) {
+                    try runTrim(.age(configuration.ageLimit), reason: .expired)
+                }
+            }
         }
-        guard let totals = try? perform({ try $0.totals() }) else { return }
+        guard let totals = diagnostics.attempt("reading the totals for a limit trim", path: path, {
+            try perform { try $0.totals() }
+        }) else { return }
         if totals.count > configuration.countLimit {
             let target = Int(Double(configuration.countLimit) * configuration.lowWatermark)
-            removed += (try? runTrim(.count(target), reason: .count)) ?? 0
+            removed += diagnostics.attempt("the count trim", path: path) { try runTrim(.count(target), reason: .count) } ?? 0
         }
         if totals.size > configuration.sizeLimit {
             let target = Int64(Double(configuration.sizeLimit) * configuration.lowWatermark)
-            removed += (try? runTrim(.size(target), reason: .cost)) ?? 0
+            removed += diagnostics.attempt("the size trim", path: path) { try runTrim(.size(target), reason: .cost) } ?? 0
         }
         if periodic, configuration.freeDiskSpaceLimit > 0 {
-            _ = try? trim(toFreeSpace: configuration.freeDiskSpaceLimit)
+            _ = diagnostics.attempt("the free-space trim", path: path) {
+                try trim(toFreeSpace: configuration.freeDiskSpaceLimit)
+            }
         }
     }
 

@@ -1,4 +1,7 @@
 import Foundation
+#if Logging
+import Logging
+#endif
 
 extension DiskCache {
     /// Where values are kept.
@@ -100,6 +103,22 @@ extension DiskCache {
         /// waits for them. Default nil.
         public var onEviction: (@Sendable (_ key: String, _ reason: EvictionReason) -> Void)?
 
+        #if Logging
+        /// Where failures that reach no caller are logged (background trims and sweeps,
+        /// a manifest rebuilt after corruption, a commit connection that could not be
+        /// opened). Package trait `Logging`. Default nil: not logged.
+        public var logger: Logger?
+        #endif
+
+        /// Where this configuration's failures without a caller go.
+        var diagnostics: Diagnostics {
+            #if Logging
+            return Diagnostics(logger: logger)
+            #else
+            return .none
+            #endif
+        }
+
         /// The clock, in seconds since 1970; tests replace it.
         var clock: @Sendable () -> Double = KVStorage.wallClock
 
@@ -144,6 +163,7 @@ extension DiskCache {
             options.readConnections = readConnections
             options.clock = clock
             options.onEviction = onEviction
+            options.diagnostics = diagnostics
             return options
         }
     }

@@ -44,6 +44,8 @@ public final class DiskCache: Sendable {
     let backgroundWork = DispatchGroup()
     /// Where tests pause slow work (see DiskTestHooks).
     let hooks: DiskTestHooks
+    /// Where failures that reach no caller go (see `Configuration.logger`).
+    let diagnostics: Diagnostics
 
     /// Opens (creating if needed) the cache in `directory`. A corrupt manifest is
     /// moved aside and rebuilt; other failures throw without touching the cache.
@@ -63,6 +65,7 @@ public final class DiskCache: Sendable {
         path = storage.directory
         files = storage.files
         hooks = storage.hooks
+        diagnostics = configuration.diagnostics
         reader = DiskReader(buffer: storage.buffer, pool: storage.readers, files: storage.files,
                             options: storage.options)
         store = MutexBox(storage)

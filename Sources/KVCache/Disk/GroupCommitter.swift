@@ -50,7 +50,10 @@ final class GroupCommitter {
 
     /// Opens the commit connection beside the store's (see `KVStorage.openManifest`).
     func open(path: String, options: KVStorage.Options, checkpointer: WALCheckpointer?) {
-        connection = try? CommitConnection(path: path, options: options, checkpointer: checkpointer)
+        connection = options.diagnostics.attempt("opening the commit connection (commits run under the lock)",
+                                                 path: path) {
+            try CommitConnection(path: path, options: options, checkpointer: checkpointer)
+        }
     }
 
     /// Commits `batch` on the commit thread. Whoever settles it (also a closing store)

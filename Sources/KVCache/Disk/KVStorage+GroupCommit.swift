@@ -149,7 +149,11 @@ extension KVStorage {
                 $0.detached = nil
             }
             batch.disposition.withLock { $0 = disposition }
-            if let error = error as? SQLiteError, error.isCorruption { try? rebuildAfterCorruption() }
+            if let error = error as? SQLiteError, error.isCorruption {
+                _ = options.diagnostics.attempt("rebuilding the corrupt manifest", path: manifestPath) {
+                    try rebuildAfterCorruption()
+                }
+            }
         }
     }
 

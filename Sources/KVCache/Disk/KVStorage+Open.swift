@@ -128,6 +128,8 @@ extension KVStorage {
         }
         counters.rebuilds += 1
         needsOrphanSweep = true
+        options.diagnostics.notice("the manifest was damaged: moved to corrupt/manifest-\(stamp).sqlite, a new one started",
+                                   path: manifestPath)
     }
 
     /// Rebuilds after SQLite reported corruption during an operation.

@@ -31,6 +31,7 @@ extension KVStorage {
         var walAutocheckpointBytes = 4 << 20
         var clock: @Sendable () -> Double = KVStorage.wallClock
         var onEviction: (@Sendable (String, EvictionReason) -> Void)?
+        var diagnostics = Diagnostics.none
     }
 
     /// Wall-clock seconds since 1970 (clock_gettime: cheaper than `Date()`).
