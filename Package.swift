@@ -15,10 +15,12 @@ let package = Package(
     // resolved; Swift 6.2 and later).
     traits: [
         .trait(name: "Logging", description: "Report failures no caller sees (background trims, sweeps, rebuilt manifests) to a swift-log Logger."),
+        .trait(name: "ServiceLifecycle", description: "Cache and MemoryPressureMonitor as swift-service-lifecycle Services that flush and close, or stop, on graceful shutdown."),
         .default(enabledTraits: []),
     ],
     dependencies: [
         .package(url: "https://github.com/apple/swift-log", from: "1.16.2"),
+        .package(url: "https://github.com/swift-server/swift-service-lifecycle", from: "2.13.0"),
     ],
     targets: [
         .systemLibrary(
@@ -31,6 +33,8 @@ let package = Package(
             dependencies: [
                 "CSQLite",
                 .product(name: "Logging", package: "swift-log", condition: .when(traits: ["Logging"])),
+                .product(name: "ServiceLifecycle", package: "swift-service-lifecycle",
+                         condition: .when(traits: ["ServiceLifecycle"])),
             ]
         ),
         // The child process of the crash and multi-process tests: not a product,
@@ -45,7 +49,9 @@ let package = Package(
             name: "KVCacheTests",
             dependencies: [
                 "KVCache", "KVCacheTestSupport",
-                .product(name: "Logging", package: "swift-log", condition: .when(traits: ["Logging"])),
+                .product(name: "Logging", package: "swift-log", condition: .when(traits: ["Logging", "ServiceLifecycle"])),
+                .product(name: "ServiceLifecycle", package: "swift-service-lifecycle",
+                         condition: .when(traits: ["ServiceLifecycle"])),
             ]
         ),
     ],
