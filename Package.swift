@@ -16,10 +16,12 @@ let package = Package(
     traits: [
         .trait(name: "Logging", description: "Report failures no caller sees (background trims, sweeps, rebuilt manifests) to a swift-log Logger."),
         .trait(name: "ServiceLifecycle", description: "Cache and MemoryPressureMonitor as swift-service-lifecycle Services that flush and close, or stop, on graceful shutdown."),
+        .trait(name: "Metrics", description: "Export each disk cache's hits, misses, sets, evictions, totals and commit times to swift-metrics."),
         .default(enabledTraits: []),
     ],
     dependencies: [
         .package(url: "https://github.com/apple/swift-log", from: "1.16.2"),
+        .package(url: "https://github.com/apple/swift-metrics", from: "2.13.0"),
         .package(url: "https://github.com/swift-server/swift-service-lifecycle", from: "2.13.0"),
     ],
     targets: [
@@ -35,6 +37,7 @@ let package = Package(
                 .product(name: "Logging", package: "swift-log", condition: .when(traits: ["Logging"])),
                 .product(name: "ServiceLifecycle", package: "swift-service-lifecycle",
                          condition: .when(traits: ["ServiceLifecycle"])),
+                .product(name: "Metrics", package: "swift-metrics", condition: .when(traits: ["Metrics"])),
             ]
         ),
         // The child process of the crash and multi-process tests: not a product,
@@ -52,6 +55,7 @@ let package = Package(
                 .product(name: "Logging", package: "swift-log", condition: .when(traits: ["Logging", "ServiceLifecycle"])),
                 .product(name: "ServiceLifecycle", package: "swift-service-lifecycle",
                          condition: .when(traits: ["ServiceLifecycle"])),
+                .product(name: "MetricsTestKit", package: "swift-metrics", condition: .when(traits: ["Metrics"])),
             ]
         ),
     ],

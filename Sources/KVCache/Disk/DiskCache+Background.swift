@@ -96,7 +96,22 @@ extension DiskCache {
                 }
         }
         scheduleAutoTrim()
+        #if Metrics
+        scheduleMetricsReport()
+        #endif
     }
+
+    #if Metrics
+    /// Exports the statistics every `metricsInterval` while the cache is open.
+    private func scheduleMetricsReport() {
+        guard metrics != nil else { return }
+        backgroundQueue.asyncAfter(deadline: .now() + configuration.metricsInterval) { [weak self] in
+            guard let self, !self.isClosed else { return }
+            self.reportMetrics()
+            self.scheduleMetricsReport()
+        }
+    }
+    #endif
 
     private func scheduleAutoTrim() {
         guard let interval = configuration.autoTrimInterval, !Seconds.isNever(interval) else { return }

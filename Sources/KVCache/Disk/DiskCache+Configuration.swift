@@ -2,6 +2,9 @@ import Foundation
 #if Logging
 import Logging
 #endif
+#if Metrics
+import Metrics
+#endif
 
 extension DiskCache {
     /// Where values are kept.
@@ -110,6 +113,19 @@ extension DiskCache {
         public var logger: Logger?
         #endif
 
+        #if Metrics
+        /// With a label, the cache's statistics are exported to swift-metrics (package
+        /// trait `Metrics`): counters `kvcache_disk_hits`, `_misses`, `_sets`, `_commits`,
+        /// `_failed_commits`, `_evictions` (dimension `reason`), gauges `kvcache_disk_entries`,
+        /// `_bytes`, `_file_bytes`, and the timer `kvcache_disk_commit_duration`, each with
+        /// the dimension `cache` = this label. Default nil: nothing is exported.
+        public var metricsLabel: String?
+        /// Seconds between exports (also on `reportMetrics()` and at close). Default 10.
+        public var metricsInterval: Double = 10
+        /// Where metrics go. Default nil: `MetricsSystem.factory`, the bootstrapped backend.
+        public var metricsFactory: (any MetricsFactory)?
+        #endif
+
         /// Where this configuration's failures without a caller go.
         var diagnostics: Diagnostics {
             #if Logging
@@ -143,6 +159,9 @@ extension DiskCache {
             try check(busyTimeout >= 0, "busyTimeout must not be negative")
             try check(orphanGracePeriod >= 0, "orphanGracePeriod must not be negative")
             try check(readConnections >= 1 && readConnections <= 64, "readConnections must be from 1 to 64")
+            #if Metrics
+            try check(metricsInterval > 0, "metricsInterval must be positive")
+            #endif
             try check([512, 1024, 2048, 4096, 8192, 16384, 32768, 65536].contains(pageSize),
                       "pageSize must be a power of two from 512 to 65536")
         }

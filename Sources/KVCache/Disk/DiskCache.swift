@@ -1,6 +1,9 @@
 import CSQLite
 import Dispatch
 import Foundation
+#if Metrics
+import Metrics
+#endif
 
 /// A persistent cache of `Data` values in one directory: small values inside a
 /// SQLite manifest, large ones in their own files (see `Configuration`).
@@ -44,6 +47,10 @@ public final class DiskCache: Sendable {
     let backgroundWork = DispatchGroup()
     /// Where tests pause slow work (see DiskTestHooks).
     let hooks: DiskTestHooks
+    #if Metrics
+    /// Exports the statistics (package trait `Metrics`; see `Configuration.metricsLabel`).
+    let metrics: DiskMetrics?
+    #endif
     /// Where failures that reach no caller go (see `Configuration.logger`).
     let diagnostics: Diagnostics
 
@@ -54,9 +61,17 @@ public final class DiskCache: Sendable {
     /// With `configuration.isReadOnly` nothing is created or changed.
     public init(directory: URL, configuration: Configuration = .init()) throws {
         try configuration.validate()
+        var options = configuration.storageOptions
+        #if Metrics
+        let metrics = configuration.metricsLabel.map {
+            DiskMetrics(label: $0, factory: configuration.metricsFactory ?? MetricsSystem.factory)
+        }
+        if let metrics { options.recordCommit = { metrics.commitDuration.recordNanoseconds(Int64($0)) } }
+        self.metrics = metrics
+        #endif
         let storage: KVStorage
         do {
-            storage = try KVStorage(directory: directory.path, options: configuration.storageOptions)
+            storage = try KVStorage(directory: directory.path, options: options)
         } catch let error as SQLiteError {
             throw error.kvCacheError(path: directory.path + "/manifest.sqlite")
         }
@@ -82,12 +97,23 @@ public final class DiskCache: Sendable {
     /// final commit, whose writes are lost, or of an earlier commit that dropped
     /// writes and was not yet reported by `flush()`. Closing again does nothing.
     public func close() throws {
+        #if Metrics
+        defer { reportMetrics() }
+        #endif
         do {
             try store.withLock { try $0.close() }
         } catch let error as SQLiteError {
             throw error.kvCacheError(path: reader.pool.path)
         }
     }
+
+    #if Metrics
+    /// Exports the statistics now (package trait `Metrics`; they are also exported every
+    /// `Configuration.metricsInterval` and at close). Does nothing without a `metricsLabel`.
+    public func reportMetrics() {
+        metrics?.report(statistics)
+    }
+    #endif
 
     // MARK: - Values
 

@@ -1,4 +1,5 @@
 import CSQLite
+import Dispatch
 
 /// The group commit of one store: when its pending writes are committed, the thread
 /// and connection that commit them, and what a failed commit does with its writes.
@@ -31,6 +32,8 @@ final class GroupCommitter {
     /// True once `timer` has been told there is nothing to do.
     var isTimerIdle = true
     private let extendsExpirationOnAccess: Bool
+    /// Told each commit's duration (package trait `Metrics`).
+    var recordCommit: (@Sendable (UInt64) -> Void)?
     /// Nil before the store opens, after close, or if it could not be opened: then
     /// every commit runs on the store's connection, under the caller's lock.
     private(set) var connection: CommitConnection?
@@ -62,9 +65,12 @@ final class GroupCommitter {
     func start(_ batch: DetachedCommit, willBegin: (@Sendable () -> Void)? = nil) {
         guard let connection else { preconditionFailure("a detached batch needs the commit connection") }
         let extends = extendsExpirationOnAccess
+        let recordCommit = recordCommit
         thread.async {
             willBegin?()
+            let started = DispatchTime.now().uptimeNanoseconds
             batch.apply(on: connection, extendsExpirationOnAccess: extends)
+            recordCommit?(DispatchTime.now().uptimeNanoseconds - started)
         }
     }
 

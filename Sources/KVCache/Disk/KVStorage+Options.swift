@@ -32,6 +32,8 @@ extension KVStorage {
         var clock: @Sendable () -> Double = KVStorage.wallClock
         var onEviction: (@Sendable (String, EvictionReason) -> Void)?
         var diagnostics = Diagnostics.none
+        /// Told each group commit's duration in nanoseconds (package trait `Metrics`).
+        var recordCommit: (@Sendable (UInt64) -> Void)?
     }
 
     /// Wall-clock seconds since 1970 (clock_gettime: cheaper than `Date()`).

@@ -99,6 +99,7 @@ final class KVStorage {
         files = FileStore(directory: dataPath)
         groupCommitter = GroupCommitter(delay: options.groupCommitDelay,
                                         extendsExpirationOnAccess: options.extendsExpirationOnAccess)
+        groupCommitter.recordCommit = options.recordCommit
         readers = ReadConnectionPool(path: manifestPath, capacity: options.readConnections,
                                      busyTimeout: options.busyTimeout)
         guard DirectoryRegistry.shared.register(canonical) else {
