@@ -465,9 +465,10 @@ public final class DiskCache: Sendable {
                 finish(storage, result)
                 return .done(result)
             }
-            guard case .started(let batch) = start else {
-                guard case .done(let result) = start else { preconditionFailure() }
-                return result
+            let batch: DetachedCommit
+            switch start {
+            case .done(let result): return result
+            case .started(let started): batch = started
             }
             hooks.commitWillWaitOffLock.run()
             _ = batch.waitUntilApplied()

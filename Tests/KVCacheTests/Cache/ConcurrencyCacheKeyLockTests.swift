@@ -11,7 +11,7 @@ import Testing
 @Suite struct ConcurrencyCacheKeyLockTests {
     /// How long a step that must not wait may take before the test calls it stuck
     /// (a bound for a failure, not a sleep: it passes as soon as the step is done).
-    static let stuck: DispatchTimeInterval = .seconds(20)
+    static let stuck: DispatchTimeInterval = .seconds(60)
 
     /// A read (or any call) on a thread of its own, waited for at most `stuck`.
     final class BoundedCall<Result: Sendable>: @unchecked Sendable {
