@@ -160,15 +160,18 @@ public final class DiskCache: Sendable {
         case .miss:
             return .miss
         case .file(let name, let size, let expiration):
+            let swaps = reader.dataFolderSwaps
             let result: FileStore.ReadResult
             do {
                 result = try files.read(name, expectedSize: size)
             } catch {
-                _ = reader.fileReadFailed(forKey: key, filename: name, error: error, followUps: &followUps)
+                _ = reader.fileReadFailed(forKey: key, filename: name, error: error, seenSwaps: swaps,
+                                          followUps: &followUps)
                 throw error
             }
             if case .value(let data) = result { return .found(data, expiration) }
-            return reader.fileReadFailed(forKey: key, filename: name, followUps: &followUps) ? .changed : .miss
+            return reader.fileReadFailed(forKey: key, filename: name, seenSwaps: swaps, followUps: &followUps)
+                ? .changed : .miss
         }
     }
 

@@ -50,6 +50,9 @@ struct DiskReader: Sendable {
         var isDamaged: Bool { filename == nil && Int64(inline?.count ?? -1) != size }
     }
 
+    /// The data-folder swap count, read before a file value's file is (see `fileReadFailed`).
+    var dataFolderSwaps: UInt64 { buffer.withLock { $0.dataFolderSwaps } }
+
     /// Looks `key` up in the buffer, then the manifest, records the hit or miss and
     /// the access. For a file value the caller reads the file (see `fileReadFailed`).
     func lookUp(forKey key: String, followUps: inout FollowUps) throws -> Lookup {
@@ -213,7 +216,7 @@ struct DiskReader: Sendable {
     /// conditional removal is queued, and the result is false; if the key has
     /// changed meanwhile (the file was replaced or removed by a commit after the
     /// lookup), the result is true: the caller looks it up again.
-    func fileReadFailed(forKey key: String, filename: String, error: Error? = nil,
+    func fileReadFailed(forKey key: String, filename: String, error: Error? = nil, seenSwaps: UInt64,
                         followUps: inout FollowUps) -> Bool {
         let buffered = buffer.withLock { state -> PendingWrites.Write? in
             state.counters.hits -= 1
@@ -230,6 +233,9 @@ struct DiskReader: Sendable {
         var obsoleteFile: String?
         defer { if let obsoleteFile { files.remove(obsoleteFile) } }
         return buffer.withLock { state in
+            // A removeAll's folder swap overlapped the read: the file may be on its way
+            // back (the last attempt reads under the store's lock, where none runs).
+            if seenSwaps % 2 == 1 || state.dataFolderSwaps != seenSwaps { return true }
             // Changed since it was checked: look again.
             let latest = state.latestWrite(forKey: key)
             if buffered == nil ? latest != nil : latest?.value?.filename != filename { return true }

@@ -20,6 +20,9 @@ final class DiskTestHooks: Sendable {
     /// Called on the commit thread once a batch's work has run, before its commit: its
     /// transaction (SQLite's write lock) is held open meanwhile.
     let workWillCommit = Hook(nil)
+    /// Called under the store's lock while removeAll swaps the data folder, after the old
+    /// one moved to trash/ and before the files of uncommitted writes come back.
+    let dataFolderWillReturnFiles = Hook(nil)
     /// Called when `verify` starts its integrity check, without the lock.
     let verifyWillScan = Hook(nil)
 }

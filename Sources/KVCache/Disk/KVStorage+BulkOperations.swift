@@ -47,6 +47,8 @@ extension KVStorage {
     /// files of writes not committed yet (pending, reserved, being written) back into
     /// it. The old folder waits in `trashFolders` for the owner to delete in the background.
     func swapDataFolder() {
+        buffer.withLock { $0.dataFolderSwaps &+= 1 }
+        defer { buffer.withLock { $0.dataFolderSwaps &+= 1 } }
         let folder = trashPath + "/" + FileNameHash.hex(UInt64(KVStorage.wallClock() * 1e6))
             + "-" + FileNameHash.hex(.random(in: .min ... .max))
         guard rename(dataPath, folder) == 0 else {
@@ -59,6 +61,7 @@ extension KVStorage {
             needsOrphanSweep = true
             return
         }
+        hooks.dataFolderWillReturnFiles.run()
         // A file whose writer has not created it yet is created in the new folder.
         for name in uncommittedFiles { _ = rename(folder + "/" + name, dataPath + "/" + name) }
         trashFolders.append(folder)

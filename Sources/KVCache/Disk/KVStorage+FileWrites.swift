@@ -26,23 +26,24 @@ extension KVStorage {
     /// `removeAll` that swaps the data folder meanwhile brings it back: `swapDataFolder`.)
     func setValue(_ data: Data, writtenTo name: String, forKey key: String,
                   expiration: Expiration, extendedData: Data?) throws {
-        reservedFiles.remove(name)
+        // The name stays reserved until the write is recorded: `commitIfFull` may settle
+        // a removeAll, whose folder swap brings back only the files of uncommitted writes.
         do {
             _ = try requireDatabase()
             try throwDroppedWritesError()
             try commitIfFull()
         } catch let wait as WaitOffLock {
             // The owner calls again once the commit it waits for is done.
-            reservedFiles.insert(name)
             throw wait
         } catch let error as SQLiteError where error.isCorruption {
             // The owner rebuilds the manifest and calls again: keep the file for that.
-            reservedFiles.insert(name)
             throw error
         } catch {
+            reservedFiles.remove(name)
             files.remove(name)
             throw error
         }
+        reservedFiles.remove(name)
         record(size: data.count, filename: name, inline: nil, forKey: key, expiration: expiration,
                extendedData: extendedData)
     }

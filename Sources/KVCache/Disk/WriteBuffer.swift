@@ -27,6 +27,10 @@ final class WriteBuffer: @unchecked Sendable {
         var latestStamp = -Double.infinity
         /// Totals as of the last commit or stats read (pending writes not included).
         var committedTotals = KVStorage.Totals.zero
+        /// Bumped when removeAll starts swapping the data folder and again when it is done
+        /// (odd while files of uncommitted writes are on their way back): a file read that
+        /// overlapped a swap looks again instead of calling the row broken.
+        var dataFolderSwaps: UInt64 = 0
         var isAccessFlushScheduled = false
         var isUrgentAccessFlushScheduled = false
         /// A reader queued a removal and asked the commit thread to schedule its commit.

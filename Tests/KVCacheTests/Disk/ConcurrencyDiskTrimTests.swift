@@ -115,4 +115,58 @@ import Testing
         #expect(try cache.verify(orphanGracePeriod: 0).isHealthy)
         #expect(try cache.totalCount == 2)
     }
+
+    /// A read of an uncommitted file value while removeAll swaps the data folder (held
+    /// between moving the old folder away and bringing that file back) returns the value
+    /// once the swap is done: it does not call the row broken. Before, it found no file,
+    /// counted a broken entry, queued the value's removal and missed.
+    @Test func aReadDuringTheFolderSwapFindsAnUncommittedFileValue() throws {
+        let dir = TemporaryDirectory()
+        defer { dir.remove() }
+        let cache = try DiskCache(directory: dir.url, configuration: .testing { $0.groupCommitDelay = 3600 })
+        defer { try? cache.close() }
+        try cache.setValue(bytes(30_000, seed: 1), forKey: "old")
+        try cache.flush()
+        // removeAll's commit is held until P is set: P's write comes after it, uncommitted.
+        let working = DispatchSemaphore(value: 0)
+        let proceed = DispatchSemaphore(value: 0)
+        cache.hooks.workWillCommit.setOnce {
+            working.signal()
+            proceed.wait()
+        }
+        let swapping = DispatchSemaphore(value: 0)
+        let finishSwap = DispatchSemaphore(value: 0)
+        cache.hooks.dataFolderWillReturnFiles.setOnce {
+            swapping.signal()
+            finishSwap.wait()
+        }
+        let removed = DispatchSemaphore(value: 0)
+        Thread {
+            try? cache.removeAll()
+            removed.signal()
+        }.start()
+        #expect(working.wait(timeout: .now() + ConcurrencyCacheKeyLockTests.stuck) == .success)
+        try cache.setValue(bytes(30_000, seed: 2), forKey: "P")
+        proceed.signal()
+        #expect(swapping.wait(timeout: .now() + ConcurrencyCacheKeyLockTests.stuck) == .success)
+        let read = MutexBox<Data??>(nil)
+        let readDone = DispatchSemaphore(value: 0)
+        Thread {
+            let value = try? cache.value(forKey: "P")
+            read.withLock { $0 = .some(value) }
+            readDone.signal()
+        }.start()
+        // The read finds no file while the swap is held: it waits for the swap to end (its
+        // last attempt takes the store's lock) rather than answering.
+        let answeredDuringSwap = readDone.wait(timeout: .now() + .milliseconds(200)) == .success
+        finishSwap.signal()
+        if !answeredDuringSwap { readDone.wait() }
+        removed.wait()
+        #expect(!answeredDuringSwap, "the read answered while P's file was away")
+        #expect(read.withLock { $0 } == .some(bytes(30_000, seed: 2)))
+        #expect(cache.statistics.brokenEntries == 0)
+        try cache.flush()
+        #expect(try cache.value(forKey: "P") == bytes(30_000, seed: 2) && cache.value(forKey: "old") == nil)
+        #expect(try cache.verify(orphanGracePeriod: 0).isHealthy)
+    }
 }

@@ -21,7 +21,7 @@ import Testing
         try cache.setValue(bytes(30_000, seed: 2), forKey: "k")
         try cache.flush()
         #expect(!dir.dataFiles().contains(name))
-        #expect(cache.reader.fileReadFailed(forKey: "k", filename: name, followUps: &followUps))
+        #expect(cache.reader.fileReadFailed(forKey: "k", filename: name, seenSwaps: 0, followUps: &followUps))
         #expect(try cache.value(forKey: "k") == bytes(30_000, seed: 2))
         let statistics = cache.statistics
         #expect(statistics.brokenEntries == 0)
