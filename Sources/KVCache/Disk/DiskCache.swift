@@ -160,7 +160,7 @@ public final class DiskCache: Sendable {
         case .miss:
             return .miss
         case .file(let name, let size, let expiration):
-            let swaps = reader.dataFolderSwaps
+            let swaps = reader.buffer.dataFolderSwaps
             let result: FileStore.ReadResult
             do {
                 result = try files.read(name, expectedSize: size)
@@ -180,32 +180,38 @@ public final class DiskCache: Sendable {
     public func setValue(_ data: Data, forKey key: String, expiration: Expiration = .never,
                          extendedData: Data? = nil) throws {
         try KVStorage.validate(extendedData: extendedData)
-        // Inline values (the common small set) take the lock once. Reserving a name
-        // changes nothing the follow-ups act on (the record below runs them), so it
-        // skips them: no clock read or schedule update twice per file set.
-        guard configuration.storageMode.storesInFile(size: data.count, inlineThreshold: configuration.inlineThreshold),
-              let name = try store.withLock({ try $0.reserveFileName(forKey: key, size: data.count) })
-        else {
-            return try perform { try $0.setValue(data, forKey: key, expiration: expiration, extendedData: extendedData) }
-        }
-        // A file value's file is written without the lock, so a large write does not hold
-        // up every other caller: its name is fresh and reserved, so no reader can resolve
-        // it and no sweep deletes it before its row.
-        let written: Bool
-        do {
-            written = try files.write(data, named: name, sync: configuration.syncsFiles)
-        } catch {
-            store.withLock { $0.releaseFileName(name) }
-            throw error
-        }
-        guard written else {
-            // The name was taken (2^-64 odds): write under the lock with a new one.
-            store.withLock { $0.releaseFileName(name) }
+        // Inline values (the common small set) take the lock once.
+        guard let name = try writeFileWithoutLock(data, forKey: key) else {
             return try perform { try $0.setValue(data, forKey: key, expiration: expiration, extendedData: extendedData) }
         }
         try perform {
             try $0.setValue(data, writtenTo: name, forKey: key, expiration: expiration,
                             extendedData: extendedData)
+        }
+    }
+
+    /// For a value stored in a file: writes it under a fresh name reserved for it, without
+    /// the lock, so a large write does not hold up every other caller (no reader can
+    /// resolve the name and no sweep deletes the file before its row), and returns the
+    /// name, still reserved; nil for an inline value. Reserving changes nothing the
+    /// follow-ups act on, so it skips them.
+    private func writeFileWithoutLock(_ data: Data, forKey key: String) throws -> String? {
+        guard configuration.storageMode.storesInFile(size: data.count, inlineThreshold: configuration.inlineThreshold)
+        else { return nil }
+        while true {
+            guard let name = try store.withLock({ try $0.reserveFileName(forKey: key, size: data.count) }) else {
+                return nil
+            }
+            let written: Bool
+            do {
+                written = try files.write(data, named: name, sync: configuration.syncsFiles)
+            } catch {
+                store.withLock { $0.releaseFileName(name) }
+                throw error
+            }
+            if written { return name }
+            // The name was taken (2^-64 odds): another one.
+            store.withLock { $0.releaseFileName(name) }
         }
     }
 
@@ -241,26 +247,12 @@ public final class DiskCache: Sendable {
                                  extendedData: Data? = nil) throws -> Bool {
         try KVStorage.validate(extendedData: extendedData)
         try KVStorage.validate(key, options: reader.options)
-        guard configuration.storageMode.storesInFile(size: data.count, inlineThreshold: configuration.inlineThreshold),
-              let name = try store.withLock({ try $0.reserveFileName(forKey: key, size: data.count) })
-        else {
+        guard let name = try writeFileWithoutLock(data, forKey: key) else {
             return try perform { storage in
                 guard try !storage.hasLiveValue(forKey: key) else { return false }
                 try storage.setValue(data, forKey: key, expiration: expiration, extendedData: extendedData)
                 return true
             }
-        }
-        // The file is written first, without the lock, as `setValue` writes it.
-        let written: Bool
-        do {
-            written = try files.write(data, named: name, sync: configuration.syncsFiles)
-        } catch {
-            store.withLock { $0.releaseFileName(name) }
-            throw error
-        }
-        guard written else {
-            store.withLock { $0.releaseFileName(name) }
-            return try setValueIfAbsent(data, forKey: key, expiration: expiration, extendedData: extendedData)
         }
         return try perform { storage in
             guard try !storage.hasLiveValue(forKey: key) else {
@@ -284,22 +276,11 @@ public final class DiskCache: Sendable {
         var reserved: [String] = []
         do {
             for (key, data) in values {
-                guard configuration.storageMode.storesInFile(size: data.count, inlineThreshold: configuration.inlineThreshold)
-                else {
-                    batch.append(KVStorage.BatchValue(key: key, size: data.count, filename: nil, inline: data))
-                    continue
-                }
-                // A fresh, reserved name: the orphan sweep keeps the file until its row commits.
-                while true {
-                    guard let name = try store.withLock({ try $0.reserveFileName(forKey: key, size: data.count) }) else {
-                        preconditionFailure("a value stored in a file gets a file name")
-                    }
-                    reserved.append(name)
-                    if try files.write(data, named: name, sync: configuration.syncsFiles) {
-                        batch.append(KVStorage.BatchValue(key: key, size: data.count, filename: name, inline: nil))
-                        break
-                    }
-                }
+                // Reserved until the batch commits: the orphan sweep keeps the file meanwhile.
+                let name = try writeFileWithoutLock(data, forKey: key)
+                if let name { reserved.append(name) }
+                batch.append(KVStorage.BatchValue(key: key, size: data.count, filename: name,
+                                                  inline: name == nil ? data : nil))
             }
             try performWork(freesSpace: false, prepare: { storage in
                 try storage.requireWritable()

@@ -50,9 +50,6 @@ struct DiskReader: Sendable {
         var isDamaged: Bool { filename == nil && Int64(inline?.count ?? -1) != size }
     }
 
-    /// The data-folder swap count, read before a file value's file is (see `fileReadFailed`).
-    var dataFolderSwaps: UInt64 { buffer.withLock { $0.dataFolderSwaps } }
-
     /// Looks `key` up in the buffer, then the manifest, records the hit or miss and
     /// the access. For a file value the caller reads the file (see `fileReadFailed`).
     func lookUp(forKey key: String, followUps: inout FollowUps) throws -> Lookup {
@@ -203,10 +200,8 @@ struct DiskReader: Sendable {
     /// True if the entry's deadline, extended by a buffered access if configured, has passed.
     private func isExpired(key: String, expiration: Double?, lifetime: Double?, now: Double,
                            state: WriteBuffer.State) -> Bool {
-        guard var deadline = expiration else { return false }
-        if options.extendsExpirationOnAccess, let lifetime, let accessed = state.bufferedAccessTime(forKey: key) {
-            deadline = max(deadline, accessed + lifetime)
-        }
+        guard let deadline = state.deadline(forKey: key, expiration: expiration, lifetime: lifetime,
+                                            extends: options.extendsExpirationOnAccess) else { return false }
         return deadline <= now
     }
 
@@ -235,7 +230,7 @@ struct DiskReader: Sendable {
         return buffer.withLock { state in
             // A removeAll's folder swap overlapped the read: the file may be on its way
             // back (the last attempt reads under the store's lock, where none runs).
-            if seenSwaps % 2 == 1 || state.dataFolderSwaps != seenSwaps { return true }
+            if seenSwaps % 2 == 1 || buffer.dataFolderSwaps != seenSwaps { return true }
             // Changed since it was checked: look again.
             let latest = state.latestWrite(forKey: key)
             if buffered == nil ? latest != nil : latest?.value?.filename != filename { return true }
@@ -285,14 +280,9 @@ struct DiskReader: Sendable {
     /// `isExpired` moves it), nil for an expired one.
     private func entryInfo(key: String, size: Int64, isInFile: Bool, expiration: Double?, lifetime: Double?,
                            now: Double, state: WriteBuffer.State) -> DiskCache.EntryInfo? {
-        guard !isExpired(key: key, expiration: expiration, lifetime: lifetime, now: now, state: state) else {
-            return nil
-        }
-        var deadline = expiration
-        if let current = deadline, options.extendsExpirationOnAccess, let lifetime,
-           let accessed = state.bufferedAccessTime(forKey: key) {
-            deadline = max(current, accessed + lifetime)
-        }
+        let deadline = state.deadline(forKey: key, expiration: expiration, lifetime: lifetime,
+                                      extends: options.extendsExpirationOnAccess)
+        if let deadline, deadline <= now { return nil }
         return DiskCache.EntryInfo(size: size, isInFile: isInFile,
                                    expirationDate: deadline.map { Date(timeIntervalSince1970: $0) },
                                    lifetime: lifetime)

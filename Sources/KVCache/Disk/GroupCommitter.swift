@@ -68,9 +68,10 @@ final class GroupCommitter {
         let recordCommit = recordCommit
         thread.async {
             willBegin?()
+            guard let recordCommit else { return batch.apply(on: connection, extendsExpirationOnAccess: extends) }
             let started = DispatchTime.now().uptimeNanoseconds
             batch.apply(on: connection, extendsExpirationOnAccess: extends)
-            recordCommit?(DispatchTime.now().uptimeNanoseconds - started)
+            recordCommit(DispatchTime.now().uptimeNanoseconds - started)
         }
     }
 

@@ -47,8 +47,8 @@ extension KVStorage {
     /// files of writes not committed yet (pending, reserved, being written) back into
     /// it. The old folder waits in `trashFolders` for the owner to delete in the background.
     func swapDataFolder() {
-        buffer.withLock { $0.dataFolderSwaps &+= 1 }
-        defer { buffer.withLock { $0.dataFolderSwaps &+= 1 } }
+        buffer.countFolderSwap()
+        defer { buffer.countFolderSwap() }
         let folder = trashPath + "/" + FileNameHash.hex(UInt64(KVStorage.wallClock() * 1e6))
             + "-" + FileNameHash.hex(.random(in: .min ... .max))
         guard rename(dataPath, folder) == 0 else {

@@ -245,12 +245,11 @@ final class KVStorage {
     /// (its deadline moved by a buffered access, as reads move it).
     func hasLiveValue(forKey key: String) throws -> Bool {
         guard let metadata = try metadata(forKey: key) else { return false }
-        guard var deadline = metadata.expiration else { return true }
-        if options.extendsExpirationOnAccess, let lifetime = metadata.lifetime,
-           let accessed = buffer.withLock({ $0.bufferedAccessTime(forKey: key) }) {
-            deadline = max(deadline, accessed + lifetime)
+        let deadline = buffer.withLock {
+            $0.deadline(forKey: key, expiration: metadata.expiration, lifetime: metadata.lifetime,
+                        extends: options.extendsExpirationOnAccess)
         }
-        return deadline > options.clock()
+        return deadline.map { $0 > options.clock() } ?? true
     }
 
     // MARK: - Writes

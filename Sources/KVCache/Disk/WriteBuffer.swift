@@ -27,10 +27,6 @@ final class WriteBuffer: @unchecked Sendable {
         var latestStamp = -Double.infinity
         /// Totals as of the last commit or stats read (pending writes not included).
         var committedTotals = KVStorage.Totals.zero
-        /// Bumped when removeAll starts swapping the data folder and again when it is done
-        /// (odd while files of uncommitted writes are on their way back): a file read that
-        /// overlapped a swap looks again instead of calling the row broken.
-        var dataFolderSwaps: UInt64 = 0
         var isAccessFlushScheduled = false
         var isUrgentAccessFlushScheduled = false
         /// A reader queued a removal and asked the commit thread to schedule its commit.
@@ -51,6 +47,14 @@ final class WriteBuffer: @unchecked Sendable {
             accessTimes.time(for: key) ?? detached?.accessTimes[ByteWiseKey(key)]
         }
 
+        /// `key`'s deadline as reads see it: the stored one, moved by a buffered access
+        /// when reads extend lifetimes (`extends`); nil if it never expires.
+        func deadline(forKey key: String, expiration: Double?, lifetime: Double?, extends: Bool) -> Double? {
+            guard let expiration else { return nil }
+            guard extends, let lifetime, let accessed = bufferedAccessTime(forKey: key) else { return expiration }
+            return max(expiration, accessed + lifetime)
+        }
+
         /// The clock, but never earlier than a time already recorded (see `KVStorage.stamp(_:)`).
         mutating func stamp(_ now: Double) -> Double {
             if now > latestStamp { latestStamp = now }
@@ -65,6 +69,19 @@ final class WriteBuffer: @unchecked Sendable {
     /// Published on each unlock: false when no write is buffered and no read hook is
     /// set. Every reading thread loads it; only writers store it.
     private let holdsWrites = Atomic<Bool>(false)
+    /// Bumped when removeAll starts swapping the data folder and again when it is done
+    /// (odd while files of uncommitted writes are on their way back): a file read that
+    /// overlapped a swap looks again instead of calling the row broken. Atomic, so a
+    /// file read loads it without the lock (a plain hit takes no lock at all).
+    private let folderSwaps = Atomic<UInt64>(0)
+
+    /// The data-folder swap count (see `folderSwaps`), loaded before a file is read.
+    var dataFolderSwaps: UInt64 { folderSwaps.load(ordering: .sequentiallyConsistent) }
+
+    /// Marks the start or the end of a data-folder swap.
+    func countFolderSwap() {
+        folderSwaps.wrappingAdd(1, ordering: .sequentiallyConsistent)
+    }
 
     @inline(__always)
     func withLock<Result>(_ body: (inout State) throws -> Result) rethrows -> Result {

@@ -11,6 +11,36 @@ import Testing
 @Suite struct ConcurrencyDiskTrimTests {
     typealias BoundedCall = ConcurrencyCacheKeyLockTests.BoundedCall
 
+    /// A one-shot pause at a hook: the work that reaches it waits there until `resume()`.
+    final class Pause: Sendable {
+        private let reached = DispatchSemaphore(value: 0)
+        private let resumed = DispatchSemaphore(value: 0)
+
+        init(at hook: DiskTestHooks.Hook) {
+            hook.setOnce { [reached, resumed] in
+                reached.signal()
+                resumed.wait()
+            }
+        }
+
+        /// True once the work has reached the hook (within the failure bound).
+        func waitUntilReached() -> Bool {
+            reached.wait(timeout: .now() + ConcurrencyCacheKeyLockTests.stuck) == .success
+        }
+
+        func resume() { resumed.signal() }
+    }
+
+    /// Runs `body` on a thread of its own; the semaphore is signalled when it returns.
+    static func inBackground(_ body: @escaping @Sendable () -> Void) -> DispatchSemaphore {
+        let finished = DispatchSemaphore(value: 0)
+        Thread {
+            body()
+            finished.signal()
+        }.start()
+        return finished
+    }
+
     /// Each call, and the entries it leaves: whether the writes made while its step was
     /// held open stay (they come after it) or go (a later step removes them).
     static let steps: [(String, @Sendable (DiskCache) -> Void, count: Int, keepsLaterWrites: Bool)] = [
@@ -29,18 +59,9 @@ import Testing
         defer { try? cache.close() }
         for index in 0..<200 { try cache.setValue(bytes(100, seed: UInt8(index % 251)), forKey: "k\(index)") }
         try cache.flush()
-        let paused = DispatchSemaphore(value: 0)
-        let resume = DispatchSemaphore(value: 0)
-        cache.hooks.workWillCommit.setOnce {
-            paused.signal()
-            resume.wait()
-        }
-        let finished = DispatchSemaphore(value: 0)
-        Thread {
-            step(cache)
-            finished.signal()
-        }.start()
-        #expect(paused.wait(timeout: .now() + ConcurrencyCacheKeyLockTests.stuck) == .success)
+        let pause = Pause(at: cache.hooks.workWillCommit)
+        let finished = Self.inBackground { step(cache) }
+        #expect(pause.waitUntilReached())
         let set = BoundedCall { (try? cache.setValue(bytes(100, seed: 7), forKey: "N")) != nil }
         let fileSet = BoundedCall { (try? cache.setValue(bytes(30_000, seed: 8), forKey: "G")) != nil }
         let remove = BoundedCall { (try? cache.removeValue(forKey: "k199")) != nil }
@@ -49,7 +70,7 @@ import Testing
         let count = BoundedCall { try? cache.totalCount }
         let statistics = BoundedCall { cache.statistics.count }
         let stepHeld = finished.wait(timeout: .now()) == .timedOut
-        resume.signal()
+        pause.resume()
         finished.wait()
         #expect(stepHeld, "\(name) did not hold its step open")
         for (call, what) in [(set.finishedInTime, "set"), (fileSet.finishedInTime, "file set"),
@@ -86,23 +107,16 @@ import Testing
         try cache.setValue(bytes(100, seed: 2), forKey: "A")
         try cache.flush()
         for name in dir.dataFiles() { try FileManager.default.removeItem(atPath: dir.dataPath + "/" + name) }
-        let paused = DispatchSemaphore(value: 0)
-        let resume = DispatchSemaphore(value: 0)
-        cache.hooks.workWillCommit.setOnce {
-            paused.signal()
-            resume.wait()
-        }
+        let pause = Pause(at: cache.hooks.workWillCommit)
         let report = MutexBox<DiskCache.VerificationReport?>(nil)
-        let finished = DispatchSemaphore(value: 0)
-        Thread {
+        let finished = Self.inBackground {
             let result = try? cache.verify(repair: true, orphanGracePeriod: 0)
             report.withLock { $0 = result }
-            finished.signal()
-        }.start()
-        #expect(paused.wait(timeout: .now() + ConcurrencyCacheKeyLockTests.stuck) == .success)
+        }
+        #expect(pause.waitUntilReached())
         let set = BoundedCall { (try? cache.setValue(bytes(100, seed: 7), forKey: "N")) != nil }
         let verifyHeld = finished.wait(timeout: .now()) == .timedOut
-        resume.signal()
+        pause.resume()
         finished.wait()
         #expect(verifyHeld)
         #expect(set.finishedInTime, "a set waited for verify's repair")
@@ -128,38 +142,22 @@ import Testing
         try cache.setValue(bytes(30_000, seed: 1), forKey: "old")
         try cache.flush()
         // removeAll's commit is held until P is set: P's write comes after it, uncommitted.
-        let working = DispatchSemaphore(value: 0)
-        let proceed = DispatchSemaphore(value: 0)
-        cache.hooks.workWillCommit.setOnce {
-            working.signal()
-            proceed.wait()
-        }
-        let swapping = DispatchSemaphore(value: 0)
-        let finishSwap = DispatchSemaphore(value: 0)
-        cache.hooks.dataFolderWillReturnFiles.setOnce {
-            swapping.signal()
-            finishSwap.wait()
-        }
-        let removed = DispatchSemaphore(value: 0)
-        Thread {
-            try? cache.removeAll()
-            removed.signal()
-        }.start()
-        #expect(working.wait(timeout: .now() + ConcurrencyCacheKeyLockTests.stuck) == .success)
+        let commit = Pause(at: cache.hooks.workWillCommit)
+        let swap = Pause(at: cache.hooks.dataFolderWillReturnFiles)
+        let removed = Self.inBackground { try? cache.removeAll() }
+        #expect(commit.waitUntilReached())
         try cache.setValue(bytes(30_000, seed: 2), forKey: "P")
-        proceed.signal()
-        #expect(swapping.wait(timeout: .now() + ConcurrencyCacheKeyLockTests.stuck) == .success)
+        commit.resume()
+        #expect(swap.waitUntilReached())
         let read = MutexBox<Data??>(nil)
-        let readDone = DispatchSemaphore(value: 0)
-        Thread {
+        let readDone = Self.inBackground {
             let value = try? cache.value(forKey: "P")
             read.withLock { $0 = .some(value) }
-            readDone.signal()
-        }.start()
+        }
         // The read finds no file while the swap is held: it waits for the swap to end (its
         // last attempt takes the store's lock) rather than answering.
         let answeredDuringSwap = readDone.wait(timeout: .now() + .milliseconds(200)) == .success
-        finishSwap.signal()
+        swap.resume()
         if !answeredDuringSwap { readDone.wait() }
         removed.wait()
         #expect(!answeredDuringSwap, "the read answered while P's file was away")
