@@ -21,7 +21,7 @@ struct CacheLocation: ParsableArguments {
         var configuration = DiskCache.Configuration()
         configuration.isReadOnly = readOnly
         configuration.autoTrimInterval = nil
-        configuration.orphanGracePeriod = .infinity
+        configuration.orphanGracePeriod = .seconds(Int64.max)
         let cache = try DiskCache(directory: url, configuration: configuration)
         if cache.statistics.rebuilds > 0 {
             Console.writeError("kvcache: warning: the manifest was corrupt; it was moved to "

@@ -37,8 +37,8 @@ enum Console {
     }
 
     /// "42 s", "1 h 5 min", "3 d 2 h": a duration for people, to the second.
-    static func duration(_ seconds: Double) -> String {
-        var left = Int(seconds.rounded(.up))
+    static func duration(_ duration: Duration) -> String {
+        var left = Int(duration.wholeSecondsRoundedUp)
         var parts: [String] = []
         for (unit, length) in [("d", 86_400), ("h", 3_600), ("min", 60)] where left >= length {
             parts.append("\(left / length) \(unit)")

@@ -73,7 +73,7 @@ struct InfoOutput: Encodable {
         size = entry.size
         inFile = entry.isInFile
         expires = entry.expirationDate
-        ttl = entry.remainingLifetime()
+        ttl = entry.remainingLifetime()?.secondsValue
     }
 
     enum CodingKeys: String, CodingKey { case key, size, inFile, expires, ttl }

@@ -11,11 +11,11 @@ struct SetValue: ParsableCommand {
     @Argument(help: "The key.") var key: String
     @Option(name: .shortAndLong, help: "Read the value from this file instead of stdin.", completion: .file())
     var file: String?
-    @Option(parsing: .unconditional, help: "Expire the value this many seconds from now.")
-    var expires: Double?
+    @Option(parsing: .unconditional, help: "Expire the value this long from now: seconds, or a number with ms, s, m, h or d (90, 10m, 7d).")
+    var expires: DurationArgument?
 
     func validate() throws {
-        if let expires, !(expires > 0) { throw ValidationError("--expires must be a positive number of seconds") }
+        if let expires, !(expires.duration > .zero) { throw ValidationError("--expires must be a positive duration") }
     }
 
     func run() throws {
@@ -37,7 +37,7 @@ struct SetValue: ParsableCommand {
         let cache = try location.open(creating: true)
         defer { try? cache.close() }  // writes were flushed (and reported) above
         let replaced = try cache.contains(key)
-        try cache.setValue(value, forKey: key, expiration: expires.map { .seconds($0) } ?? .never)
+        try cache.setValue(value, forKey: key, expiration: expires.map { .after($0.duration) } ?? .never)
         try cache.flush()
         let info = try cache.info(forKey: key)
         Console.write("\(replaced ? "replaced" : "stored") \(key): " + (info.map(Get.describe) ?? Console.bytes(Int64(value.count))))

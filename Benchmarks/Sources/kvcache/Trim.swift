@@ -10,7 +10,8 @@ struct Trim: ParsableCommand {
     @Option(parsing: .unconditional, help: "Keep at most this many entries.") var count: Int?
     @Option(parsing: .unconditional, help: "Keep at most this many bytes of values (suffixes K, M, G, T: powers of 1024).")
     var size: ByteCount?
-    @Option(parsing: .unconditional, help: "Remove entries not accessed in this many seconds.") var age: Double?
+    @Option(parsing: .unconditional, help: "Remove entries not accessed for this long: seconds, or a number with ms, s, m, h or d.")
+    var age: DurationArgument?
     @Flag(help: "Remove entries whose expiration date has passed.") var expired = false
     @OptionGroup var output: OutputOptions
 
@@ -19,7 +20,6 @@ struct Trim: ParsableCommand {
             throw ValidationError("Give at least one of --count, --size, --age, --expired")
         }
         if let count, count < 0 { throw ValidationError("--count must not be negative") }
-        if let age, !(age >= 0) { throw ValidationError("--age must not be negative") }
     }
 
     func run() throws {
@@ -27,7 +27,7 @@ struct Trim: ParsableCommand {
         defer { try? cache.close() }  // writes were flushed (and reported) above
         var removed = TrimOutput.Removed()
         if expired { removed.expired = try cache.removeExpired() }
-        if let age { removed.age = try cache.trim(toAge: age) }
+        if let age { removed.age = try cache.trim(toAge: age.duration) }
         if let count { removed.count = try cache.trim(toCount: count) }
         if let size { removed.size = try cache.trim(toSize: size.bytes) }
         try cache.flush()

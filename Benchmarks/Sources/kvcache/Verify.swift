@@ -14,16 +14,12 @@ struct Verify: ParsableCommand {
     @OptionGroup var location: CacheLocation
     @Flag(help: "Fix what is found.") var repair = false
     @Option(parsing: .unconditional, help: """
-        Unreferenced files younger than this many seconds are not orphans: another process \
-        may be about to commit them. Use 0 when no process is writing.
+        Unreferenced files younger than this are not orphans: another process may be about \
+        to commit them. Seconds, or a number with ms, s, m, h or d. Use 0 when no process is writing.
         """)
-    var gracePeriod: Double = 60
+    var gracePeriod = DurationArgument(argument: "60")!
     @Flag(help: "No progress on stderr.") var quiet = false
     @OptionGroup var output: OutputOptions
-
-    func validate() throws {
-        if !(gracePeriod >= 0) { throw ValidationError("--grace-period must not be negative") }
-    }
 
     func run() throws {
         // Without --repair it only reads: a manifest too damaged to open read-only is
@@ -47,7 +43,7 @@ struct Verify: ParsableCommand {
         // found, and repaired by opening.
         let rebuiltAtOpen = cache.statistics.rebuilds > 0
         let progress = ProgressPrinter(enabled: !quiet)
-        let report = try cache.verify(repair: repair, orphanGracePeriod: gracePeriod) { progress.show($0) }
+        let report = try cache.verify(repair: repair, orphanGracePeriod: gracePeriod.duration) { progress.show($0) }
         progress.finish()
         let healthy = report.isHealthy && !rebuiltAtOpen
         if output.json {

@@ -89,7 +89,7 @@ struct VerifyOutput: Encodable {
     /// Lists in the human summary stop after this many items.
     private static let listLimit = 20
 
-    static func printSummary(_ report: DiskCache.VerificationReport, rebuiltAtOpen: Bool, gracePeriod: Double) {
+    static func printSummary(_ report: DiskCache.VerificationReport, rebuiltAtOpen: Bool, gracePeriod: DurationArgument) {
         func list<Item>(_ title: String, _ items: [Item], _ describe: (Item) -> String) {
             Console.write("\(title): \(items.count)")
             for item in items.prefix(listLimit) { Console.write("  " + describe(item)) }
@@ -111,7 +111,7 @@ struct VerifyOutput: Encodable {
         }
         list("orphan files", report.orphanFiles) { "data/" + $0 }
         if !report.recentUnreferencedFiles.isEmpty {
-            Console.write("unreferenced files younger than \(gracePeriod) s (kept): \(report.recentUnreferencedFiles.count)")
+            Console.write("unreferenced files younger than \(Console.duration(gracePeriod.duration)) (kept): \(report.recentUnreferencedFiles.count)")
         }
         Console.write("summary: " + (report.summaryIsAccurate ? "accurate" : "does not match the entries"))
         let problems = report.problemCount + (rebuiltAtOpen ? 1 : 0)

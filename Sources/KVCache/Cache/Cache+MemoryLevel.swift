@@ -10,7 +10,7 @@ extension Cache {
     public final class MemoryLevel: MemoryPressureTrimmable, Sendable {
         @usableFromInline let cache: MemoryCache<ByteWiseKey, Value>
 
-        init(configuration: MemoryCache<String, Value>.Configuration, clock: CacheClock) {
+        init(configuration: MemoryCache<String, Value>.Configuration, clock: CacheClock) throws {
             var byteWise = MemoryCache<ByteWiseKey, Value>.Configuration(
                 countLimit: configuration.countLimit, costLimit: configuration.costLimit,
                 ageLimit: configuration.ageLimit, lowWatermark: configuration.lowWatermark,
@@ -23,7 +23,7 @@ extension Cache {
                     DeferredCallbacks.run { onEviction(key.string, value, reason) }
                 }
             }
-            cache = MemoryCache(configuration: byteWise, clock: clock)
+            cache = try MemoryCache(configuration: byteWise, clock: clock)
         }
 
         /// See ``MemoryCache/value(forKey:)``.
@@ -76,39 +76,42 @@ extension Cache {
         /// See ``MemoryCache/removeAll()``.
         public func removeAll() { cache.removeAll() }
 
+        /// See ``MemoryCache/close()``.
+        public func close() throws { try cache.close() }
+
         /// See ``MemoryCache/waitForBackgroundWork()``.
         public func waitForBackgroundWork() { cache.waitForBackgroundWork() }
 
         /// See ``MemoryCache/countLimit``.
-        public var countLimit: Int {
-            get { cache.countLimit }
-            set { cache.countLimit = newValue }
-        }
+        public var countLimit: Int { cache.countLimit }
 
         /// See ``MemoryCache/costLimit``.
-        public var costLimit: Int64 {
-            get { cache.costLimit }
-            set { cache.costLimit = newValue }
-        }
+        public var costLimit: Int64 { cache.costLimit }
 
         /// See ``MemoryCache/ageLimit``.
-        public var ageLimit: Double {
-            get { cache.ageLimit }
-            set { cache.ageLimit = newValue }
-        }
+        public var ageLimit: Duration? { cache.ageLimit }
+
+        /// See ``MemoryCache/setCountLimit(_:)``.
+        public func setCountLimit(_ limit: Int) throws { try cache.setCountLimit(limit) }
+
+        /// See ``MemoryCache/setCostLimit(_:)``.
+        public func setCostLimit(_ limit: Int64) throws { try cache.setCostLimit(limit) }
+
+        /// See ``MemoryCache/setAgeLimit(_:)``.
+        public func setAgeLimit(_ limit: Duration?) throws { try cache.setAgeLimit(limit) }
 
         /// See ``MemoryCache/trim(toCount:)``.
-        public func trim(toCount count: Int) { cache.trim(toCount: count) }
+        public func trim(toCount count: Int) throws { try cache.trim(toCount: count) }
 
         /// See ``MemoryCache/trim(toCost:)``.
-        public func trim(toCost cost: Int64) { cache.trim(toCost: cost) }
+        public func trim(toCost cost: Int64) throws { try cache.trim(toCost: cost) }
 
         /// See ``MemoryCache/trim(toAge:)``.
-        public func trim(toAge age: Double) { cache.trim(toAge: age) }
+        public func trim(toAge age: Duration) throws { try cache.trim(toAge: age) }
 
         /// See ``MemoryCache/trim(toFraction:reason:)``.
-        public func trim(toFraction fraction: Double, reason: EvictionReason = .pressure) {
-            cache.trim(toFraction: fraction, reason: reason)
+        public func trim(toFraction fraction: Double, reason: EvictionReason = .pressure) throws {
+            try cache.trim(toFraction: fraction, reason: reason)
         }
 
         /// See ``MemoryCache/statistics``.

@@ -9,7 +9,7 @@ import Foundation
 ///
 /// ```swift
 /// let thumbnails = try Cache<Data>(name: "thumbnails", baseDirectory: cachesURL)
-/// try thumbnails.setValue(png, forKey: url.absoluteString, expiration: .days(7))
+/// try thumbnails.setValue(png, forKey: url.absoluteString, expiration: .after(.seconds(7 * 86_400)))
 /// let hit = try thumbnails.value(forKey: url.absoluteString)
 /// ```
 ///
@@ -68,8 +68,9 @@ public final class Cache<Value: Sendable>: Sendable {
         directory: URL, name: String?, coder: any CacheCoder<Value>, configuration: Configuration,
         memoryClock: CacheClock, didJoinLoad: @escaping @Sendable (String, Int) -> Void = { _, _ in }
     ) throws {
+        // The memory level first: its configuration is validated before the disk level is opened.
+        memory = try MemoryLevel(configuration: configuration.memory, clock: memoryClock)
         disk = try DiskCache(directory: directory, configuration: configuration.disk)
-        memory = MemoryLevel(configuration: configuration.memory, clock: memoryClock)
         self.name = name
         self.directory = directory
         self.coder = coder
@@ -131,7 +132,7 @@ public final class Cache<Value: Sendable>: Sendable {
         let entry: (data: Data, expiration: Expiration)?
         if let write = writes.pendingWrite(forKey: key) {
             entry = write.isExpired(at: disk.configuration.clock())
-                ? nil : (write.data, write.deadline.map { .date(Date(timeIntervalSince1970: $0)) } ?? .never)
+                ? nil : (write.data, write.deadline.map { .at(Date(timeIntervalSince1970: $0)) } ?? .never)
         } else {
             entry = try disk.entry(forKey: key)
         }
@@ -332,14 +333,15 @@ public final class Cache<Value: Sendable>: Sendable {
         try disk.flush(durability: durability)
     }
 
-    /// Lands background writes, then closes the disk level; later disk
-    /// operations throw `KVCacheError.closed`. The disk level is closed even when this
-    /// throws: the error is a background write's failure, or the disk level's (see
-    /// `DiskCache.close()`: writes it could not commit).
+    /// Lands background writes, closes the disk level and empties the memory level
+    /// (see ``MemoryCache/close()``); later disk operations throw `KVCacheError.closed`.
+    /// Both levels are closed even when this throws: the error is a background write's
+    /// failure, or the disk level's (see `DiskCache.close()`: writes it could not commit).
     public func close() throws {
         var failure: Error?
         do { try waitForBackgroundWrites() } catch { failure = error }
         do { try disk.close() } catch { failure = failure ?? error }
+        do { try memory.close() } catch { failure = failure ?? error }
         if let failure { throw failure }
     }
 

@@ -266,7 +266,7 @@ final class WriteCoordinator: @unchecked Sendable {
         do {
             // A lifetime counts from the `setValue` call, unless the disk extends it on access.
             let expiration = disk.configuration.extendsExpirationOnAccess
-                ? write.expiration : write.deadline.map { .date(Date(timeIntervalSince1970: $0)) } ?? .never
+                ? write.expiration : write.deadline.map { .at(Date(timeIntervalSince1970: $0)) } ?? .never
             try disk.setValue(write.data, forKey: key, expiration: expiration, extendedData: write.extendedData)
         } catch {
             disk.diagnostics.failed("the background disk write of \(key) (kept in memory only)", error, path: disk.path)

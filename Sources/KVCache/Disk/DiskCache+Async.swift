@@ -76,8 +76,8 @@ extension DiskCache {
     }
 
     @discardableResult
-    public func trim(toAge seconds: Double) async throws -> Int {
-        try await onWorkPool { try self.trim(toAge: seconds) }
+    public func trim(toAge age: Duration) async throws -> Int {
+        try await onWorkPool { try self.trim(toAge: age) }
     }
 
     public func flush(durability: Durability = .synced) async throws {

@@ -14,7 +14,7 @@ extension DiskCache {
                 commitThread.async { [weak self] in self?.runAccessTimeFlush(urgent: true) }
             } else if !storage.isAccessFlushScheduled {
                 storage.isAccessFlushScheduled = true
-                commitThread.asyncAfter(seconds: configuration.accessTimeFlushInterval) { [weak self] in
+                commitThread.asyncAfter(seconds: configuration.accessTimeFlushInterval.seconds) { [weak self] in
                     self?.runAccessTimeFlush(urgent: false)
                 }
             }
@@ -58,7 +58,7 @@ extension DiskCache {
             commitThread.async { [weak self] in self?.runAccessTimeFlush(urgent: true) }
         }
         if followUps.contains(.accessFlush) {
-            commitThread.asyncAfter(seconds: configuration.accessTimeFlushInterval) { [weak self] in
+            commitThread.asyncAfter(seconds: configuration.accessTimeFlushInterval.seconds) { [weak self] in
                 self?.runAccessTimeFlush(urgent: false)
             }
         }
@@ -105,7 +105,7 @@ extension DiskCache {
     /// Exports the statistics every `metricsInterval` while the cache is open.
     private func scheduleMetricsReport() {
         guard metrics != nil else { return }
-        backgroundQueue.asyncAfter(deadline: .now() + configuration.metricsInterval) { [weak self] in
+        backgroundQueue.asyncAfter(deadline: .now() + min(configuration.metricsInterval.seconds, Seconds.never)) { [weak self] in
             guard let self, !self.isClosed else { return }
             self.reportMetrics()
             self.scheduleMetricsReport()
@@ -114,7 +114,7 @@ extension DiskCache {
     #endif
 
     private func scheduleAutoTrim() {
-        guard let interval = configuration.autoTrimInterval, !Seconds.isNever(interval) else { return }
+        guard let interval = configuration.autoTrimInterval?.seconds, !Seconds.isNever(interval) else { return }
         backgroundQueue.asyncAfter(deadline: .now() + interval) { [weak self] in
             guard let self, !self.isClosed else { return }
             self.trimToLimits(periodic: true)
@@ -132,9 +132,9 @@ extension DiskCache {
         defer { finishLimitTrim(madeProgress: removed > 0, setsAtStart: setsAtStart) }
         if periodic {
             _ = diagnostics.attempt("removing expired entries", path: path) { try runTrim(.expired, reason: .expired) }
-            if configuration.ageLimit.isFinite {
+            if let ageLimit = configuration.ageLimit {
                 _ = diagnostics.attempt("the age trim", path: path) {
-                    try runTrim(.age(configuration.ageLimit), reason: .expired)
+                    try runTrim(.age(ageLimit.seconds), reason: .expired)
                 }
             }
         }
@@ -209,12 +209,15 @@ extension DiskCache {
     }
 
     /// Deletes the files in the data folder that no entry references, now, and
-    /// returns how many. Files younger than `gracePeriod` seconds (default:
+    /// returns how many. Files younger than `gracePeriod` (default:
     /// `configuration.orphanGracePeriod`) are kept, since another process may be
-    /// about to commit their rows; pass 0 when no other process uses the directory.
+    /// about to commit their rows; pass `.zero` when no other process uses the directory.
+    /// Throws `KVCacheError.invalidArgument` for a negative period.
     @discardableResult
-    public func sweepOrphans(gracePeriod: Double? = nil) throws -> Int {
-        let grace = gracePeriod ?? configuration.orphanGracePeriod
+    public func sweepOrphans(gracePeriod: Duration? = nil) throws -> Int {
+        let gracePeriod = gracePeriod ?? configuration.orphanGracePeriod
+        try Validation.check(gracePeriod >= .zero, "sweepOrphans(gracePeriod:) needs a period of at least zero")
+        let grace = gracePeriod.seconds
         let files = try perform { storage -> FileStore in
             _ = try storage.requireDatabase()
             return storage.files

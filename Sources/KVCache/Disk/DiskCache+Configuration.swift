@@ -47,39 +47,40 @@ extension DiskCache {
         public var countLimit: Int = .max
         /// Most value bytes kept. Default unlimited.
         public var sizeLimit: Int64 = .max
-        /// Entries not accessed for this many seconds are removed by the auto trim. Default: never.
-        public var ageLimit: Double = .infinity
+        /// Entries not accessed for this long are removed by the auto trim. Default nil: no limit.
+        public var ageLimit: Duration?
         /// The auto trim removes entries while the disk has less free space than this. Default 0 (off).
         public var freeDiskSpaceLimit: Int64 = 0
         /// When over the count or size limit, trim down to `limit × lowWatermark`, so a
         /// full cache does not trim on every write. In (0, 1]; default 0.9.
         public var lowWatermark: Double = 0.9
-        /// Seconds between automatic trims (expired entries, age, limits, free space);
-        /// nil turns them off. Default 60.
-        public var autoTrimInterval: Double? = 60
-        /// Reading an entry set with `.seconds(_)` expiration restarts its lifetime. Default false.
+        /// The time between automatic trims (expired entries, age, limits, free space);
+        /// nil turns them off. Default 60 seconds.
+        public var autoTrimInterval: Duration? = .seconds(60)
+        /// Reading an entry stored with an ``Expiration/after(_:)`` expiration restarts its
+        /// lifetime. Default false.
         public var extendsExpirationOnAccess = false
         /// Longest key in UTF-8 bytes; longer keys throw `KVCacheError.invalidKey`. Default 4096.
         public var maxKeyLength = Configuration.defaultMaxKeyLength
         /// Longest time a write waits in the group-commit transaction before it is
         /// committed (and survives a crash of this process). Default 2 ms.
-        public var groupCommitDelay: Double = 0.002
+        public var groupCommitDelay: Duration = .milliseconds(2)
         /// Writes per group commit before it commits at once. Default 512.
         public var groupCommitMaxWrites = 512
-        /// Seconds between writes of buffered access times. Default 5.
-        public var accessTimeFlushInterval: Double = 5
-        /// A read records a new access time only if the stored one is at least this many
-        /// seconds old, so repeated reads of a hot entry write nothing; LRU trims order
-        /// entries to this resolution. 0 records every read. Default 60.
-        public var accessTimeResolution: Double = 60
-        /// How long to wait for another process's lock before throwing SQLITE_BUSY. Default 5 s.
-        public var busyTimeout: Double = 5
+        /// The time between writes of buffered access times. Default 5 seconds.
+        public var accessTimeFlushInterval: Duration = .seconds(5)
+        /// A read records a new access time only if the stored one is at least this
+        /// old, so repeated reads of a hot entry write nothing; LRU trims order
+        /// entries to this resolution. Zero records every read. Default 60 seconds.
+        public var accessTimeResolution: Duration = .seconds(60)
+        /// How long to wait for another process's lock before throwing `.busy`. Default 5 seconds.
+        public var busyTimeout: Duration = .seconds(5)
         /// fsync each value file before its row is written, and the data folder on `flush()`.
         /// Default false: after a power loss a recent file value may be a miss, never wrong bytes.
         public var syncsFiles = false
-        /// The orphan sweep at open and in the background leaves files younger than this
-        /// many seconds: another process may be about to commit their rows. Default 60.
-        public var orphanGracePeriod: Double = 60
+        /// The orphan sweep at open and in the background leaves files younger than this:
+        /// another process may be about to commit their rows. Default 60 seconds.
+        public var orphanGracePeriod: Duration = .seconds(60)
         /// SQLite page size for a new store (an existing one keeps its own). Default 16384.
         public var pageSize: Int = 16384
         /// Opens an existing cache without ever changing it: reads record no access
@@ -120,8 +121,8 @@ extension DiskCache {
         /// `_bytes`, `_file_bytes`, and the timer `kvcache_disk_commit_duration`, each with
         /// the dimension `cache` = this label. Default nil: nothing is exported.
         public var metricsLabel: String?
-        /// Seconds between exports (also on `reportMetrics()` and at close). Default 10.
-        public var metricsInterval: Double = 10
+        /// The time between exports (also on `reportMetrics()` and at close). Default 10 seconds.
+        public var metricsInterval: Duration = .seconds(10)
         /// Where metrics go. Default nil: `MetricsSystem.factory`, the bootstrapped backend.
         public var metricsFactory: (any MetricsFactory)?
         #endif
@@ -141,26 +142,24 @@ extension DiskCache {
         public init() {}
 
         func validate() throws {
-            func check(_ condition: Bool, _ message: String) throws {
-                if !condition { throw KVCacheError.invalidArgument(message) }
-            }
+            func check(_ condition: Bool, _ message: String) throws { try Validation.check(condition, message) }
             try check(inlineThreshold >= 0, "inlineThreshold must not be negative")
             try check(countLimit >= 0, "countLimit must not be negative")
             try check(sizeLimit >= 0, "sizeLimit must not be negative")
-            try check(ageLimit >= 0, "ageLimit must not be negative")
+            try check(ageLimit.map { $0 >= .zero } ?? true, "ageLimit must not be negative")
             try check(freeDiskSpaceLimit >= 0, "freeDiskSpaceLimit must not be negative")
             try check(lowWatermark > 0 && lowWatermark <= 1, "lowWatermark must be in (0, 1]")
-            try check(autoTrimInterval.map { $0 > 0 } ?? true, "autoTrimInterval must be positive")
+            try check(autoTrimInterval.map { $0 > .zero } ?? true, "autoTrimInterval must be positive")
             try check(maxKeyLength > 0, "maxKeyLength must be positive")
-            try check(groupCommitDelay >= 0, "groupCommitDelay must not be negative")
+            try check(groupCommitDelay >= .zero, "groupCommitDelay must not be negative")
             try check(groupCommitMaxWrites > 0, "groupCommitMaxWrites must be positive")
-            try check(accessTimeFlushInterval >= 0, "accessTimeFlushInterval must not be negative")
-            try check(accessTimeResolution >= 0, "accessTimeResolution must not be negative")
-            try check(busyTimeout >= 0, "busyTimeout must not be negative")
-            try check(orphanGracePeriod >= 0, "orphanGracePeriod must not be negative")
+            try check(accessTimeFlushInterval >= .zero, "accessTimeFlushInterval must not be negative")
+            try check(accessTimeResolution >= .zero, "accessTimeResolution must not be negative")
+            try check(busyTimeout >= .zero, "busyTimeout must not be negative")
+            try check(orphanGracePeriod >= .zero, "orphanGracePeriod must not be negative")
             try check(readConnections >= 1 && readConnections <= 64, "readConnections must be from 1 to 64")
             #if Metrics
-            try check(metricsInterval > 0, "metricsInterval must be positive")
+            try check(metricsInterval > .zero, "metricsInterval must be positive")
             #endif
             try check([512, 1024, 2048, 4096, 8192, 16384, 32768, 65536].contains(pageSize),
                       "pageSize must be a power of two from 512 to 65536")
@@ -171,12 +170,12 @@ extension DiskCache {
             options.mode = storageMode
             options.inlineThreshold = inlineThreshold
             options.maxKeyLength = maxKeyLength
-            options.busyTimeout = busyTimeout
-            options.groupCommitDelay = groupCommitDelay
+            options.busyTimeout = busyTimeout.seconds
+            options.groupCommitDelay = groupCommitDelay.seconds
             options.groupCommitMaxWrites = groupCommitMaxWrites
             options.syncsFiles = syncsFiles
             options.extendsExpirationOnAccess = extendsExpirationOnAccess
-            options.accessTimeResolution = accessTimeResolution
+            options.accessTimeResolution = accessTimeResolution.seconds
             options.pageSize = pageSize
             options.readOnly = isReadOnly
             options.readConnections = readConnections

@@ -9,13 +9,14 @@ extension DiskCache {
         public var isInFile: Bool
         /// When the entry expires; nil if it never does.
         public var expirationDate: Date?
-        /// With `extendsExpirationOnAccess`, how far a read moves the expiration
-        /// ahead (seconds); nil for an entry without one.
-        public var lifetime: Double?
+        /// The duration of an ``Expiration/after(_:)`` expiration, which a read restarts
+        /// under `extendsExpirationOnAccess`; nil for an entry stored with another.
+        public var lifetime: Duration?
 
-        /// The time left before the entry expires, from `now`; nil if it never does.
-        public func remainingLifetime(from now: Date = Date()) -> Double? {
-            expirationDate.map { max(0, $0.timeIntervalSince(now)) }
+        /// The time left before the entry expires, from `now` (zero once it has passed);
+        /// nil if it never expires.
+        public func remainingLifetime(from now: Date = Date()) -> Duration? {
+            expirationDate.map { .clamping(seconds: max(0, $0.timeIntervalSince(now))) }
         }
     }
 }

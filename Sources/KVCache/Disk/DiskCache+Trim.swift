@@ -2,28 +2,32 @@ import Foundation
 
 extension DiskCache {
     /// Removes least recently used entries until at most `count` remain; returns how many went.
+    /// A negative count throws `KVCacheError.invalidArgument` (as do the other trims' negative
+    /// arguments) and removes nothing.
     @discardableResult
     public func trim(toCount count: Int) throws -> Int {
-        try runTrim(.count(max(0, count)), reason: .count)
+        try Validation.check(count >= 0, "trim(toCount:) needs a count of at least 0, not \(count)")
+        return try runTrim(.count(count), reason: .count)
     }
 
     /// Removes least recently used entries until the values total at most `size` bytes.
     @discardableResult
     public func trim(toSize size: Int64) throws -> Int {
-        try runTrim(.size(max(0, size)), reason: .cost)
+        try Validation.check(size >= 0, "trim(toSize:) needs a size of at least 0, not \(size)")
+        return try runTrim(.size(size), reason: .cost)
     }
 
-    /// Removes entries not accessed in the last `seconds` seconds.
+    /// Removes entries not accessed for longer than `age`.
     @discardableResult
-    public func trim(toAge seconds: Double) throws -> Int {
-        // max(0, .nan) is 0: without this check NaN would remove everything.
-        if seconds.isNaN { throw KVCacheError.invalidArgument("trim(toAge:) needs a number of seconds, not NaN") }
-        return try runTrim(.age(max(0, seconds)), reason: .expired)
+    public func trim(toAge age: Duration) throws -> Int {
+        try Validation.check(age >= .zero, "trim(toAge:) needs an age of at least zero, not \(age)")
+        return try runTrim(.age(age.seconds), reason: .expired)
     }
 
     /// Removes least recently used entries until the disk has `bytes` free, or the cache is empty.
     @discardableResult
     public func trim(toFreeSpace bytes: Int64) throws -> Int {
+        try Validation.check(bytes >= 0, "trim(toFreeSpace:) needs a size of at least 0, not \(bytes)")
         guard let free = FileStore.freeSpace(at: path) else {
             throw KVCacheError.io(operation: "statvfs", path: path, errno: errno)
         }

@@ -10,17 +10,20 @@ extension DiskCache {
     /// remove entries whose file or inline data is missing or of the wrong size; delete orphans;
     /// recount the summary.
     ///
-    /// Unreferenced files younger than `orphanGracePeriod` seconds (default: the
+    /// Unreferenced files younger than `orphanGracePeriod` (default: the
     /// configuration's) are not orphans: another process may be about to commit their
-    /// entries. Pass 0 when no other process writes to the directory.
+    /// entries. Pass `.zero` when no other process writes to the directory; a negative
+    /// period throws `KVCacheError.invalidArgument`.
     ///
     /// Scans the whole store, so it is for tools and maintenance. The lock is released
     /// between steps, so other callers keep working; `progress` is called on the
     /// calling thread between steps.
-    public func verify(repair: Bool = false, orphanGracePeriod: Double? = nil,
+    public func verify(repair: Bool = false, orphanGracePeriod: Duration? = nil,
                        progress: (VerificationProgress) -> Void = { _ in }) throws -> VerificationReport {
         if repair, configuration.isReadOnly { throw KVCacheError.readOnly(path: path) }
-        let grace = orphanGracePeriod ?? configuration.orphanGracePeriod
+        let gracePeriod = orphanGracePeriod ?? configuration.orphanGracePeriod
+        try Validation.check(gracePeriod >= .zero, "verify(orphanGracePeriod:) needs a period of at least zero")
+        let grace = gracePeriod.seconds
         var report = VerificationReport()
         var repairs = Repairs()
         try runChecks(&report, gracePeriod: grace, repair: repair, repairs: &repairs, progress: progress)

@@ -409,7 +409,7 @@ public final class DiskCache: Sendable {
                 throw error.kvCacheError(path: reader.pool.path)
             }
             // Batches that other callers keep starting cannot hold this call off for longer.
-            if deadline == nil { deadline = Condition.now() + configuration.busyTimeout }
+            if deadline == nil { deadline = Condition.now() + configuration.busyTimeout.seconds }
         }
     }
 

@@ -124,9 +124,9 @@ struct DiskReader: Sendable {
         var expiration = Expiration.never
         if let deadline = row.expiration {
             if options.extendsExpirationOnAccess, let lifetime = row.lifetime {
-                expiration = .seconds(lifetime)
+                expiration = .after(.clamping(seconds: lifetime))
             } else {
-                expiration = .date(Date(timeIntervalSince1970: deadline))
+                expiration = .at(Date(timeIntervalSince1970: deadline))
             }
         }
         if let filename = row.filename { return .file(name: filename, size: row.size, expiration) }
@@ -285,7 +285,7 @@ struct DiskReader: Sendable {
         if let deadline, deadline <= now { return nil }
         return DiskCache.EntryInfo(size: size, isInFile: isInFile,
                                    expirationDate: deadline.map { Date(timeIntervalSince1970: $0) },
-                                   lifetime: lifetime)
+                                   lifetime: lifetime.map { .clamping(seconds: $0) })
     }
 
     /// The extended data stored with `key`'s value, or nil.

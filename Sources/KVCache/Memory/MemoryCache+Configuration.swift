@@ -8,10 +8,10 @@ extension MemoryCache {
         /// `setValue(_:forKey:cost:expiration:)`. Default: `Int64.max`, which means no limit.
         public var costLimit: Int64
 
-        /// Seconds an entry may go unread before it expires. Default: no limit.
-        public var ageLimit: Double
+        /// How long an entry may go unread before it expires. Default `nil`: no limit.
+        public var ageLimit: Duration?
 
-        /// The fraction of a limit (0...1) the cache trims down to once an
+        /// The fraction of a limit, in (0, 1], the cache trims down to once an
         /// insertion takes it over that limit.
         ///
         /// At 1 (the default) the cache evicts just enough to fit, which keeps
@@ -20,9 +20,9 @@ extension MemoryCache {
         /// and 0.6, crossing 100 MB trims to 60 MB.
         public var lowWatermark: Double
 
-        /// Seconds between background trims, which remove expired entries in
-        /// short bursts and release evicted values. Default: 5; `nil` turns it off.
-        public var autoTrimInterval: Double?
+        /// The time between background trims, which remove expired entries in
+        /// short bursts and release evicted values. Default: 5 seconds; `nil` turns them off.
+        public var autoTrimInterval: Duration?
 
         /// Whether evicted and removed values are released on a background
         /// queue rather than on the caller's thread. Default: `true`.
@@ -31,8 +31,8 @@ extension MemoryCache {
         /// hands over the rest and waits until they are released.
         public var releasesValuesInBackground: Bool
 
-        /// Whether reading an entry that expires after a number of seconds
-        /// restarts that period. Entries that expire at a date are not extended.
+        /// Whether reading an entry that expires ``Expiration/after(_:)`` a duration
+        /// restarts that duration. Entries that expire at a date are not extended.
         /// Default: `false`.
         public var extendsExpirationOnAccess: Bool
 
@@ -45,9 +45,9 @@ extension MemoryCache {
         public init(
             countLimit: Int = .max,
             costLimit: Int64 = .max,
-            ageLimit: Double = .infinity,
+            ageLimit: Duration? = nil,
             lowWatermark: Double = 1,
-            autoTrimInterval: Double? = 5,
+            autoTrimInterval: Duration? = .seconds(5),
             releasesValuesInBackground: Bool = true,
             extendsExpirationOnAccess: Bool = false,
             onEviction: (@Sendable (Key, Value, EvictionReason) -> Void)? = nil
@@ -60,6 +60,15 @@ extension MemoryCache {
             self.releasesValuesInBackground = releasesValuesInBackground
             self.extendsExpirationOnAccess = extendsExpirationOnAccess
             self.onEviction = onEviction
+        }
+
+        /// Throws `KVCacheError.invalidArgument` for a setting out of its documented range.
+        func validate() throws {
+            try Validation.check(countLimit >= 0, "countLimit must not be negative, not \(countLimit)")
+            try Validation.check(costLimit >= 0, "costLimit must not be negative, not \(costLimit)")
+            try Validation.check(ageLimit.map { $0 >= .zero } ?? true, "ageLimit must not be negative")
+            try Validation.check(lowWatermark > 0 && lowWatermark <= 1, "lowWatermark must be in (0, 1], not \(lowWatermark)")
+            try Validation.check(autoTrimInterval.map { $0 > .zero } ?? true, "autoTrimInterval must be positive")
         }
     }
 }

@@ -17,11 +17,12 @@ struct MemoryCacheLimits: Sendable {
     /// limit (or `trim(toAge:)`) and stays on.
     @usableFromInline var tracksAge: Bool
 
+    /// Takes validated settings (see `MemoryCache.Configuration.validate()`).
     init(count: Int, cost: Int64, age: Double, lowWatermark: Double) {
-        self.count = max(count, 0)
-        self.cost = max(cost, 0)
-        self.age = age.isNaN ? .infinity : max(age, 0)
-        self.lowWatermark = lowWatermark.isNaN ? 1 : min(max(lowWatermark, 0), 1)
+        self.count = count
+        self.cost = cost
+        self.age = age
+        self.lowWatermark = lowWatermark
         countTarget = 0
         costTarget = 0
         releaseBatchCount = 1
@@ -31,12 +32,12 @@ struct MemoryCacheLimits: Sendable {
     }
 
     mutating func setCount(_ newValue: Int) {
-        count = max(newValue, 0)
+        count = newValue
         update()
     }
 
     mutating func setCost(_ newValue: Int64) {
-        cost = max(newValue, 0)
+        cost = newValue
         update()
     }
 

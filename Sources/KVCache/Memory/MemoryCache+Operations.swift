@@ -24,10 +24,10 @@ extension MemoryCache {
         switch expiration {
         case .never:
             return (.infinity, 0)
-        case .seconds:
+        case .after:
             let deadline = expiration.deadline(from: clock.wallLowerBound()) ?? .infinity
             return (deadline, expiration.extendableLifetime ?? 0)
-        case .date:
+        case .at:
             return (expiration.deadline(from: 0) ?? .infinity, 0)
         }
     }

@@ -5,64 +5,88 @@ import Darwin
 #endif
 
 extension MemoryCache: MemoryPressureTrimmable {
-    /// The most entries the cache holds. Lowering it trims at once.
-    public var countLimit: Int {
-        get { withLock { limits.count } }
-        set {
-            withLock { limits.setCount(newValue) }
-            trimToLimits()
-        }
+    /// The most entries the cache holds (see ``setCountLimit(_:)``).
+    public var countLimit: Int { withLock { limits.count } }
+
+    /// The most total cost the cache holds (see ``setCostLimit(_:)``).
+    public var costLimit: Int64 { withLock { limits.cost } }
+
+    /// How long an entry may go unread before it expires; nil for no limit
+    /// (see ``setAgeLimit(_:)``).
+    public var ageLimit: Duration? {
+        withLock { limits.age.isFinite ? .clamping(seconds: limits.age) : nil }
     }
 
-    /// The most total cost the cache holds. Lowering it trims at once.
-    public var costLimit: Int64 {
-        get { withLock { limits.cost } }
-        set {
-            withLock { limits.setCost(newValue) }
-            trimToLimits()
-        }
+    /// Changes the most entries the cache holds; lowering it trims at once.
+    ///
+    /// - Throws: `KVCacheError.invalidArgument` for a negative limit (nothing changes).
+    public func setCountLimit(_ limit: Int) throws {
+        try Validation.check(limit >= 0, "countLimit must not be negative, not \(limit)")
+        withLock { limits.setCount(limit) }
+        trimToLimits()
     }
 
-    /// Seconds an entry may go unread before it expires. Lowering it trims at once.
+    /// Changes the most total cost the cache holds; lowering it trims at once.
+    ///
+    /// - Throws: `KVCacheError.invalidArgument` for a negative limit (nothing changes).
+    public func setCostLimit(_ limit: Int64) throws {
+        try Validation.check(limit >= 0, "costLimit must not be negative, not \(limit)")
+        withLock { limits.setCost(limit) }
+        trimToLimits()
+    }
+
+    /// Changes how long an entry may go unread before it expires (nil: no limit);
+    /// lowering it trims at once.
     ///
     /// Reads record the time only once an age limit has been set (reading a
     /// clock costs), so an age limit set on a filled cache counts from that
     /// moment for entries not read since.
-    public var ageLimit: Double {
-        get { withLock { limits.age } }
-        set {
-            let age = newValue.isNaN ? .infinity : max(newValue, 0)
-            withLock {
-                limits.age = age
-                if age.isFinite { startTrackingAge() }
-            }
-            if age.isFinite { trimToAge(age, waitsForLock: true) }
+    ///
+    /// - Throws: `KVCacheError.invalidArgument` for a negative duration (nothing changes).
+    public func setAgeLimit(_ limit: Duration?) throws {
+        try Validation.check(limit.map { $0 >= .zero } ?? true, "ageLimit must not be negative, not \(limit!)")
+        let age = limit?.seconds ?? .infinity
+        withLock {
+            limits.age = age
+            if age.isFinite { startTrackingAge() }
         }
+        if age.isFinite { trimToAge(age, waitsForLock: true) }
     }
 
     /// Evicts least recently used entries until at most `count` remain.
-    public func trim(toCount count: Int) {
-        evictInBursts(reason: .count, waitsForLock: true) { storage.count > max(count, 0) }
+    ///
+    /// - Throws: `KVCacheError.invalidArgument` for a negative count (nothing is evicted).
+    public func trim(toCount count: Int) throws {
+        try Validation.check(count >= 0, "trim(toCount:) needs a count of at least 0, not \(count)")
+        evictInBursts(reason: .count, waitsForLock: true) { storage.count > count }
     }
 
     /// Evicts least recently used entries until their total cost is at most `cost`.
-    public func trim(toCost cost: Int64) {
+    ///
+    /// - Throws: `KVCacheError.invalidArgument` for a negative cost (nothing is evicted).
+    public func trim(toCost cost: Int64) throws {
+        try Validation.check(cost >= 0, "trim(toCost:) needs a cost of at least 0, not \(cost)")
         evictInBursts(reason: .cost, waitsForLock: true) { storage.totalCost.exceeds(cost) }
     }
 
-    /// Removes entries not read for more than `age` seconds, as expired.
+    /// Removes entries not read for longer than `age`, as expired.
     ///
     /// The first call on a cache without an age limit starts recording reads
-    /// (see ``ageLimit``) and finds every entry fresh.
-    public func trim(toAge age: Double) {
+    /// (see ``setAgeLimit(_:)``) and finds every entry fresh.
+    ///
+    /// - Throws: `KVCacheError.invalidArgument` for a negative age (nothing is removed).
+    public func trim(toAge age: Duration) throws {
+        try Validation.check(age >= .zero, "trim(toAge:) needs an age of at least zero, not \(age)")
         withLock { startTrackingAge() }
-        trimToAge(age, waitsForLock: true)
+        trimToAge(age.seconds, waitsForLock: true)
     }
 
     /// Evicts least recently used entries until at most `fraction` (0...1) of
     /// the current count and total cost remain; 0 empties the cache.
-    public func trim(toFraction fraction: Double, reason: EvictionReason = .pressure) {
-        let fraction = fraction.isNaN ? 1 : min(max(fraction, 0), 1)
+    ///
+    /// - Throws: `KVCacheError.invalidArgument` for a fraction outside 0...1 or NaN.
+    public func trim(toFraction fraction: Double, reason: EvictionReason = .pressure) throws {
+        try Validation.checkFraction(fraction, "trim(toFraction:)")
         let (count, cost) = withLock {
             (Int((Double(storage.count) * fraction).rounded(.down)), storage.totalCost.scaled(by: fraction))
         }

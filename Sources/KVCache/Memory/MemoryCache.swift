@@ -18,7 +18,7 @@ private let trimQueueKey = DispatchSpecificKey<Bool>()
 /// like the disk level.)
 ///
 /// ```swift
-/// let images = MemoryCache<URL, Image>(configuration: .init(costLimit: 100 << 20))
+/// let images = try MemoryCache<URL, Image>(configuration: .init(costLimit: 100 << 20))
 /// images.setValue(image, forKey: url, cost: Int64(image.byteCount))
 /// let hit = images[url]
 /// ```
@@ -45,21 +45,35 @@ public final class MemoryCache<Key: Hashable & Sendable, Value: Sendable>: @unch
     /// Runs the timer's trims one at a time, so `waitForBackgroundWork()` can wait for one in progress.
     private let trimQueue: DispatchQueue?
 
+    /// Creates an empty cache with no limits (the default configuration).
+    public convenience init() {
+        self.init(validConfiguration: Configuration(), clock: .system)
+    }
+
     /// Creates an empty cache.
-    public convenience init(configuration: Configuration = .init()) {
-        self.init(configuration: configuration, clock: .system)
+    ///
+    /// - Throws: `KVCacheError.invalidArgument` for a setting out of its documented
+    ///   range (a negative limit or duration, a `lowWatermark` outside (0, 1]).
+    public convenience init(configuration: Configuration) throws {
+        try self.init(configuration: configuration, clock: .system)
     }
 
     /// Creates an empty cache that reads time from `clock` (tests pass a manual clock).
-    init(configuration: Configuration, clock: CacheClock) {
+    convenience init(configuration: Configuration, clock: CacheClock) throws {
+        try configuration.validate()
+        self.init(validConfiguration: configuration, clock: clock)
+    }
+
+    private init(validConfiguration configuration: Configuration, clock: CacheClock) {
         self.clock = clock
         limits = MemoryCacheLimits(
             count: configuration.countLimit, cost: configuration.costLimit,
-            age: configuration.ageLimit, lowWatermark: configuration.lowWatermark)
+            age: configuration.ageLimit?.seconds ?? .infinity, lowWatermark: configuration.lowWatermark)
         onEviction = configuration.onEviction
         releasesValuesInBackground = configuration.releasesValuesInBackground
         extendsExpirationOnAccess = configuration.extendsExpirationOnAccess
-        if let interval = configuration.autoTrimInterval, interval > 0, interval.isFinite {
+        let interval = configuration.autoTrimInterval?.seconds
+        if let interval, !Seconds.isNever(interval) {
             let queue = DispatchQueue(label: "KVCache.MemoryCache.trim", qos: .utility)
             queue.setSpecific(key: trimQueueKey, value: true)
             trimQueue = queue
@@ -69,7 +83,7 @@ public final class MemoryCache<Key: Hashable & Sendable, Value: Sendable>: @unch
             timer = nil
         }
         pendingReleases.reserveCapacity(limits.releaseBatchCount)
-        if let timer, let interval = configuration.autoTrimInterval {
+        if let timer, let interval {
             // Weak, so the timer never keeps the cache alive; deinit cancels it.
             timer.setEventHandler { @Sendable [weak self] in self?.autoTrim() }
             let nanoseconds = Int(min(interval, 1e6) * 1e9)
@@ -238,6 +252,17 @@ public final class MemoryCache<Key: Hashable & Sendable, Value: Sendable>: @unch
             releaser.release(consume removed)
             releaser.release(consume batch)
         }
+    }
+
+    /// Ends the cache's background work and gives its memory back: stops the
+    /// background trims, removes every entry (reason `.removed`) and waits until
+    /// the values are released. A memory cache loses no writes, so this does not
+    /// throw today; it throws, like every level's `close()`, so that callers
+    /// close all levels alike. The cache stays usable, without background trims.
+    public func close() throws {
+        timer?.cancel()
+        removeAll()
+        waitForBackgroundWork()
     }
 
     /// Blocks until a background trim in progress has finished and values

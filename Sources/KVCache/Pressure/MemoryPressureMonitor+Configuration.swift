@@ -12,11 +12,11 @@ extension MemoryPressureMonitor {
         public var warningThreshold: Double
         /// `full avg10` at or above which pressure is `.critical`. Default 5.
         public var criticalThreshold: Double
-        /// Seconds between reads of the PSI file. Default 1.
-        public var pollInterval: Double
-        /// Seconds after which pressure that stays at the same level trims again.
-        /// Default 10, the window of `avg10`, so each trim sees fresh figures.
-        public var retrimInterval: Double
+        /// The time between reads of the PSI file. Default 1 second.
+        public var pollInterval: Duration
+        /// The time after which pressure that stays at the same level trims again.
+        /// Default 10 seconds, the window of `avg10`, so each trim sees fresh figures.
+        public var retrimInterval: Duration
         /// The fraction of their contents caches keep on `.warning`. Default 0.5.
         public var warningTrimFraction: Double
         /// The fraction of their contents caches keep on `.critical`. Default 0 (empty them).
@@ -30,8 +30,8 @@ extension MemoryPressureMonitor {
             pressureFile: String? = nil,
             warningThreshold: Double = 10,
             criticalThreshold: Double = 5,
-            pollInterval: Double = 1,
-            retrimInterval: Double = 10,
+            pollInterval: Duration = .seconds(1),
+            retrimInterval: Duration = .seconds(10),
             warningTrimFraction: Double = 0.5,
             criticalTrimFraction: Double = 0,
             trigger: Trigger? = Trigger()
@@ -55,10 +55,10 @@ extension MemoryPressureMonitor {
             where !(0...1).contains(value) {
                 throw KVCacheError.invalidArgument("\(name) must be in 0...1, not \(value)")
             }
-            guard pollInterval > 0, pollInterval.isFinite else {
-                throw KVCacheError.invalidArgument("pollInterval must be a positive number of seconds, not \(pollInterval)")
+            guard pollInterval > .zero else {
+                throw KVCacheError.invalidArgument("pollInterval must be positive, not \(pollInterval)")
             }
-            guard retrimInterval >= 0 else {
+            guard retrimInterval >= .zero else {
                 throw KVCacheError.invalidArgument("retrimInterval must not be negative, not \(retrimInterval)")
             }
             try trigger?.validate()
@@ -82,23 +82,24 @@ extension MemoryPressureMonitor {
     }
 
     /// A kernel PSI trigger: fires when tasks stall on memory for `stall`
-    /// seconds in total within any `window` seconds (PSI `some`).
+    /// in total within any `window` (PSI `some`).
     ///
     /// The default, 0.2 s in 2 s (10 %), suits unprivileged processes, whose
     /// windows the kernel requires to be a multiple of 2 s.
     public struct Trigger: Sendable, Hashable {
-        /// Seconds of stall within `window` that fire the trigger. Default 0.2.
-        public var stall: Double
-        /// The window in seconds, 0.5...10 (a multiple of 2 without privileges). Default 2.
-        public var window: Double
+        /// The stall within `window` that fires the trigger. Default 200 ms.
+        public var stall: Duration
+        /// The window, 0.5...10 seconds (a multiple of 2 seconds without privileges). Default 2 seconds.
+        public var window: Duration
 
-        public init(stall: Double = 0.2, window: Double = 2) {
+        /// Creates a trigger; the defaults are documented on the properties.
+        public init(stall: Duration = .milliseconds(200), window: Duration = .seconds(2)) {
             self.stall = stall
             self.window = window
         }
 
         func validate() throws {
-            guard (0.5...10).contains(window), stall > 0, stall <= window else {
+            guard (Duration.milliseconds(500)...Duration.seconds(10)).contains(window), stall > .zero, stall <= window else {
                 throw KVCacheError.invalidArgument(
                     "a PSI trigger needs a window in 0.5...10 s and a stall in (0, window], not \(stall) in \(window)")
             }
@@ -106,7 +107,7 @@ extension MemoryPressureMonitor {
 
         /// What to write to the PSI file, e.g. `some 200000 2000000` (microseconds).
         var command: String {
-            "some \(Int((stall * 1_000_000).rounded())) \(Int((window * 1_000_000).rounded()))"
+            "some \(Int((stall.seconds * 1_000_000).rounded())) \(Int((window.seconds * 1_000_000).rounded()))"
         }
     }
 }

@@ -5,13 +5,13 @@ import Foundation
 ///
 /// On Linux it watches pressure stall information (PSI), the share of time tasks
 /// wait for memory, in the process's cgroup `memory.pressure` or
-/// `/proc/pressure/memory`. It reads the file every `pollInterval` seconds and,
+/// `/proc/pressure/memory`. It reads the file every `pollInterval` and,
 /// where the kernel allows it, also registers a PSI trigger that wakes it at once.
 /// On Darwin it listens to the system's memory-pressure events.
 ///
 /// When pressure reaches `.warning` caches keep `warningTrimFraction` of their
 /// contents; at `.critical`, `criticalTrimFraction`. A level that persists trims
-/// again every `retrimInterval` seconds; a rise trims at once.
+/// again every `retrimInterval`; a rise trims at once.
 ///
 /// It is off until started:
 ///
@@ -78,7 +78,8 @@ public final class MemoryPressureMonitor: @unchecked Sendable {
     public func handle(_ level: MemoryPressureLevel) {
         guard let fraction = configuration.trimFraction(for: level) else { return }
         let live = lock.withLock { targets.values.compactMap(\.target) }
-        for target in live { target.trim(toFraction: fraction, reason: .pressure) }
+        // The configuration's fractions are validated in 0...1, so no trim throws.
+        for target in live { try? target.trim(toFraction: fraction, reason: .pressure) }
     }
 
     /// Reads the PSI file once and trims as the running monitor would; returns
@@ -106,7 +107,7 @@ public final class MemoryPressureMonitor: @unchecked Sendable {
                 lastTrim = nil
                 return false
             }
-            if let lastTrim, level <= lastTrim.level, now - lastTrim.time < configuration.retrimInterval {
+            if let lastTrim, level <= lastTrim.level, now - lastTrim.time < configuration.retrimInterval.seconds {
                 return false
             }
             lastTrim = (level, now)
@@ -175,7 +176,7 @@ public final class MemoryPressureMonitor: @unchecked Sendable {
             let watcher = try PressureFileWatcher(
                 path: path,
                 trigger: configuration.trigger?.command,
-                interval: configuration.pollInterval
+                interval: configuration.pollInterval.seconds
             ) { [weak self] triggered in self?.wake(triggered: triggered) }
             lock.withLock { self.watcher = watcher }
             watcher.start()

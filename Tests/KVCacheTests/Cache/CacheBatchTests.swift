@@ -8,7 +8,7 @@ import Testing
     @Test func theDiskLevelStoresABatchInOneCommit() throws {
         let dir = TemporaryDirectory()
         defer { dir.remove() }
-        let cache = try DiskCache(directory: dir.url, configuration: .testing { $0.groupCommitDelay = 3600 })
+        let cache = try DiskCache(directory: dir.url, configuration: .testing { $0.groupCommitDelay = .seconds(3600) })
         defer { try? cache.close() }
         try cache.setValue(bytes(30_000, seed: 1), forKey: "big")  // replaced below: its file goes
         try cache.setValue(bytes(10, seed: 1), forKey: "kept")
@@ -16,7 +16,7 @@ import Testing
         let commits = cache.statistics.commits
         var batch: [String: Data] = ["big": bytes(40_000, seed: 2), "new file": bytes(25_000, seed: 3)]
         for index in 0..<100 { batch["k\(index)"] = bytes(10, seed: UInt8(index)) }
-        try cache.setValues(batch, expiration: .seconds(3600))
+        try cache.setValues(batch, expiration: .after(.seconds(3600)))
         // Committed when it returns, in one transaction with nothing else.
         #expect(cache.statistics.commits == commits + 1 && cache.statistics.sets == 2 + 102)
         #expect(try rawRows(dir.manifestPath, "SELECT count(*) FROM manifest") == [["103"]])
@@ -25,7 +25,7 @@ import Testing
                 "kept": bytes(10, seed: 1)])
         #expect(try cache.info(forKey: "k1")?.expirationDate != nil)
         #expect(dir.dataFiles().count == 2)  // the replaced file is gone
-        #expect(try cache.verify(orphanGracePeriod: 0).isHealthy)
+        #expect(try cache.verify(orphanGracePeriod: .seconds(0)).isHealthy)
         try cache.setValues([:])
         #expect(try cache.values(forKeys: []) == [:])
     }
@@ -97,7 +97,7 @@ import Testing
         try cache.flush()
         #expect(try !cache.setValueIfAbsent(bytes(30_000, seed: 2), forKey: "a"))  // committed; file value
         #expect(try cache.value(forKey: "a") == bytes(10, seed: 1) && dir.dataFiles().isEmpty)
-        try cache.setValue(bytes(10), forKey: "short", expiration: .seconds(5))
+        try cache.setValue(bytes(10), forKey: "short", expiration: .after(.seconds(5)))
         clock.advance(by: 10)
         #expect(try cache.setValueIfAbsent(bytes(30_000, seed: 3), forKey: "short"))  // expired: replaced
         #expect(try cache.value(forKey: "short") == bytes(30_000, seed: 3))
@@ -107,7 +107,7 @@ import Testing
         #expect(try cache.value(forKey: "a") == bytes(10, seed: 4) && dir.dataFiles().count == 1)
         #expect(cache.statistics.sets == 4)
         #expect { try cache.setValueIfAbsent(bytes(1), forKey: "") } throws: { ($0 as? KVCacheError)?.code == .invalidKey }
-        #expect(try cache.verify(orphanGracePeriod: 0).isHealthy)
+        #expect(try cache.verify(orphanGracePeriod: .seconds(0)).isHealthy)
     }
 
     @Test func theFacadeCountsEitherLevelAndAQueuedWriteAsPresent() throws {
@@ -155,29 +155,29 @@ import Testing
         let clock = ManualClock()
         let cache = try DiskCache(directory: dir.url, configuration: .testing { $0.clock = clock.function })
         defer { try? cache.close() }
-        try cache.setValue(bytes(10), forKey: "a", expiration: .seconds(10))
+        try cache.setValue(bytes(10), forKey: "a", expiration: .after(.seconds(10)))
         try cache.flush()
-        try cache.setValue(bytes(10), forKey: "pending", expiration: .seconds(10))
-        try cache.setValue(bytes(10), forKey: "short", expiration: .seconds(1))
+        try cache.setValue(bytes(10), forKey: "pending", expiration: .after(.seconds(10)))
+        try cache.setValue(bytes(10), forKey: "short", expiration: .after(.seconds(1)))
         clock.advance(by: 5)
-        #expect(try cache.touch("a", expiration: .seconds(100)))
+        #expect(try cache.touch("a", expiration: .after(.seconds(100))))
         #expect(try cache.touch("pending", expiration: .never))
-        #expect(try !cache.touch("short", expiration: .seconds(100)))  // expired already
-        #expect(try !cache.touch("missing", expiration: .seconds(100)))
+        #expect(try !cache.touch("short", expiration: .after(.seconds(100))))  // expired already
+        #expect(try !cache.touch("missing", expiration: .after(.seconds(100))))
         #expect(try cache.info(forKey: "a")?.expirationDate == Date(timeIntervalSince1970: clock.wall + 100))
         #expect(try cache.info(forKey: "pending")?.expirationDate == nil)
         clock.advance(by: 50)
         #expect(try cache.value(forKey: "a") == bytes(10) && cache.value(forKey: "pending") == bytes(10))
-        #expect(try cache.touch("a", expiration: .seconds(0)))  // expires it now
+        #expect(try cache.touch("a", expiration: .after(.seconds(0))))  // expires it now
         #expect(try cache.value(forKey: "a") == nil)
     }
 
-    @Test func theMemoryLevelMovesTheExpiration() {
+    @Test func theMemoryLevelMovesTheExpiration() throws {
         let clock = ManualClock()
-        let cache = MemoryCache<String, Int>(configuration: .init(autoTrimInterval: nil), clock: CacheClock(manual: clock))
-        cache.setValue(1, forKey: "a", expiration: .seconds(10))
-        #expect(cache.touch("a", expiration: .seconds(100)))
-        #expect(!cache.touch("b", expiration: .seconds(100)))
+        let cache = try MemoryCache<String, Int>(configuration: .init(autoTrimInterval: nil), clock: CacheClock(manual: clock))
+        cache.setValue(1, forKey: "a", expiration: .after(.seconds(10)))
+        #expect(cache.touch("a", expiration: .after(.seconds(100))))
+        #expect(!cache.touch("b", expiration: .after(.seconds(100))))
         clock.advance(by: 50)
         #expect(cache.value(forKey: "a") == 1)
         clock.advance(by: 60)
@@ -185,8 +185,8 @@ import Testing
         #expect(!cache.touch("a", expiration: .never))
         // From never to a deadline and back: reads check deadlines only while some entry has one.
         cache.setValue(2, forKey: "c")
-        cache.setValue(3, forKey: "d", expiration: .seconds(10))
-        #expect(cache.touch("c", expiration: .seconds(5)) && cache.touch("d", expiration: .never))
+        cache.setValue(3, forKey: "d", expiration: .after(.seconds(10)))
+        #expect(cache.touch("c", expiration: .after(.seconds(5))) && cache.touch("d", expiration: .never))
         clock.advance(by: 20)
         #expect(cache.value(forKey: "c") == nil && cache.value(forKey: "d") == 3)
     }
@@ -198,9 +198,9 @@ import Testing
         defer { try? cache.close() }
         try cache.setValue(bytes(10, seed: 1), forKey: "both")
         try cache.setValue(bytes(10, seed: 2), forKey: "queued", diskWrite: .background)
-        #expect(try cache.touch("both", expiration: .seconds(10)))
-        #expect(try cache.touch("queued", expiration: .seconds(10)))
-        #expect(try !cache.touch("none", expiration: .seconds(10)))
+        #expect(try cache.touch("both", expiration: .after(.seconds(10))))
+        #expect(try cache.touch("queued", expiration: .after(.seconds(10))))
+        #expect(try !cache.touch("none", expiration: .after(.seconds(10))))
         try cache.waitForBackgroundWrites()
         #expect(try cache.disk.info(forKey: "queued")?.expirationDate != nil)
         fixture.clock.advance(by: 20)

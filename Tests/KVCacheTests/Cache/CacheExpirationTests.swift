@@ -7,7 +7,7 @@ struct CacheExpirationTests {
         let fixture = CacheFixture()
         defer { fixture.remove() }
         let cache = try fixture.make()
-        try cache.setValue(bytes(10), forKey: "a", expiration: .seconds(10))
+        try cache.setValue(bytes(10), forKey: "a", expiration: .after(.seconds(10)))
 
         fixture.clock.advance(by: 9)
         #expect(try cache.result(forKey: "a").source == .memory)
@@ -21,7 +21,7 @@ struct CacheExpirationTests {
         let fixture = CacheFixture()
         defer { fixture.remove() }
         let cache = try fixture.make()
-        try cache.setValue(bytes(10), forKey: "a", expiration: .seconds(10))
+        try cache.setValue(bytes(10), forKey: "a", expiration: .after(.seconds(10)))
         fixture.clock.advance(by: 6)
         cache.memory.removeAll()
 
@@ -39,7 +39,7 @@ struct CacheExpirationTests {
         defer { fixture.remove() }
         let cache = try fixture.make()
         let deadline = Date(timeIntervalSince1970: fixture.clock.now + 100)
-        try cache.setValue(bytes(10), forKey: "a", expiration: .date(deadline))
+        try cache.setValue(bytes(10), forKey: "a", expiration: .at(deadline))
         cache.memory.removeAll()
         #expect(try cache.result(forKey: "a").source == .disk)
 
@@ -52,7 +52,7 @@ struct CacheExpirationTests {
         let fixture = CacheFixture()
         defer { fixture.remove() }
         let cache = try fixture.make { $0.disk.extendsExpirationOnAccess = true }
-        try cache.setValue(bytes(10), forKey: "a", expiration: .seconds(10))
+        try cache.setValue(bytes(10), forKey: "a", expiration: .after(.seconds(10)))
         fixture.clock.advance(by: 8)
         cache.memory.removeAll()
         #expect(try cache.result(forKey: "a").source == .disk)
@@ -67,7 +67,7 @@ struct CacheExpirationTests {
         defer { fixture.remove() }
         let cache = try fixture.make()
         try cache.setValue(bytes(3_000_000), forKey: "slow", diskWrite: .background)
-        try cache.setValue(bytes(10), forKey: "a", expiration: .seconds(10), diskWrite: .background)
+        try cache.setValue(bytes(10), forKey: "a", expiration: .after(.seconds(10)), diskWrite: .background)
         cache.memory.removeAll()
 
         fixture.clock.advance(by: 11)

@@ -8,7 +8,7 @@ import Testing
     @Test func theDiskLevelRemovesOneKeyRangeInStepsCommittedAndPendingAlike() throws {
         let dir = TemporaryDirectory()
         defer { dir.remove() }
-        let cache = try DiskCache(directory: dir.url, configuration: .testing { $0.groupCommitDelay = 3600 })
+        let cache = try DiskCache(directory: dir.url, configuration: .testing { $0.groupCommitDelay = .seconds(3600) })
         defer { try? cache.close() }
         // More than one step (4,096 rows) of the prefix, around keys that sort beside it.
         for index in 0..<5_000 { try cache.setValue(bytes(10), forKey: "p/\(index)") }
@@ -22,7 +22,7 @@ import Testing
         #expect(try cache.value(forKey: "p/0") == nil && cache.statistics.evictions[.removed] == 5_002)
         try cache.flush()
         #expect(try cache.totalCount == 5 && dir.dataFiles().isEmpty)
-        #expect(try cache.verify(orphanGracePeriod: 0).isHealthy)
+        #expect(try cache.verify(orphanGracePeriod: .seconds(0)).isHealthy)
         #expect(try cache.removeValues(withPrefix: "nothing") == 0)
         #expect(try cache.removeValues(withPrefix: "") == 5)
         #expect(try cache.totalCount == 0)
@@ -37,14 +37,14 @@ import Testing
         #expect(throws: KVCacheError.self) { try cache.removeValues(withPrefix: "a") }
     }
 
-    @Test func theMemoryLevelRemovesTheKeysAPredicatePicks() {
+    @Test func theMemoryLevelRemovesTheKeysAPredicatePicks() throws {
         let removed = MutexBox<[String]>([])
         var configuration = MemoryCache<String, Int>.Configuration(autoTrimInterval: nil)
         configuration.releasesValuesInBackground = false
         configuration.onEviction = { key, _, reason in
             if reason == .removed { removed.withLock { $0.append(key) } }
         }
-        let cache = MemoryCache<String, Int>(configuration: configuration)
+        let cache = try MemoryCache<String, Int>(configuration: configuration)
         for key in ["a/1", "a/2", "b/1", "a"] { cache.setValue(1, forKey: key) }
         #expect(cache.removeValues { $0.hasPrefix("a/") } == 2)
         #expect(removed.withLock { $0.sorted() } == ["a/1", "a/2"])

@@ -13,7 +13,7 @@ struct CacheStatisticsTests {
         try await cache.setValue(bytes(30_000), forKey: "b")
         try await cache.setValue(bytes(50), forKey: "c", diskWrite: .skipped)
         _ = try await cache.value(forKey: "a")                  // memory hit; LRU order now a, c, b
-        cache.memory.trim(toCount: 1)                     // evicts b and c by count
+        try cache.memory.trim(toCount: 1)                     // evicts b and c by count
         _ = try await cache.value(forKey: "b")                  // disk hit, promoted
         _ = try await cache.value(forKey: "c")                  // miss: c lived in memory only
         _ = try await cache.value(forKey: "zzz")                // miss
@@ -99,7 +99,7 @@ struct CacheStatisticsTests {
     @Test func flushTakesADurability() throws {
         let fixture = CacheFixture()
         defer { fixture.remove() }
-        let cache = try fixture.make { $0.disk.groupCommitDelay = 3600 }
+        let cache = try fixture.make { $0.disk.groupCommitDelay = .seconds(3600) }
         defer { try? cache.close() }
         let manifest = fixture.base.path + "/test/manifest.sqlite"
         let rows = "SELECT count(*) FROM manifest WHERE key IN ('a', 'b')"

@@ -179,7 +179,7 @@ import Testing
     @Test func aReadCompletesWhileAFlushWaitsForAnotherWriter() throws {
         let dir = TemporaryDirectory()
         defer { dir.remove() }
-        let cache = try DiskCache(directory: dir.url, configuration: .testing { $0.busyTimeout = 60 })
+        let cache = try DiskCache(directory: dir.url, configuration: .testing { $0.busyTimeout = .seconds(60) })
         defer { try? cache.close() }
         try cache.setValue(bytes(100, seed: 1), forKey: "A")
         try cache.flush()
@@ -222,7 +222,7 @@ import Testing
         let verified = DispatchSemaphore(value: 0)
         let healthy = MutexBox(false)
         Thread {
-            let report = try? cache.verify(orphanGracePeriod: 0)
+            let report = try? cache.verify(orphanGracePeriod: .seconds(0))
             healthy.withLock { $0 = report?.isHealthy == true }
             verified.signal()
         }.start()

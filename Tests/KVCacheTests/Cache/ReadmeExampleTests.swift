@@ -36,7 +36,7 @@ import KVCache
         configuration.disk.sizeLimit = 512 << 20            // 512 MiB, trimmed oldest access first
         let profiles = try Cache<Profile>(name: "profiles", baseDirectory: base, configuration: configuration)
 
-        try profiles.setValue(Profile(name: "ada", visits: 1), forKey: "user:1", expiration: .days(7))
+        try profiles.setValue(Profile(name: "ada", visits: 1), forKey: "user:1", expiration: .after(.seconds(7 * 86_400)))
         let profile = try profiles.value(forKey: "user:1")  // memory, then disk (promoted)
 
         // Raw bytes pass through untouched.
@@ -44,7 +44,7 @@ import KVCache
         try blobs.setValue(Data(count: 100_000), forKey: "thumb/42")   // lands in a file
 
         // Each level can be used on its own.
-        let lru = MemoryCache<String, Data>(configuration: .init(countLimit: 1_000, costLimit: 64 << 20))
+        let lru = try MemoryCache<String, Data>(configuration: .init(countLimit: 1_000, costLimit: 64 << 20))
         lru.setValue(Data([1, 2, 3]), forKey: "k", cost: 3)
 
         let disk = try DiskCache(directory: base.appendingPathComponent("raw"))

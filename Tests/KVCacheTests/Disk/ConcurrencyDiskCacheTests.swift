@@ -22,7 +22,7 @@ import Testing
     @Test func threadsSettingReadingAndRemovingSeeOnlyWholeValues() throws {
         let dir = TemporaryDirectory()
         defer { dir.remove() }
-        let cache = try DiskCache(directory: dir.url, configuration: .testing { $0.groupCommitDelay = 0.001 })
+        let cache = try DiskCache(directory: dir.url, configuration: .testing { $0.groupCommitDelay = .seconds(0.001) })
         let failures = MutexBox<[String]>([])
         DispatchQueue.concurrentPerform(iterations: 4) { thread in
             for step in 0..<200 {
@@ -48,7 +48,7 @@ import Testing
         try cache.flush()
         let count = try cache.totalCount
         #expect(try cache.keys(limit: 100).count == count)
-        #expect(try cache.sweepOrphans(gracePeriod: 0) == 0)
+        #expect(try cache.sweepOrphans(gracePeriod: .seconds(0)) == 0)
     }
 
     @Test func removeAllWhileOtherThreadsRead() throws {
@@ -78,7 +78,7 @@ import Testing
         #expect(failures.withLock { $0 }.isEmpty)
         cache.waitForBackgroundWork()
         try cache.flush()
-        #expect(try cache.sweepOrphans(gracePeriod: 0) == 0)
+        #expect(try cache.sweepOrphans(gracePeriod: .seconds(0)) == 0)
     }
 
     /// File values are read outside the lock: a read racing the commit that deletes
@@ -86,7 +86,7 @@ import Testing
     @Test func readsOfFileValuesRacingReplacementsNeverMiss() throws {
         let dir = TemporaryDirectory()
         defer { dir.remove() }
-        let cache = try DiskCache(directory: dir.url, configuration: .testing { $0.groupCommitDelay = 0 })
+        let cache = try DiskCache(directory: dir.url, configuration: .testing { $0.groupCommitDelay = .seconds(0) })
         for key in 0..<2 { try cache.setValue(Self.value(key: key, version: 0, large: true), forKey: "k\(key)") }
         let failures = MutexBox<[String]>([])
         DispatchQueue.concurrentPerform(iterations: 4) { thread in
@@ -115,7 +115,7 @@ import Testing
         defer { dir.remove() }
         let cache = try DiskCache(directory: dir.url, configuration: .testing {
             $0.countLimit = 50
-            $0.groupCommitDelay = 0.0005
+            $0.groupCommitDelay = .seconds(0.0005)
         })
         DispatchQueue.concurrentPerform(iterations: 3) { thread in
             for step in 0..<200 {

@@ -19,8 +19,8 @@ import Testing
 
         init() throws {
             cache = try DiskCache(directory: dir.url, configuration: .testing {
-                $0.busyTimeout = 60
-                $0.groupCommitDelay = 3600
+                $0.busyTimeout = .seconds(60)
+                $0.groupCommitDelay = .seconds(3600)
             })
             try cache.setValue(bytes(100, seed: 1), forKey: "A", extendedData: Data("x".utf8))
             try cache.setValue(bytes(30_000, seed: 2), forKey: "F")
@@ -159,7 +159,7 @@ import Testing
         let clock = ManualClock()
         let cache = try DiskCache(directory: dir.url, configuration: .testing { $0.clock = clock.function })
         defer { try? cache.close() }
-        try cache.setValue(bytes(100, seed: 1), forKey: "K", expiration: .seconds(10))
+        try cache.setValue(bytes(100, seed: 1), forKey: "K", expiration: .after(.seconds(10)))
         try cache.flush()
         clock.advance(by: 20)
         let read = PausedRead(cache, key: "K")
@@ -247,8 +247,8 @@ import Testing
     @Test func inspectCompletesWhileAWriterHoldsTheStoreLock() throws {
         let dir = TemporaryDirectory()
         defer { dir.remove() }
-        let cache = try DiskCache(directory: dir.url, configuration: .testing { $0.groupCommitDelay = 3600 })
-        try cache.setValue(bytes(100), forKey: "A", expiration: .seconds(3600))
+        let cache = try DiskCache(directory: dir.url, configuration: .testing { $0.groupCommitDelay = .seconds(3600) })
+        try cache.setValue(bytes(100), forKey: "A", expiration: .after(.seconds(3600)))
         try cache.setValue(bytes(30_000), forKey: "F")
         try cache.flush()
         let paused = DispatchSemaphore(value: 0)

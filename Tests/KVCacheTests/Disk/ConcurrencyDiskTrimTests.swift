@@ -55,7 +55,7 @@ import Testing
         let (name, step, expectedCount, keepsLaterWrites) = Self.steps[index]
         let dir = TemporaryDirectory()
         defer { dir.remove() }
-        let cache = try DiskCache(directory: dir.url, configuration: .testing { $0.groupCommitDelay = 3600 })
+        let cache = try DiskCache(directory: dir.url, configuration: .testing { $0.groupCommitDelay = .seconds(3600) })
         defer { try? cache.close() }
         for index in 0..<200 { try cache.setValue(bytes(100, seed: UInt8(index % 251)), forKey: "k\(index)") }
         try cache.flush()
@@ -88,7 +88,7 @@ import Testing
         #expect(try cache.value(forKey: "k199") == nil)
         #expect(try cache.value(forKey: "k0") == nil)
         try cache.flush()
-        let report = try cache.verify(orphanGracePeriod: 0)
+        let report = try cache.verify(orphanGracePeriod: .seconds(0))
         #expect(report.isHealthy, "\(report)")
         #expect(cache.statistics.count == expectedCount && cache.statistics.brokenEntries == 0)
         cache.waitForBackgroundWork()
@@ -101,7 +101,7 @@ import Testing
     @Test func aSetCompletesWhileAVerifyRepairIsHeldOpen() throws {
         let dir = TemporaryDirectory()
         defer { dir.remove() }
-        let cache = try DiskCache(directory: dir.url, configuration: .testing { $0.groupCommitDelay = 3600 })
+        let cache = try DiskCache(directory: dir.url, configuration: .testing { $0.groupCommitDelay = .seconds(3600) })
         defer { try? cache.close() }
         try cache.setValue(bytes(30_000, seed: 1), forKey: "F")
         try cache.setValue(bytes(100, seed: 2), forKey: "A")
@@ -110,7 +110,7 @@ import Testing
         let pause = Pause(at: cache.hooks.workWillCommit)
         let report = MutexBox<DiskCache.VerificationReport?>(nil)
         let finished = Self.inBackground {
-            let result = try? cache.verify(repair: true, orphanGracePeriod: 0)
+            let result = try? cache.verify(repair: true, orphanGracePeriod: .seconds(0))
             report.withLock { $0 = result }
         }
         #expect(pause.waitUntilReached())
@@ -126,7 +126,7 @@ import Testing
         #expect(try cache.value(forKey: "N") == bytes(100, seed: 7))
         #expect(try cache.value(forKey: "A") == bytes(100, seed: 2))
         try cache.flush()
-        #expect(try cache.verify(orphanGracePeriod: 0).isHealthy)
+        #expect(try cache.verify(orphanGracePeriod: .seconds(0)).isHealthy)
         #expect(try cache.totalCount == 2)
     }
 
@@ -137,7 +137,7 @@ import Testing
     @Test func aReadDuringTheFolderSwapFindsAnUncommittedFileValue() throws {
         let dir = TemporaryDirectory()
         defer { dir.remove() }
-        let cache = try DiskCache(directory: dir.url, configuration: .testing { $0.groupCommitDelay = 3600 })
+        let cache = try DiskCache(directory: dir.url, configuration: .testing { $0.groupCommitDelay = .seconds(3600) })
         defer { try? cache.close() }
         try cache.setValue(bytes(30_000, seed: 1), forKey: "old")
         try cache.flush()
@@ -165,6 +165,6 @@ import Testing
         #expect(cache.statistics.brokenEntries == 0)
         try cache.flush()
         #expect(try cache.value(forKey: "P") == bytes(30_000, seed: 2) && cache.value(forKey: "old") == nil)
-        #expect(try cache.verify(orphanGracePeriod: 0).isHealthy)
+        #expect(try cache.verify(orphanGracePeriod: .seconds(0)).isHealthy)
     }
 }

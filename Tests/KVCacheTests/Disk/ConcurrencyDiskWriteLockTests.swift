@@ -18,7 +18,7 @@ import Testing
         ("removeAll", { try? $0.removeAll() }),
         ("keys", { _ = try? $0.keys(limit: 10) }),
         ("flush", { try? $0.flush() }),
-        ("verify", { _ = try? $0.verify(repair: true, orphanGracePeriod: 0) }),
+        ("verify", { _ = try? $0.verify(repair: true, orphanGracePeriod: .seconds(0)) }),
     ]
 
     /// Starts `work` on a thread of its own and returns once it waits, without the
@@ -71,7 +71,7 @@ import Testing
         #expect(try cache.value(forKey: "N") == n)
         #expect(try cache.value(forKey: "G") == g)
         #expect(try cache.value(forKey: "A") == nil)
-        let report = try cache.verify(orphanGracePeriod: 0)
+        let report = try cache.verify(orphanGracePeriod: .seconds(0))
         #expect(report.isHealthy, "\(report)")
     }
 
@@ -101,8 +101,8 @@ import Testing
         let dir = TemporaryDirectory()
         defer { dir.remove() }
         let cache = try DiskCache(directory: dir.url, configuration: .testing {
-            $0.busyTimeout = 60
-            $0.groupCommitDelay = 3600
+            $0.busyTimeout = .seconds(60)
+            $0.groupCommitDelay = .seconds(3600)
             $0.groupCommitMaxWrites = 4
         })
         defer { try? cache.close() }

@@ -6,9 +6,9 @@ import Testing
 /// readers see while a batch is in flight, and what happens when it fails.
 @Suite struct DetachedCommitTests {
     /// A cache whose commits happen only when the test says so.
-    func makeCache(_ dir: TemporaryDirectory, busyTimeout: Double = 5) throws -> DiskCache {
+    func makeCache(_ dir: TemporaryDirectory, busyTimeout: Duration = .seconds(5)) throws -> DiskCache {
         try DiskCache.openedQuietly(dir) {
-            $0.groupCommitDelay = 3600
+            $0.groupCommitDelay = .seconds(3600)
             $0.busyTimeout = busyTimeout
         }
     }
@@ -51,7 +51,7 @@ import Testing
         #expect(try cache.totalCount == 2)
         #expect(try cache.totalSize == 30_010)
         #expect(cache.statistics.commits == 2)
-        #expect(try cache.verify(orphanGracePeriod: 0).isHealthy)
+        #expect(try cache.verify(orphanGracePeriod: .seconds(0)).isHealthy)
     }
 
     @Test func theOrphanSweepKeepsTheFilesOfABatchInFlight() throws {
@@ -60,9 +60,9 @@ import Testing
         let cache = try makeCache(dir)
         try cache.setValue(bytes(30_000, seed: 5), forKey: "file")
         let (batch, connection) = try detach(cache)
-        #expect(try cache.sweepOrphans(gracePeriod: 0) == 0)
+        #expect(try cache.sweepOrphans(gracePeriod: .seconds(0)) == 0)
         batch.apply(on: connection, extendsExpirationOnAccess: false)
-        #expect(try cache.sweepOrphans(gracePeriod: 0) == 0)
+        #expect(try cache.sweepOrphans(gracePeriod: .seconds(0)) == 0)
         #expect(dir.dataFiles().count == 1)
         #expect(try cache.value(forKey: "file") == bytes(30_000, seed: 5))
     }
@@ -70,7 +70,7 @@ import Testing
     @Test func aBusyBatchGoesBackUnderNewerWritesAndCommitsLater() throws {
         let dir = TemporaryDirectory()
         defer { dir.remove() }
-        let cache = try makeCache(dir, busyTimeout: 0)
+        let cache = try makeCache(dir, busyTimeout: .seconds(0))
         try cache.setValue(bytes(10, seed: 1), forKey: "a")
         try cache.setValue(bytes(30_000, seed: 2), forKey: "b")
         try cache.setValue(bytes(30_000, seed: 3), forKey: "c")
@@ -93,14 +93,14 @@ import Testing
         #expect(try manifestKeys(dir) == ["a", "b", "c"])
         #expect(dir.dataFiles().count == 1)
         #expect(try cache.value(forKey: "b") == bytes(30_000, seed: 2))
-        #expect(try cache.verify(orphanGracePeriod: 0).isHealthy)
+        #expect(try cache.verify(orphanGracePeriod: .seconds(0)).isHealthy)
     }
 
     @Test func aFullBufferBehindABatchInFlightWaitsForItThenCommits() throws {
         let dir = TemporaryDirectory()
         defer { dir.remove() }
         let cache = try DiskCache.openedQuietly(dir) {
-            $0.groupCommitDelay = 3600
+            $0.groupCommitDelay = .seconds(3600)
             $0.groupCommitMaxWrites = 10
         }
         try cache.setValue(bytes(10), forKey: "first")
@@ -153,7 +153,7 @@ import Testing
         let dir = TemporaryDirectory()
         defer { dir.remove() }
         // Every deadline has passed by the time the call's follow-ups run.
-        let cache = try DiskCache(directory: dir.url, configuration: .testing { $0.groupCommitDelay = 0 })
+        let cache = try DiskCache(directory: dir.url, configuration: .testing { $0.groupCommitDelay = .seconds(0) })
         try cache.setValue(bytes(10, seed: 1), forKey: "a")
         let state = cache.groupCommitState
         #expect(state.pendingWrites == 0)
@@ -173,7 +173,7 @@ import Testing
         defer { dir.remove() }
         // No deadline falls due in this test: only the burst's size can start a commit.
         let cache = try DiskCache.openedQuietly(dir) {
-            $0.groupCommitDelay = 3600
+            $0.groupCommitDelay = .seconds(3600)
             $0.groupCommitMaxWrites = 8
         }
         try cache.setValue(bytes(10, seed: 1), forKey: "a")
@@ -192,7 +192,7 @@ import Testing
         let dir = TemporaryDirectory()
         defer { dir.remove() }
         let cache = try DiskCache.openedQuietly(dir) {
-            $0.groupCommitDelay = 3600
+            $0.groupCommitDelay = .seconds(3600)
             $0.storageMode = .inline
         }
         // The buffer holds 4 MiB of inline bytes: one value of a quarter of that is enough.
@@ -210,7 +210,7 @@ import Testing
         // No group-commit deadline falls due in this test, so nothing settles the batch.
         let cache = try DiskCache.openedQuietly(dir) {
             $0.clock = clock.function
-            $0.groupCommitDelay = 3600
+            $0.groupCommitDelay = .seconds(3600)
         }
         let limit = cache.configuration.storageOptions.accessBufferLimit
         for index in 0..<limit { try cache.setValue(bytes(10), forKey: "k\(index)") }
@@ -234,7 +234,7 @@ import Testing
     @Test func whenCallsStopTheTimerCommitsAndSettlesTheWrites() throws {
         let dir = TemporaryDirectory()
         defer { dir.remove() }
-        let cache = try DiskCache(directory: dir.url, configuration: .testing { $0.groupCommitDelay = 0.002 })
+        let cache = try DiskCache(directory: dir.url, configuration: .testing { $0.groupCommitDelay = .seconds(0.002) })
         try cache.setValue(bytes(10, seed: 1), forKey: "a")
         try cache.setValue(bytes(30_000, seed: 2), forKey: "b")
         // The timer has nothing left to do only once the batch is committed and settled.

@@ -7,7 +7,7 @@ import Testing
     /// deletes (infinite grace), so planted orphans stay until `verify` sees them.
     func filledCache(_ dir: TemporaryDirectory) throws -> DiskCache {
         let cache = try DiskCache(directory: dir.url, configuration: .testing {
-            $0.orphanGracePeriod = .infinity
+            $0.orphanGracePeriod = .seconds(Int64.max)
             $0.inlineThreshold = 1000
         })
         for index in 0..<6 { try cache.setValue(bytes(5000 + index, seed: UInt8(index)), forKey: "k\(index)") }
@@ -46,7 +46,7 @@ import Testing
         let dir = TemporaryDirectory()
         defer { dir.remove() }
         let cache = try filledCache(dir)
-        let report = try cache.verify(orphanGracePeriod: 0)
+        let report = try cache.verify(orphanGracePeriod: .seconds(0))
         #expect(report.isHealthy)
         #expect(report.problemCount == 0)
         #expect(report.checkedFiles == 6)
@@ -64,7 +64,7 @@ import Testing
         #expect(truncate(dir.dataPath + "/" + truncated, 100) == 0)
         try Data("stray".utf8).write(to: URL(fileURLWithPath: dir.dataPath + "/" + strayName))
 
-        let report = try cache.verify(orphanGracePeriod: 0)
+        let report = try cache.verify(orphanGracePeriod: .seconds(0))
         #expect(!report.isHealthy)
         #expect(report.problemCount == 3)
         #expect(report.missingFiles == [.init(key: "k1", fileName: missing, expectedSize: 5001, actualSize: nil)])
@@ -85,14 +85,14 @@ import Testing
         try Data("stray".utf8).write(to: URL(fileURLWithPath: dir.dataPath + "/" + strayName))
 
         var phases: Set<DiskCache.VerificationProgress.Phase> = []
-        let repaired = try cache.verify(repair: true, orphanGracePeriod: 0) { phases.insert($0.phase) }
+        let repaired = try cache.verify(repair: true, orphanGracePeriod: .seconds(0)) { phases.insert($0.phase) }
         #expect(!repaired.isHealthy)
         #expect(repaired.repairs?.removedEntries == 2)
         #expect(repaired.repairs?.removedOrphanFiles == 1)
         #expect(repaired.repairs?.rebuiltManifest == false)
         #expect(phases == Set(DiskCache.VerificationProgress.Phase.allCases))
 
-        #expect(try cache.verify(orphanGracePeriod: 0).isHealthy)
+        #expect(try cache.verify(orphanGracePeriod: .seconds(0)).isHealthy)
         #expect(try cache.totalCount == 7)
         #expect(try cache.value(forKey: "k1") == nil)
         #expect(try cache.value(forKey: "k2") == nil)
@@ -107,7 +107,7 @@ import Testing
         defer { dir.remove() }
         let cache = try filledCache(dir)
         try Data("in flight".utf8).write(to: URL(fileURLWithPath: dir.dataPath + "/" + youngName))
-        let report = try cache.verify(repair: true, orphanGracePeriod: 3600)
+        let report = try cache.verify(repair: true, orphanGracePeriod: .seconds(3600))
         #expect(report.isHealthy)
         #expect(report.recentUnreferencedFiles == [youngName])
         #expect(report.repairs?.removedOrphanFiles == 0)
@@ -121,7 +121,7 @@ import Testing
         try Data("stray".utf8).write(to: URL(fileURLWithPath: dir.dataPath + "/" + strayName))
         #expect(try cache.sweepOrphans() == 0)
         #expect(FileManager.default.fileExists(atPath: dir.dataPath + "/" + strayName))
-        #expect(try cache.verify(orphanGracePeriod: 0).orphanFiles == [strayName])
+        #expect(try cache.verify(orphanGracePeriod: .seconds(0)).orphanFiles == [strayName])
     }
 
     @Test func anInaccurateSummaryIsReportedAndRecounted() throws {
@@ -131,10 +131,10 @@ import Testing
         let other = try Database(path: dir.manifestPath, busyTimeout: 5)
         try other.execute("UPDATE stats SET count = 999, file_size = 1")
         other.close()
-        let report = try cache.verify(repair: true, orphanGracePeriod: 0)
+        let report = try cache.verify(repair: true, orphanGracePeriod: .seconds(0))
         #expect(!report.summaryIsAccurate)
         #expect(report.repairs?.recountedSummary == true)
-        #expect(try cache.verify(orphanGracePeriod: 0).isHealthy)
+        #expect(try cache.verify(orphanGracePeriod: .seconds(0)).isHealthy)
         let inspection = try cache.inspect()
         #expect(inspection.count == 9)
         #expect(inspection.fileSize == (0..<6).reduce(0) { $0 + 5000 + Int64($1) })
@@ -147,15 +147,15 @@ import Testing
         // Valid b-tree pages with the wrong entries: the filename index now holds the access-time index's.
         try copyPage(try rootPage(of: "manifest_last_access_time", in: dir),
                      over: try rootPage(of: "manifest_filename", in: dir), in: dir.manifestPath)
-        let cache = try DiskCache(directory: dir.url, configuration: .testing { $0.orphanGracePeriod = .infinity })
-        let report = try cache.verify(orphanGracePeriod: 0)
+        let cache = try DiskCache(directory: dir.url, configuration: .testing { $0.orphanGracePeriod = .seconds(Int64.max) })
+        let report = try cache.verify(orphanGracePeriod: .seconds(0))
         #expect(!report.integrityErrors.isEmpty)
         #expect(!report.isHealthy)
 
-        let repaired = try cache.verify(repair: true, orphanGracePeriod: 0)
+        let repaired = try cache.verify(repair: true, orphanGracePeriod: .seconds(0))
         #expect(repaired.repairs?.reindexed == true)
         #expect(repaired.repairs?.rebuiltManifest == false)
-        #expect(try cache.verify(orphanGracePeriod: 0).isHealthy)
+        #expect(try cache.verify(orphanGracePeriod: .seconds(0)).isHealthy)
         #expect(try cache.totalCount == 9)
         #expect(try cache.value(forKey: "k4") == bytes(5004, seed: 4))
     }
@@ -170,14 +170,14 @@ import Testing
         try handle.seek(toOffset: (table - 1) * pageSize)
         try handle.write(contentsOf: Data(repeating: 0xa5, count: Int(pageSize)))
         try handle.close()
-        let cache = try DiskCache(directory: dir.url, configuration: .testing { $0.orphanGracePeriod = .infinity })
-        #expect(!(try cache.verify(orphanGracePeriod: 0).integrityErrors.isEmpty))
+        let cache = try DiskCache(directory: dir.url, configuration: .testing { $0.orphanGracePeriod = .seconds(Int64.max) })
+        #expect(!(try cache.verify(orphanGracePeriod: .seconds(0)).integrityErrors.isEmpty))
 
-        let repaired = try cache.verify(repair: true, orphanGracePeriod: 0)
+        let repaired = try cache.verify(repair: true, orphanGracePeriod: .seconds(0))
         #expect(repaired.repairs?.rebuiltManifest == true)
         #expect(repaired.repairs?.removedOrphanFiles == 6)
         #expect(dir.dataFiles().isEmpty)
-        #expect(try cache.verify(orphanGracePeriod: 0).isHealthy)
+        #expect(try cache.verify(orphanGracePeriod: .seconds(0)).isHealthy)
         try cache.setValue(bytes(5000), forKey: "after")
         #expect(try cache.value(forKey: "after") == bytes(5000))
     }
@@ -193,7 +193,7 @@ import Testing
         })
         try cache.setValue(bytes(10), forKey: "old")
         clock.advance(by: 100)
-        try cache.setValue(bytes(2000), forKey: "new", expiration: .seconds(10))
+        try cache.setValue(bytes(2000), forKey: "new", expiration: .after(.seconds(10)))
         clock.advance(by: 20)
         let inspection = try cache.inspect()
         #expect(inspection.count == 2)

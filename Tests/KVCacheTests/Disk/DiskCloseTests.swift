@@ -9,8 +9,8 @@ import Testing
     /// up on a held write lock quickly.
     static func waitingConfiguration() -> DiskCache.Configuration {
         .testing {
-            $0.busyTimeout = 0.05
-            $0.groupCommitDelay = 3600
+            $0.busyTimeout = .seconds(0.05)
+            $0.groupCommitDelay = .seconds(3600)
         }
     }
 

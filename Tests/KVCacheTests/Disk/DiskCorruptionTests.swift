@@ -100,7 +100,7 @@ import Testing
     @Test func orphanFilesAreSweptAndReferencedFilesKept() throws {
         let dir = TemporaryDirectory()
         defer { dir.remove() }
-        let cache = try DiskCache(directory: dir.url, configuration: .testing { $0.orphanGracePeriod = 3600 })
+        let cache = try DiskCache(directory: dir.url, configuration: .testing { $0.orphanGracePeriod = .seconds(3600) })
         cache.waitForBackgroundWork()
         try fill(cache)
         let live = Set(dir.dataFiles())
@@ -113,7 +113,7 @@ import Testing
         // Young files are kept by the default grace period (another process may own them)...
         #expect(try cache.sweepOrphans() == 0)
         // ...and removed when the caller says no other process is writing.
-        #expect(try cache.sweepOrphans(gracePeriod: 0) == 5)
+        #expect(try cache.sweepOrphans(gracePeriod: .seconds(0)) == 5)
         #expect(Set(dir.dataFiles()) == live.union(["notes.txt"]))
         for index in 0..<20 { #expect(try cache.value(forKey: "k\(index)") != nil) }
     }
@@ -121,9 +121,9 @@ import Testing
     @Test func uncommittedBatchFilesAreNotOrphans() throws {
         let dir = TemporaryDirectory()
         defer { dir.remove() }
-        let cache = try DiskCache(directory: dir.url, configuration: .testing { $0.groupCommitDelay = 3600 })
+        let cache = try DiskCache(directory: dir.url, configuration: .testing { $0.groupCommitDelay = .seconds(3600) })
         try cache.setValue(bytes(30_000), forKey: "pending")
-        #expect(try cache.sweepOrphans(gracePeriod: 0) == 0)
+        #expect(try cache.sweepOrphans(gracePeriod: .seconds(0)) == 0)
         #expect(try cache.value(forKey: "pending") == bytes(30_000))
     }
 
@@ -134,7 +134,7 @@ import Testing
         let locker = try Database(path: dir.manifestPath, busyTimeout: 0)
         try locker.execute("PRAGMA locking_mode = EXCLUSIVE; BEGIN EXCLUSIVE; UPDATE stats SET count = count;")
         #expect {
-            _ = try DiskCache(directory: dir.url, configuration: .testing { $0.busyTimeout = 0.05 })
+            _ = try DiskCache(directory: dir.url, configuration: .testing { $0.busyTimeout = .seconds(0.05) })
         } throws: { error in
             guard let error = error as? KVCacheError else { return false }
             return error.code == .sqlite && error.sqliteResultCode == SQLITE_BUSY && error.message == "database is locked"

@@ -27,7 +27,7 @@ import Testing
         })
         defer { try? cache.close() }
         for key in ["a", "b", "c", "p/1", "p/2"] { try cache.setValue(bytes(10), forKey: key) }
-        try cache.setValue(bytes(30_000), forKey: "file", expiration: .seconds(5))
+        try cache.setValue(bytes(30_000), forKey: "file", expiration: .after(.seconds(5)))
         try cache.flush()
         cache.waitForBackgroundWork()
         #expect(recorder.take() == [])

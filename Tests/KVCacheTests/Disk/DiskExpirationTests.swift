@@ -8,9 +8,9 @@ import Testing
         defer { dir.remove() }
         let clock = ManualClock()
         let cache = try DiskCache(directory: dir.url, configuration: .testing { $0.clock = clock.function })
-        try cache.setValue(bytes(10), forKey: "short", expiration: .seconds(10))
-        try cache.setValue(bytes(30_000), forKey: "file", expiration: .seconds(10))
-        try cache.setValue(bytes(10), forKey: "dated", expiration: .date(Date(timeIntervalSince1970: clock.wall + 100)))
+        try cache.setValue(bytes(10), forKey: "short", expiration: .after(.seconds(10)))
+        try cache.setValue(bytes(30_000), forKey: "file", expiration: .after(.seconds(10)))
+        try cache.setValue(bytes(10), forKey: "dated", expiration: .at(Date(timeIntervalSince1970: clock.wall + 100)))
         try cache.setValue(bytes(10), forKey: "forever")
         clock.advance(by: 9)
         #expect(try cache.value(forKey: "short") != nil)
@@ -38,8 +38,8 @@ import Testing
             $0.clock = clock.function
             $0.extendsExpirationOnAccess = true
         })
-        try cache.setValue(bytes(10), forKey: "k", expiration: .seconds(10))
-        try cache.setValue(bytes(10), forKey: "dated", expiration: .date(Date(timeIntervalSince1970: clock.wall + 10)))
+        try cache.setValue(bytes(10), forKey: "k", expiration: .after(.seconds(10)))
+        try cache.setValue(bytes(10), forKey: "dated", expiration: .at(Date(timeIntervalSince1970: clock.wall + 10)))
         for _ in 0..<5 {
             clock.advance(by: 8)
             #expect(try cache.value(forKey: "k") != nil)
@@ -56,7 +56,7 @@ import Testing
         defer { dir.remove() }
         let clock = ManualClock()
         let cache = try DiskCache(directory: dir.url, configuration: .testing { $0.clock = clock.function })
-        try cache.setValue(bytes(10), forKey: "k", expiration: .seconds(10))
+        try cache.setValue(bytes(10), forKey: "k", expiration: .after(.seconds(10)))
         clock.advance(by: 8)
         #expect(try cache.value(forKey: "k") != nil)
         clock.advance(by: 3)
@@ -84,7 +84,7 @@ import Testing
         let cache = try DiskCache(directory: dir.url, configuration: .testing { $0.clock = clock.function })
         let keys = (0..<250).map { String(format: "key-%04d", $0) }
         for key in keys.shuffled() { try cache.setValue(bytes(5), forKey: key) }
-        try cache.setValue(bytes(5), forKey: "key-0100x", expiration: .seconds(1))
+        try cache.setValue(bytes(5), forKey: "key-0100x", expiration: .after(.seconds(1)))
         clock.advance(by: 2)
         var seen: [String] = []
         var after: String?

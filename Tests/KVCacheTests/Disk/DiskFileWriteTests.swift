@@ -6,7 +6,7 @@ import Testing
 /// (reserve a name, record the write): what happens in between.
 @Suite struct DiskFileWriteTests {
     func makeCache(_ dir: TemporaryDirectory) throws -> DiskCache {
-        try DiskCache(directory: dir.url, configuration: .testing { $0.groupCommitDelay = 3600 })
+        try DiskCache(directory: dir.url, configuration: .testing { $0.groupCommitDelay = .seconds(3600) })
     }
 
     /// Reserves a name and writes `data` to it, as `setValue` does before recording.
@@ -26,11 +26,11 @@ import Testing
         let cache = try makeCache(dir)
         let value = bytes(30_000, seed: 7)
         let reserved = try writeUnrecorded(value, forKey: "big", in: cache)
-        #expect(try cache.sweepOrphans(gracePeriod: 0) == 0)
+        #expect(try cache.sweepOrphans(gracePeriod: .seconds(0)) == 0)
         try record(value, reserved, forKey: "big", in: cache)
         try cache.flush()
         #expect(try cache.value(forKey: "big") == value)
-        #expect(try cache.verify(orphanGracePeriod: 0).isHealthy)
+        #expect(try cache.verify(orphanGracePeriod: .seconds(0)).isHealthy)
     }
 
     @Test func aRemoveAllBetweenWritingAndRecordingDoesNotLoseTheValue() throws {
@@ -48,7 +48,7 @@ import Testing
         #expect(try cache.value(forKey: "before") == nil)
         #expect(try cache.value(forKey: "big") == value)
         #expect(dir.dataFiles().count == 1)
-        #expect(try cache.verify(orphanGracePeriod: 0).isHealthy)
+        #expect(try cache.verify(orphanGracePeriod: .seconds(0)).isHealthy)
     }
 
     @Test func aFileWriteThatCannotBeRecordedLeavesNoFile() throws {

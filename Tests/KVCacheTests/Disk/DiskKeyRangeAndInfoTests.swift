@@ -29,7 +29,7 @@ import Testing
         for key in ["user:1", "user:2", "user:3", "user:30", "users", "user", "team:1", "use"] {
             try cache.setValue(bytes(10), forKey: key)
         }
-        try cache.setValue(bytes(10), forKey: "user:4", expiration: .seconds(10))
+        try cache.setValue(bytes(10), forKey: "user:4", expiration: .after(.seconds(10)))
         try cache.flush()
         try cache.setValue(bytes(10), forKey: "user:5")  // pending
         try cache.removeValue(forKey: "user:2")          // pending
@@ -55,12 +55,12 @@ import Testing
         let clock = ManualClock()
         let cache = try DiskCache(directory: dir.url, configuration: .testing { $0.clock = clock.function })
         defer { try? cache.close() }
-        try cache.setValue(bytes(100), forKey: "inline", expiration: .seconds(60))
+        try cache.setValue(bytes(100), forKey: "inline", expiration: .after(.seconds(60)))
         try cache.setValue(bytes(30_000), forKey: "file")
         let pending = try #require(try cache.info(forKey: "inline"))
         #expect(pending.size == 100 && !pending.isInFile)
         #expect(pending.expirationDate == Date(timeIntervalSince1970: clock.wall + 60))
-        #expect(pending.remainingLifetime(from: Date(timeIntervalSince1970: clock.wall + 15)) == 45)
+        #expect(pending.remainingLifetime(from: Date(timeIntervalSince1970: clock.wall + 15)) == .seconds(45))
         try cache.flush()
         let committed = try #require(try cache.info(forKey: "inline"))
         #expect(committed == pending)
@@ -84,12 +84,12 @@ import Testing
             $0.extendsExpirationOnAccess = true
         })
         defer { try? cache.close() }
-        try cache.setValue(bytes(100), forKey: "k", expiration: .seconds(60))
+        try cache.setValue(bytes(100), forKey: "k", expiration: .after(.seconds(60)))
         try cache.flush()
         clock.advance(by: 50)
         #expect(try cache.value(forKey: "k") == bytes(100))  // moves the expiration to now + 60
         let info = try #require(try cache.info(forKey: "k"))
-        #expect(info.lifetime == 60)
+        #expect(info.lifetime == .seconds(60))
         #expect(info.expirationDate == Date(timeIntervalSince1970: clock.wall + 60))
     }
 }

@@ -7,7 +7,7 @@ import Testing
     func flushedWritesAreVisibleToAnotherConnection(durability: DiskCache.Durability) throws {
         let dir = TemporaryDirectory()
         defer { dir.remove() }
-        let cache = try DiskCache(directory: dir.url, configuration: .testing { $0.groupCommitDelay = 3600 })
+        let cache = try DiskCache(directory: dir.url, configuration: .testing { $0.groupCommitDelay = .seconds(3600) })
         try cache.setValue(bytes(10), forKey: "a")
         try cache.setValue(bytes(30_000), forKey: "file")
         // Readable at once in this process, before any commit.
@@ -21,7 +21,7 @@ import Testing
     @Test func groupCommitCommitsOnItsOwnAfterTheDelay() async throws {
         let dir = TemporaryDirectory()
         defer { dir.remove() }
-        let cache = try DiskCache(directory: dir.url, configuration: .testing { $0.groupCommitDelay = 0.001 })
+        let cache = try DiskCache(directory: dir.url, configuration: .testing { $0.groupCommitDelay = .seconds(0.001) })
         try await cache.setValue(bytes(10), forKey: "a")
         // No other call follows: only the timer can commit. Wait for it to run out
         // of work (not for `statistics`, which would commit the write itself).
@@ -32,7 +32,7 @@ import Testing
     @Test func pendingWritesDoNotHoldTheDatabaseLockAgainstOtherWriters() throws {
         let dir = TemporaryDirectory()
         defer { dir.remove() }
-        let cache = try DiskCache(directory: dir.url, configuration: .testing { $0.groupCommitDelay = 3600 })
+        let cache = try DiskCache(directory: dir.url, configuration: .testing { $0.groupCommitDelay = .seconds(3600) })
         try cache.setValue(bytes(10), forKey: "a")
         // Stands in for another process: it must get the write lock at once.
         let other = try Database(path: dir.manifestPath, busyTimeout: 0)
@@ -57,7 +57,7 @@ import Testing
         // Quietly: the open-time sweep's follow-ups would start a commit of the writes
         // still pending after the check below.
         let cache = try DiskCache.openedQuietly(dir) {
-            $0.groupCommitDelay = 3600
+            $0.groupCommitDelay = .seconds(3600)
             $0.groupCommitMaxWrites = 10
         }
         for index in 0..<25 { try cache.setValue(bytes(10), forKey: "k\(index)") }
@@ -76,7 +76,7 @@ import Testing
     @Test func aCommitInsertsRowsInTheOrderTheirKeysWereWritten() throws {
         let dir = TemporaryDirectory()
         defer { dir.remove() }
-        let cache = try DiskCache(directory: dir.url, configuration: .testing { $0.groupCommitDelay = 3600 })
+        let cache = try DiskCache(directory: dir.url, configuration: .testing { $0.groupCommitDelay = .seconds(3600) })
         // Not in key order, and enough keys that a hash order would not match by chance.
         let keys = (0..<40).map { "key-\(($0 * 7) % 40)" }
         for key in keys { try cache.setValue(bytes(10), forKey: key) }
@@ -139,7 +139,7 @@ import Testing
         func workload(_ round: Int) throws {
             for index in 0..<500 {
                 let key = "k\(index % 100)"
-                try cache.setValue(bytes(index % 3 == 0 ? 25_000 : 100), forKey: key, expiration: .seconds(1000))
+                try cache.setValue(bytes(index % 3 == 0 ? 25_000 : 100), forKey: key, expiration: .after(.seconds(1000)))
                 _ = try cache.value(forKey: key)
                 _ = try cache.contains(key)
                 _ = try cache.extendedData(forKey: key)

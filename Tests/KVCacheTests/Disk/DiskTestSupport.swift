@@ -28,8 +28,8 @@ extension DiskCache.Configuration {
     static func testing(_ configure: (inout DiskCache.Configuration) -> Void = { _ in }) -> Self {
         var configuration = DiskCache.Configuration()
         configuration.autoTrimInterval = nil
-        configuration.orphanGracePeriod = 0
-        configuration.accessTimeResolution = 0
+        configuration.orphanGracePeriod = .seconds(0)
+        configuration.accessTimeResolution = .seconds(0)
         configure(&configuration)
         return configuration
     }

@@ -53,7 +53,7 @@ import Testing
         let cache = try filledCache(dir, clock, count: 10)
         _ = try cache.value(forKey: "k0")
         // Now = start + 10; entries k0 (just read), k5...k9 are younger than 5.5 s.
-        #expect(try cache.trim(toAge: 5.5) == 4)
+        #expect(try cache.trim(toAge: .seconds(5.5)) == 4)
         #expect(Set(try cache.keys(limit: 10)) == ["k0", "k5", "k6", "k7", "k8", "k9"])
     }
 
@@ -129,9 +129,9 @@ import Testing
         defer { dir.remove() }
         let clock = ManualClock()
         let cache = try filledCache(dir, clock, count: 3) {
-            $0.ageLimit = 100
+            $0.ageLimit = .seconds(100)
         }
-        try cache.setValue(bytes(1), forKey: "expiring", expiration: .seconds(1))
+        try cache.setValue(bytes(1), forKey: "expiring", expiration: .after(.seconds(1)))
         clock.advance(by: 2)
         cache.trimToLimits(periodic: true)
         #expect(try cache.contains("expiring") == false)

@@ -6,10 +6,10 @@ import Testing
 
 /// Hammering from many threads; CI runs these under ThreadSanitizer.
 @Suite struct ConcurrencyMemoryCacheTests {
-    @Test func manyThreadsKeepTheCacheConsistent() {
+    @Test func manyThreadsKeepTheCacheConsistent() throws {
         let clock = ManualClock()
         let evictions = Locked(0)
-        let cache: MemoryCache<Int, [Int]> = makeCache(
+        let cache: MemoryCache<Int, [Int]> = try makeCache(
             .init(
                 countLimit: 200, costLimit: 5_000, lowWatermark: 0.8, autoTrimInterval: nil,
                 onEviction: { _, _, _ in evictions.withLock { $0 += 1 } }),
@@ -30,15 +30,15 @@ import Testing
                 case 5..<8:
                     cache.setValue(
                         [key, step], forKey: key, cost: Int64(generator.next() % 50),
-                        expiration: step.isMultiple(of: 7) ? .seconds(0.05) : .never)
+                        expiration: step.isMultiple(of: 7) ? .after(.seconds(0.05)) : .never)
                 case 8:
                     cache.removeValue(forKey: key)
                 default:
                     switch step % 100 {
-                    case 0: cache.trim(toFraction: 0.5)
+                    case 0: try? cache.trim(toFraction: 0.5)
                     case 1: cache.removeAll()
-                    case 2: cache.countLimit = 100 + Int(generator.next() % 200)
-                    case 3: cache.trim(toAge: 60)
+                    case 2: try? cache.setCountLimit(100 + Int(generator.next() % 200))
+                    case 3: try? cache.trim(toAge: .seconds(60))
                     default: _ = cache.statistics
                     }
                 }
@@ -67,13 +67,13 @@ import Testing
         }
     }
 
-    @Test func backgroundReleaseAndTheTimerRaceWithCallers() {
+    @Test func backgroundReleaseAndTheTimerRaceWithCallers() throws {
         let recorder = DeinitRecorder()
-        let cache = MemoryCache<Int, TrackedValue>(configuration: .init(countLimit: 50, autoTrimInterval: 0.001))
+        let cache = try MemoryCache<Int, TrackedValue>(configuration: .init(countLimit: 50, autoTrimInterval: .seconds(0.001)))
         DispatchQueue.concurrentPerform(iterations: 4) { thread in
             for step in 0..<2_000 {
                 let key = thread * 10_000 + step
-                cache.setValue(TrackedValue(key, recorder), forKey: key, expiration: .seconds(0.002))
+                cache.setValue(TrackedValue(key, recorder), forKey: key, expiration: .after(.seconds(0.002)))
                 _ = cache[key - 1]
                 if step.isMultiple(of: 500) { cache.waitForBackgroundWork() }
             }

@@ -2,8 +2,8 @@ import Testing
 @testable import KVCache
 
 @Suite struct MemoryCacheBasicTests {
-    @Test func storesAndReturnsValues() {
-        let cache: MemoryCache<String, Int> = makeCache()
+    @Test func storesAndReturnsValues() throws {
+        let cache: MemoryCache<String, Int> = try makeCache()
         cache.setValue(1, forKey: "a")
         cache["b"] = 2
         #expect(cache.value(forKey: "a") == 1)
@@ -12,8 +12,8 @@ import Testing
         #expect(cache.count == 2)
     }
 
-    @Test func settingAnExistingKeyReplacesTheValueAndCost() {
-        let cache: MemoryCache<String, Int> = makeCache()
+    @Test func settingAnExistingKeyReplacesTheValueAndCost() throws {
+        let cache: MemoryCache<String, Int> = try makeCache()
         cache.setValue(1, forKey: "a", cost: 10)
         cache.setValue(2, forKey: "a", cost: 3)
         #expect(cache["a"] == 2)
@@ -21,8 +21,8 @@ import Testing
         #expect(cache.totalCost == 3)
     }
 
-    @Test func removeValueReturnsTheOldValue() {
-        let cache: MemoryCache<String, Int> = makeCache()
+    @Test func removeValueReturnsTheOldValue() throws {
+        let cache: MemoryCache<String, Int> = try makeCache()
         cache.setValue(1, forKey: "a", cost: 5)
         #expect(cache.removeValue(forKey: "a") == 1)
         #expect(cache.removeValue(forKey: "a") == nil)
@@ -31,16 +31,16 @@ import Testing
         #expect(cache.totalCost == 0)
     }
 
-    @Test func assigningNilThroughTheSubscriptRemoves() {
-        let cache: MemoryCache<String, Int> = makeCache()
+    @Test func assigningNilThroughTheSubscriptRemoves() throws {
+        let cache: MemoryCache<String, Int> = try makeCache()
         cache["a"] = 1
         cache["a"] = nil
         #expect(!cache.contains("a"))
         #expect(cache.count == 0)
     }
 
-    @Test func containsReportsLiveEntriesWithoutCountingARead() {
-        let cache: MemoryCache<String, Int> = makeCache()
+    @Test func containsReportsLiveEntriesWithoutCountingARead() throws {
+        let cache: MemoryCache<String, Int> = try makeCache()
         cache["a"] = 1
         #expect(cache.contains("a"))
         #expect(!cache.contains("b"))
@@ -48,8 +48,8 @@ import Testing
         #expect(cache.statistics.misses == 0)
     }
 
-    @Test func totalCostSumsEntryCostsAndIgnoresNegativeOnes() {
-        let cache: MemoryCache<Int, Int> = makeCache()
+    @Test func totalCostSumsEntryCostsAndIgnoresNegativeOnes() throws {
+        let cache: MemoryCache<Int, Int> = try makeCache()
         cache.setValue(0, forKey: 0, cost: 7)
         cache.setValue(1, forKey: 1, cost: 8)
         cache.setValue(2, forKey: 2, cost: -5)
@@ -58,8 +58,8 @@ import Testing
         #expect(cache.totalCost == 8)
     }
 
-    @Test func statisticsCountHitsMissesInsertionsAndEvictions() {
-        let cache: MemoryCache<Int, Int> = makeCache(.init(countLimit: 2, autoTrimInterval: nil))
+    @Test func statisticsCountHitsMissesInsertionsAndEvictions() throws {
+        let cache: MemoryCache<Int, Int> = try makeCache(.init(countLimit: 2, autoTrimInterval: nil))
         cache[1] = 1
         cache[2] = 2
         cache[2] = 20
@@ -80,8 +80,8 @@ import Testing
         #expect(statistics.hitRatio == 0.5)
     }
 
-    @Test func removeAllEmptiesTheCacheAndItCanBeUsedAgain() {
-        let cache: MemoryCache<Int, Int> = makeCache()
+    @Test func removeAllEmptiesTheCacheAndItCanBeUsedAgain() throws {
+        let cache: MemoryCache<Int, Int> = try makeCache()
         for key in 0..<100 { cache.setValue(key, forKey: key, cost: 2) }
         cache.removeAll()
         #expect(cache.count == 0)
@@ -93,8 +93,8 @@ import Testing
         #expect(cache.keysByRecency == [5])
     }
 
-    @Test func slotsAreReusedAcrossManySetAndRemoveCycles() {
-        let cache: MemoryCache<Int, Int> = makeCache(.init(countLimit: 64, autoTrimInterval: nil))
+    @Test func slotsAreReusedAcrossManySetAndRemoveCycles() throws {
+        let cache: MemoryCache<Int, Int> = try makeCache(.init(countLimit: 64, autoTrimInterval: nil))
         // A full cache inserts before it evicts, so it uses one slot more than its limit.
         for key in 0..<65 { cache[key] = key }
         let slots = cache.slotCount

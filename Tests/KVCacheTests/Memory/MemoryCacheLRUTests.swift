@@ -3,8 +3,8 @@ import Testing
 @testable import KVCache
 
 @Suite struct MemoryCacheLRUTests {
-    @Test func entriesAreOrderedFromMostToLeastRecentlyUsed() {
-        let cache: MemoryCache<Int, Int> = makeCache()
+    @Test func entriesAreOrderedFromMostToLeastRecentlyUsed() throws {
+        let cache: MemoryCache<Int, Int> = try makeCache()
         for key in 1...4 { cache[key] = key }
         #expect(cache.keysByRecency == [4, 3, 2, 1])
         _ = cache[2]
@@ -17,17 +17,17 @@ import Testing
         #expect(cache.keysByRecency == [1, 3, 2])
     }
 
-    @Test func containsAndMissesDoNotChangeTheOrder() {
-        let cache: MemoryCache<Int, Int> = makeCache()
+    @Test func containsAndMissesDoNotChangeTheOrder() throws {
+        let cache: MemoryCache<Int, Int> = try makeCache()
         for key in 1...3 { cache[key] = key }
         _ = cache.contains(1)
         _ = cache[99]
         #expect(cache.keysByRecency == [3, 2, 1])
     }
 
-    @Test func theCountLimitEvictsTheLeastRecentlyUsedEntry() {
+    @Test func theCountLimitEvictsTheLeastRecentlyUsedEntry() throws {
         let log = EvictionLog<Int, Int>()
-        let cache: MemoryCache<Int, Int> = makeCache(
+        let cache: MemoryCache<Int, Int> = try makeCache(
             .init(countLimit: 3, autoTrimInterval: nil, onEviction: log.callback))
         for key in 1...3 { cache[key] = key }
         _ = cache[1]
@@ -38,16 +38,16 @@ import Testing
         #expect(log.reasons == [.count])
     }
 
-    @Test func aCountLimitOfZeroKeepsNothing() {
-        let cache: MemoryCache<Int, Int> = makeCache(.init(countLimit: 0, autoTrimInterval: nil))
+    @Test func aCountLimitOfZeroKeepsNothing() throws {
+        let cache: MemoryCache<Int, Int> = try makeCache(.init(countLimit: 0, autoTrimInterval: nil))
         cache[1] = 1
         #expect(cache[1] == nil)
         #expect(cache.count == 0)
     }
 
-    @Test func listStaysConsistentThroughRandomOperations() {
+    @Test func listStaysConsistentThroughRandomOperations() throws {
         // Checks the slab list against a simple array model of LRU.
-        let cache: MemoryCache<Int, Int> = makeCache(.init(countLimit: 20, autoTrimInterval: nil))
+        let cache: MemoryCache<Int, Int> = try makeCache(.init(countLimit: 20, autoTrimInterval: nil))
         var model: [Int] = []  // most recent first
         var generator = SeededGenerator(seed: 42)
         for _ in 0..<5_000 {

@@ -2,9 +2,9 @@ import Testing
 @testable import KVCache
 
 @Suite struct MemoryCacheLimitTests {
-    @Test func theCostLimitEvictsLeastRecentlyUsedEntriesUntilTheCostFits() {
+    @Test func theCostLimitEvictsLeastRecentlyUsedEntriesUntilTheCostFits() throws {
         let log = EvictionLog<Int, Int>()
-        let cache: MemoryCache<Int, Int> = makeCache(
+        let cache: MemoryCache<Int, Int> = try makeCache(
             .init(costLimit: 100, autoTrimInterval: nil, onEviction: log.callback))
         for key in 1...4 { cache.setValue(key, forKey: key, cost: 25) }
         _ = cache[1]
@@ -15,16 +15,16 @@ import Testing
         #expect(log.reasons == [.cost, .cost])
     }
 
-    @Test func anEntryCostlierThanTheLimitIsNotKept() {
-        let cache: MemoryCache<Int, Int> = makeCache(.init(costLimit: 10, autoTrimInterval: nil))
+    @Test func anEntryCostlierThanTheLimitIsNotKept() throws {
+        let cache: MemoryCache<Int, Int> = try makeCache(.init(costLimit: 10, autoTrimInterval: nil))
         cache.setValue(1, forKey: 1, cost: 5)
         cache.setValue(2, forKey: 2, cost: 11)
         #expect(cache.count == 0)
         #expect(cache.totalCost == 0)
     }
 
-    @Test func crossingTheCountLimitPurgesDownToTheLowWatermark() {
-        let cache: MemoryCache<Int, Int> = makeCache(
+    @Test func crossingTheCountLimitPurgesDownToTheLowWatermark() throws {
+        let cache: MemoryCache<Int, Int> = try makeCache(
             .init(countLimit: 10, lowWatermark: 0.6, autoTrimInterval: nil))
         for key in 0..<10 { cache[key] = key }
         #expect(cache.count == 10)
@@ -36,8 +36,8 @@ import Testing
         #expect(cache.statistics.evictions[.count] == 5)
     }
 
-    @Test func crossingTheCostLimitPurgesDownToTheLowWatermark() {
-        let cache: MemoryCache<Int, Int> = makeCache(
+    @Test func crossingTheCostLimitPurgesDownToTheLowWatermark() throws {
+        let cache: MemoryCache<Int, Int> = try makeCache(
             .init(costLimit: 100, lowWatermark: 0.5, autoTrimInterval: nil))
         for key in 0..<10 { cache.setValue(key, forKey: key, cost: 10) }
         #expect(cache.totalCost == 100)
@@ -46,8 +46,8 @@ import Testing
         #expect(cache.count == 5)
     }
 
-    @Test func aPurgeLongerThanOneBurstStillReachesTheWatermark() {
-        let cache: MemoryCache<Int, Int> = makeCache(
+    @Test func aPurgeLongerThanOneBurstStillReachesTheWatermark() throws {
+        let cache: MemoryCache<Int, Int> = try makeCache(
             .init(countLimit: 2_000, lowWatermark: 0.1, autoTrimInterval: nil))
         for key in 0...2_000 { cache[key] = key }
         #expect(cache.count == 200)
@@ -56,13 +56,13 @@ import Testing
         #expect(cache.statistics.evictions[.count] == 1_801)
     }
 
-    @Test func loweringTheLimitsTrimsAtOnce() {
-        let cache: MemoryCache<Int, Int> = makeCache()
+    @Test func loweringTheLimitsTrimsAtOnce() throws {
+        let cache: MemoryCache<Int, Int> = try makeCache()
         for key in 0..<10 { cache.setValue(key, forKey: key, cost: 10) }
-        cache.countLimit = 8
+        try cache.setCountLimit(8)
         #expect(cache.count == 8)
         #expect(cache.countLimit == 8)
-        cache.costLimit = 50
+        try cache.setCostLimit(50)
         #expect(cache.totalCost == 50)
         #expect(cache.costLimit == 50)
         #expect(cache.keysByRecency == [9, 8, 7, 6, 5])
@@ -70,38 +70,38 @@ import Testing
         #expect(cache.statistics.evictions[.cost] == 3)
     }
 
-    @Test func explicitTrimsEvictLeastRecentlyUsedEntries() {
+    @Test func explicitTrimsEvictLeastRecentlyUsedEntries() throws {
         let log = EvictionLog<Int, Int>()
-        let cache: MemoryCache<Int, Int> = makeCache(.init(autoTrimInterval: nil, onEviction: log.callback))
+        let cache: MemoryCache<Int, Int> = try makeCache(.init(autoTrimInterval: nil, onEviction: log.callback))
         for key in 0..<1_000 { cache.setValue(key, forKey: key, cost: 1) }
-        cache.trim(toCount: 600)
+        try cache.trim(toCount: 600)
         #expect(cache.count == 600)
-        cache.trim(toCost: 100)
+        try cache.trim(toCost: 100)
         #expect(cache.totalCost == 100)
         #expect(cache.keysByRecency.first == 999)
         #expect(cache.keysByRecency.last == 900)
         #expect(log.reasons.filter { $0 == .count }.count == 400)
         #expect(log.reasons.filter { $0 == .cost }.count == 500)
-        cache.trim(toCount: 0)
+        try cache.trim(toCount: 0)
         #expect(cache.count == 0)
     }
 
-    @Test func trimmingToAFractionEvictsForMemoryPressure() {
+    @Test func trimmingToAFractionEvictsForMemoryPressure() throws {
         let log = EvictionLog<Int, Int>()
-        let cache: MemoryCache<Int, Int> = makeCache(.init(autoTrimInterval: nil, onEviction: log.callback))
+        let cache: MemoryCache<Int, Int> = try makeCache(.init(autoTrimInterval: nil, onEviction: log.callback))
         for key in 0..<100 { cache.setValue(key, forKey: key, cost: key < 50 ? 1 : 3) }  // cost 200
         let trimmable: any MemoryPressureTrimmable = cache
-        trimmable.trim(toFraction: 0.5, reason: .pressure)
+        try trimmable.trim(toFraction: 0.5, reason: .pressure)
         // Half the count (50) leaves cost 150 > 100, so more go.
         #expect(cache.totalCost <= 100)
         #expect(cache.count == 33)
         #expect(Set(log.reasons) == [.pressure])
-        cache.trim(toFraction: 0)
+        try cache.trim(toFraction: 0)
         #expect(cache.count == 0)
     }
 
-    @Test func costsNearInt64MaxDoNotOverflow() {
-        let cache: MemoryCache<Int, Int> = makeCache()
+    @Test func costsNearInt64MaxDoNotOverflow() throws {
+        let cache: MemoryCache<Int, Int> = try makeCache()
         cache.setValue(1, forKey: 1, cost: .max)
         cache.setValue(2, forKey: 2, cost: .max)
         cache.setValue(3, forKey: 3, cost: .max - 1)
@@ -112,15 +112,15 @@ import Testing
         cache.removeValue(forKey: 2)
         #expect(cache.totalCost == .max - 1)
         cache.setValue(4, forKey: 4, cost: .max)
-        cache.trim(toFraction: 0.5)
+        try cache.trim(toFraction: 0.5)
         #expect(cache.count == 1)
-        cache.costLimit = .max - 1
+        try cache.setCostLimit(.max - 1)
         #expect(cache.count == 0)
         #expect(cache.totalCost == 0)
     }
 
-    @Test func aCostLimitNearInt64MaxWithAWatermarkDoesNotTrap() {
-        let cache: MemoryCache<Int, Int> = makeCache(
+    @Test func aCostLimitNearInt64MaxWithAWatermarkDoesNotTrap() throws {
+        let cache: MemoryCache<Int, Int> = try makeCache(
             .init(countLimit: .max, costLimit: .max - 1, lowWatermark: 0.5, autoTrimInterval: nil))
         cache.setValue(1, forKey: 1, cost: .max - 1)
         cache.setValue(2, forKey: 2, cost: 1)  // total exceeds the limit: purge to half

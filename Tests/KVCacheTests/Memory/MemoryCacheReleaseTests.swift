@@ -7,9 +7,9 @@ import Glibc
 #endif
 
 @Suite struct MemoryCacheReleaseTests {
-    @Test func evictedValuesAreReleasedOffTheCallersThread() {
+    @Test func evictedValuesAreReleasedOffTheCallersThread() throws {
         let recorder = DeinitRecorder()
-        let cache: MemoryCache<Int, TrackedValue> = makeCache(.init(countLimit: 2, autoTrimInterval: nil))
+        let cache: MemoryCache<Int, TrackedValue> = try makeCache(.init(countLimit: 2, autoTrimInterval: nil))
         for key in 0..<100 { cache.setValue(TrackedValue(key, recorder), forKey: key) }
         cache[99] = nil          // removed
         cache[98] = TrackedValue(-1, recorder)  // replaced
@@ -19,9 +19,9 @@ import Glibc
         #expect(recorder.records.value.allSatisfy { pthread_equal($0.thread, caller) == 0 })
     }
 
-    @Test func removeAllReleasesTheOldEntriesInTheBackground() {
+    @Test func removeAllReleasesTheOldEntriesInTheBackground() throws {
         let recorder = DeinitRecorder()
-        let cache: MemoryCache<Int, TrackedValue> = makeCache()
+        let cache: MemoryCache<Int, TrackedValue> = try makeCache()
         for key in 0..<1_000 { cache.setValue(TrackedValue(key, recorder), forKey: key) }
         cache.removeAll()
         cache.waitForBackgroundWork()
@@ -30,9 +30,9 @@ import Glibc
         #expect(recorder.records.value.allSatisfy { pthread_equal($0.thread, caller) == 0 })
     }
 
-    @Test func valuesAreReleasedOnTheCallersThreadOutsideTheLockWhenConfigured() {
+    @Test func valuesAreReleasedOnTheCallersThreadOutsideTheLockWhenConfigured() throws {
         let recorder = DeinitRecorder()
-        let cache: MemoryCache<Int, TrackedValue> = makeCache(
+        let cache: MemoryCache<Int, TrackedValue> = try makeCache(
             .init(countLimit: 2, autoTrimInterval: nil, releasesValuesInBackground: false))
         recorder.probedCache.withLock { $0 = cache }
         // The recorder holds the cache that holds values holding the recorder.
@@ -46,21 +46,21 @@ import Glibc
         #expect(recorder.records.value.allSatisfy { !$0.cacheWasLocked })
     }
 
-    @Test func pendingReleasesGoInSmallBatchesBoundedByTheLimits() {
+    @Test func pendingReleasesGoInSmallBatchesBoundedByTheLimits() throws {
         // With a small count limit each eviction is handed over at once,
         // so the batch never holds much more than the cache itself.
         let recorder = DeinitRecorder()
-        let cache: MemoryCache<Int, TrackedValue> = makeCache(.init(countLimit: 4, autoTrimInterval: nil))
+        let cache: MemoryCache<Int, TrackedValue> = try makeCache(.init(countLimit: 4, autoTrimInterval: nil))
         for key in 0..<10 { cache.setValue(TrackedValue(key, recorder), forKey: key) }
         #expect(cache.withLock { cache.pendingReleases.count } == 0)
-        let large: MemoryCache<Int, TrackedValue> = makeCache(.init(countLimit: 10_000, autoTrimInterval: nil))
+        let large: MemoryCache<Int, TrackedValue> = try makeCache(.init(countLimit: 10_000, autoTrimInterval: nil))
         for key in 0..<10_100 { large.setValue(TrackedValue(key, recorder), forKey: key) }
         #expect(large.withLock { large.pendingReleases.count } < 64)
     }
 
-    @Test func theAutoTrimHandsOverValuesWaitingInABatch() {
+    @Test func theAutoTrimHandsOverValuesWaitingInABatch() throws {
         let recorder = DeinitRecorder()
-        let cache: MemoryCache<Int, TrackedValue> = makeCache(.init(countLimit: 1_000, autoTrimInterval: nil))
+        let cache: MemoryCache<Int, TrackedValue> = try makeCache(.init(countLimit: 1_000, autoTrimInterval: nil))
         for key in 0..<1_003 { cache.setValue(TrackedValue(key, recorder), forKey: key) }
         #expect(cache.withLock { cache.pendingReleases.count } == 3)
         cache.autoTrim()
@@ -68,10 +68,10 @@ import Glibc
         #expect(recorder.ids == [0, 1, 2])
     }
 
-    @Test func theEvictionCallbackReportsEveryReason() {
+    @Test func theEvictionCallbackReportsEveryReason() throws {
         let clock = ManualClock()
         let log = EvictionLog<String, Int>()
-        let cache: MemoryCache<String, Int> = makeCache(
+        let cache: MemoryCache<String, Int> = try makeCache(
             .init(countLimit: 3, costLimit: 100, autoTrimInterval: nil, onEviction: log.callback), clock: clock)
         cache.setValue(1, forKey: "count1")
         cache.setValue(2, forKey: "count2")
@@ -79,12 +79,12 @@ import Glibc
         cache.setValue(4, forKey: "big", cost: 90)      // evicts count1 (count)
         cache.setValue(5, forKey: "bigger", cost: 20)   // 4 entries: evicts count2; cost 110: count3, big
         cache.setValue(6, forKey: "bigger", cost: 20)   // replaced
-        cache.setValue(7, forKey: "ttl", expiration: .seconds(1))
+        cache.setValue(7, forKey: "ttl", expiration: .after(.seconds(1)))
         clock.advance(by: 2)
         _ = cache["ttl"]                                // expired
         cache.setValue(8, forKey: "gone")
         cache.removeValue(forKey: "gone")               // removed
-        cache.trim(toFraction: 0)                        // pressure
+        try cache.trim(toFraction: 0)                        // pressure
         #expect(log.entries.value.map { "\($0.key):\($0.reason)" } == [
             "count1:count", "count2:count", "count3:cost", "big:cost", "bigger:replaced",
             "ttl:expired", "gone:removed", "bigger:pressure",
@@ -93,10 +93,10 @@ import Glibc
         #expect(statistics.evictions == [.count: 2, .cost: 2, .replaced: 1, .expired: 1, .removed: 1, .pressure: 1])
     }
 
-    @Test func theEvictionCallbackRunsOutsideTheLockAndMayUseTheCache() {
+    @Test func theEvictionCallbackRunsOutsideTheLockAndMayUseTheCache() throws {
         let seen = Locked<[Int]>([])
         let cacheBox = Locked<MemoryCache<Int, Int>?>(nil)
-        let cache: MemoryCache<Int, Int> = makeCache(.init(countLimit: 1, autoTrimInterval: nil, onEviction: { key, _, _ in
+        let cache: MemoryCache<Int, Int> = try makeCache(.init(countLimit: 1, autoTrimInterval: nil, onEviction: { key, _, _ in
             // Re-entering the cache would deadlock if the lock were held.
             let count = cacheBox.value?.count ?? -1
             seen.withLock { $0.append(count) }
@@ -110,19 +110,19 @@ import Glibc
         cacheBox.withLock { $0 = nil }
     }
 
-    @Test func removeAllReportsEachEntryAsRemoved() {
+    @Test func removeAllReportsEachEntryAsRemoved() throws {
         let log = EvictionLog<Int, Int>()
-        let cache: MemoryCache<Int, Int> = makeCache(.init(autoTrimInterval: nil, onEviction: log.callback))
+        let cache: MemoryCache<Int, Int> = try makeCache(.init(autoTrimInterval: nil, onEviction: log.callback))
         for key in 0..<5 { cache[key] = key }
         cache.removeAll()
         #expect(log.keys.sorted() == Array(0..<5))
         #expect(Set(log.reasons) == [.removed])
     }
 
-    @Test func valuesReportedToTheCallbackAreStillReleasedInTheBackground() {
+    @Test func valuesReportedToTheCallbackAreStillReleasedInTheBackground() throws {
         let recorder = DeinitRecorder()
         let log = EvictionLog<Int, TrackedValue>()
-        let cache: MemoryCache<Int, TrackedValue> = makeCache(
+        let cache: MemoryCache<Int, TrackedValue> = try makeCache(
             .init(countLimit: 1, autoTrimInterval: nil, onEviction: log.callback))
         for key in 0..<50 { cache.setValue(TrackedValue(key, recorder), forKey: key) }
         cache.waitForBackgroundWork()
@@ -132,11 +132,11 @@ import Glibc
         #expect(recorder.records.value.allSatisfy { pthread_equal($0.thread, caller) == 0 })
     }
 
-    @Test func aDeallocatedCacheReleasesItsValuesInTheBackground() {
+    @Test func aDeallocatedCacheReleasesItsValuesInTheBackground() throws {
         let recorder = DeinitRecorder()
         let releaser: BackgroundReleaser
         do {
-            let cache: MemoryCache<Int, TrackedValue> = makeCache(.init(countLimit: 5, autoTrimInterval: nil))
+            let cache: MemoryCache<Int, TrackedValue> = try makeCache(.init(countLimit: 5, autoTrimInterval: nil))
             for key in 0..<10 { cache.setValue(TrackedValue(key, recorder), forKey: key) }
             releaser = cache.releaser
         }

@@ -9,8 +9,8 @@ import Glibc
 func makeCache<Key: Hashable & Sendable, Value: Sendable>(
     _ configuration: MemoryCache<Key, Value>.Configuration = .init(autoTrimInterval: nil),
     clock: ManualClock = ManualClock()
-) -> MemoryCache<Key, Value> {
-    MemoryCache(configuration: configuration, clock: CacheClock(manual: clock))
+) throws -> MemoryCache<Key, Value> {
+    try MemoryCache(configuration: configuration, clock: CacheClock(manual: clock))
 }
 
 /// A small lock-protected box for state shared with callbacks and deinits.

@@ -39,7 +39,7 @@ struct MemoryCacheTraceTests {
             return
         }
         let keys = try Self.load(trace)
-        let cache = MemoryCache<Int32, Bool>(configuration: .init(countLimit: 1_000, autoTrimInterval: nil))
+        let cache = try MemoryCache<Int32, Bool>(configuration: .init(countLimit: 1_000, autoTrimInterval: nil))
         var hits = 0
         for key in keys {
             if cache.value(forKey: key) != nil {

@@ -39,7 +39,7 @@ import Testing
 
     @Test func aBadIntervalIsRejected() {
         #expect(throws: KVCacheError.invalidArgument("metricsInterval must be positive")) {
-            _ = try DiskCache(directory: TemporaryDirectory().url, configuration: .testing { $0.metricsInterval = 0 })
+            _ = try DiskCache(directory: TemporaryDirectory().url, configuration: .testing { $0.metricsInterval = .seconds(0) })
         }
     }
 }

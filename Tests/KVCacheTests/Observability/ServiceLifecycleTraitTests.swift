@@ -11,7 +11,7 @@ import Testing
     @Test func gracefulShutdownFlushesAndClosesTheCache() async throws {
         let fixture = CacheFixture()
         defer { fixture.remove() }
-        let cache = try fixture.make { $0.disk.groupCommitDelay = 3600 }
+        let cache = try fixture.make { $0.disk.groupCommitDelay = .seconds(3600) }
         try await cache.setValue(bytes(10), forKey: "queued", diskWrite: .background)
         try await cache.setValue(bytes(10), forKey: "pending")
         let group = ServiceGroup(configuration: ServiceGroupConfiguration(

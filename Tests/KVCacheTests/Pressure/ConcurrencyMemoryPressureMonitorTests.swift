@@ -8,7 +8,7 @@ struct ConcurrencyMemoryPressureMonitorTests {
         let file = try FakePressureFile()
         defer { file.remove() }
         try file.write(some: 0, full: 0)
-        let monitor = try MemoryPressureMonitor(configuration: .init(pressureFile: file.path, pollInterval: 0.01))
+        let monitor = try MemoryPressureMonitor(configuration: .init(pressureFile: file.path, pollInterval: .seconds(0.01)))
         let cache = TrimRecorder()
         monitor.register(cache)
 
@@ -41,7 +41,7 @@ struct ConcurrencyMemoryPressureMonitorTests {
         let file = try FakePressureFile()
         defer { file.remove() }
         try file.write(some: 0, full: 0)
-        let monitor = try MemoryPressureMonitor(configuration: .init(pressureFile: file.path, pollInterval: 0.001))
+        let monitor = try MemoryPressureMonitor(configuration: .init(pressureFile: file.path, pollInterval: .seconds(0.001)))
         monitor.register(TrimRecorder())
 
         try await withThrowingTaskGroup(of: Void.self) { group in

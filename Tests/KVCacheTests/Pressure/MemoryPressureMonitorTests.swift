@@ -6,7 +6,7 @@ struct MemoryPressureMonitorTests {
     /// A monitor reading a fake PSI file, with default thresholds (some 10, full 5)
     /// and fractions (warning keeps 0.5, critical keeps 0).
     private static func makeMonitor(
-        _ file: FakePressureFile, retrimInterval: Double = .infinity
+        _ file: FakePressureFile, retrimInterval: Duration = .seconds(Int64.max)
     ) throws -> MemoryPressureMonitor {
         try MemoryPressureMonitor(configuration: .init(pressureFile: file.path, retrimInterval: retrimInterval))
     }
@@ -70,7 +70,7 @@ struct MemoryPressureMonitorTests {
     @Test func persistingPressureTrimsOnceUntilItRisesOrReturnsAfterEasing() throws {
         let file = try FakePressureFile()
         defer { file.remove() }
-        let monitor = try Self.makeMonitor(file, retrimInterval: .infinity)
+        let monitor = try Self.makeMonitor(file, retrimInterval: .seconds(Int64.max))
         let cache = TrimRecorder()
         monitor.register(cache)
 
@@ -97,7 +97,7 @@ struct MemoryPressureMonitorTests {
     @Test func persistingPressureTrimsAgainAfterTheRetrimInterval() throws {
         let file = try FakePressureFile()
         defer { file.remove() }
-        let monitor = try Self.makeMonitor(file, retrimInterval: 0)
+        let monitor = try Self.makeMonitor(file, retrimInterval: .seconds(0))
         let cache = TrimRecorder()
         monitor.register(cache)
 
@@ -153,12 +153,12 @@ struct MemoryPressureMonitorTests {
     @Test(arguments: [
         MemoryPressureMonitor.Configuration(warningThreshold: -1),
         MemoryPressureMonitor.Configuration(criticalThreshold: 101),
-        MemoryPressureMonitor.Configuration(pollInterval: 0),
-        MemoryPressureMonitor.Configuration(retrimInterval: -1),
+        MemoryPressureMonitor.Configuration(pollInterval: .seconds(0)),
+        MemoryPressureMonitor.Configuration(retrimInterval: .seconds(-1)),
         MemoryPressureMonitor.Configuration(warningTrimFraction: 1.5),
         MemoryPressureMonitor.Configuration(criticalTrimFraction: -0.1),
-        MemoryPressureMonitor.Configuration(trigger: .init(stall: 3, window: 2)),
-        MemoryPressureMonitor.Configuration(trigger: .init(stall: 0.1, window: 20)),
+        MemoryPressureMonitor.Configuration(trigger: .init(stall: .seconds(3), window: .seconds(2))),
+        MemoryPressureMonitor.Configuration(trigger: .init(stall: .seconds(0.1), window: .seconds(20))),
     ])
     func anOutOfRangeConfigurationIsRejected(configuration: MemoryPressureMonitor.Configuration) {
         #expect(throws: KVCacheError.self) { try MemoryPressureMonitor(configuration: configuration) }
@@ -166,7 +166,7 @@ struct MemoryPressureMonitorTests {
 
     @Test func aTriggerIsWrittenInMicroseconds() {
         #expect(MemoryPressureMonitor.Trigger().command == "some 200000 2000000")
-        #expect(MemoryPressureMonitor.Trigger(stall: 0.15, window: 1).command == "some 150000 1000000")
+        #expect(MemoryPressureMonitor.Trigger(stall: .seconds(0.15), window: .seconds(1)).command == "some 150000 1000000")
     }
 
     @Test func checkingAFileThatIsNotPSIThrows() throws {

@@ -63,7 +63,7 @@ import Testing
         #expect(composed == decomposed && Array(composed.utf8) != Array(decomposed.utf8))
         let dir = TemporaryDirectory()
         defer { dir.remove() }
-        let cache = try DiskCache(directory: dir.url, configuration: .testing { $0.groupCommitDelay = 3600 })
+        let cache = try DiskCache(directory: dir.url, configuration: .testing { $0.groupCommitDelay = .seconds(3600) })
         try cache.setValue(bytes(10, seed: 1), forKey: composed)
         if committedBetween { try cache.flush() }
         try cache.setValue(bytes(20, seed: 2), forKey: decomposed)
@@ -154,10 +154,10 @@ import Testing
         let dir = TemporaryDirectory()
         defer { dir.remove() }
         let invalid: [(inout DiskCache.Configuration) -> Void] = [
-            { $0.countLimit = -1 }, { $0.sizeLimit = -1 }, { $0.ageLimit = -1 }, { $0.inlineThreshold = -1 },
+            { $0.countLimit = -1 }, { $0.sizeLimit = -1 }, { $0.ageLimit = .seconds(-1) }, { $0.inlineThreshold = -1 },
             { $0.freeDiskSpaceLimit = -1 }, { $0.lowWatermark = 0 }, { $0.lowWatermark = 1.5 }, { $0.maxKeyLength = 0 },
-            { $0.autoTrimInterval = 0 }, { $0.groupCommitDelay = -1 }, { $0.busyTimeout = -1 }, { $0.pageSize = 1000 },
-            { $0.ageLimit = .nan }, { $0.lowWatermark = .nan }, { $0.groupCommitDelay = .nan },
+            { $0.autoTrimInterval = .zero }, { $0.groupCommitDelay = .seconds(-1) }, { $0.busyTimeout = .seconds(-1) },
+            { $0.pageSize = 1000 }, { $0.lowWatermark = .nan },
         ]
         for (index, configure) in invalid.enumerated() {
             #expect(throws: KVCacheError.self, "configuration \(index)") {
@@ -187,11 +187,16 @@ import Testing
         #expect(try cache.totalCount == 10)
         #expect(try cache.trim(toCount: .max) == 0)
         #expect(try cache.trim(toSize: .max) == 0)
-        #expect(try cache.trim(toAge: .infinity) == 0)
+        #expect(try cache.trim(toAge: .seconds(Int64.max)) == 0)
         #expect(try cache.trim(toFreeSpace: 0) == 0)
-        #expect(throws: KVCacheError.self) { try cache.trim(toAge: .nan) }
+        // Negative arguments are refused and remove nothing (before issue 14 a negative
+        // count was taken as 0 and emptied the cache).
+        #expect(throws: KVCacheError.self) { try cache.trim(toAge: .seconds(-1)) }
+        #expect(throws: KVCacheError.self) { try cache.trim(toCount: -5) }
+        #expect(throws: KVCacheError.self) { try cache.trim(toSize: -5) }
+        #expect(throws: KVCacheError.self) { try cache.trim(toFreeSpace: -5) }
         #expect(try cache.totalCount == 10)
-        #expect(try cache.trim(toCount: -5) == 10)
+        #expect(try cache.trim(toCount: 0) == 10)
         #expect(try cache.totalCount == 0)
         try cache.close()
         #expect(try storeProblems(dir).isEmpty)
@@ -215,10 +220,10 @@ import Testing
         defer { dir.remove() }
         let clock = ManualClock()
         let cache = try DiskCache(directory: dir.url, configuration: .testing { $0.clock = clock.function })
-        try cache.setValue(bytes(1), forKey: "forever", expiration: .seconds(.infinity))
-        try cache.setValue(bytes(1), forKey: "future", expiration: .date(.distantFuture))
-        try cache.setValue(bytes(1), forKey: "negative", expiration: .seconds(-5))
-        try cache.setValue(bytes(1), forKey: "past", expiration: .date(.distantPast))
+        try cache.setValue(bytes(1), forKey: "forever", expiration: .after(.seconds(Int64.max)))
+        try cache.setValue(bytes(1), forKey: "future", expiration: .at(.distantFuture))
+        try cache.setValue(bytes(1), forKey: "negative", expiration: .after(.seconds(-5)))
+        try cache.setValue(bytes(1), forKey: "past", expiration: .at(.distantPast))
         try cache.flush()
         clock.advance(by: 1e9)
         #expect(try cache.value(forKey: "forever") == bytes(1))

@@ -14,7 +14,7 @@ import Testing
         let dir = TemporaryDirectory()
         defer { dir.remove() }
         let cache = try DiskCache(directory: dir.url, configuration: .testing {
-            $0.groupCommitDelay = 0.001
+            $0.groupCommitDelay = .seconds(0.001)
             $0.inlineThreshold = 2_000
             $0.countLimit = 40  // background trims race with everything else too
         })
@@ -37,7 +37,7 @@ import Testing
                     case 70..<80: try cache.removeValue(forKey: key)
                     case 80..<84: try cache.trim(toCount: 20)
                     case 84..<86: try cache.removeAll()
-                    case 86..<90: _ = try cache.sweepOrphans(gracePeriod: 0)
+                    case 86..<90: _ = try cache.sweepOrphans(gracePeriod: .seconds(0))
                     case 90..<94: _ = try cache.keys(after: key, limit: 5)
                     case 94..<97: _ = try cache.totalSize
                     default: try cache.flush()
@@ -48,7 +48,7 @@ import Testing
             }
         }
         cache.waitForBackgroundWork()
-        _ = try cache.sweepOrphans(gracePeriod: 0)
+        _ = try cache.sweepOrphans(gracePeriod: .seconds(0))
         #expect(failures.withLock { $0 }.isEmpty, "\(failures.withLock { $0.prefix(5) })")
         #expect(cache.statistics.brokenEntries == 0)
         try cache.close()

@@ -46,7 +46,7 @@ import Testing
             totals.flushes += model.flushesThisCycle
 
             let cache = try DiskCache(directory: dir.url, configuration: .testing())
-            _ = try cache.sweepOrphans(gracePeriod: 0)
+            _ = try cache.sweepOrphans(gracePeriod: .seconds(0))
             cache.waitForBackgroundWork()
             var observed: [String: UInt64?] = [:]
             for key in CrashModel.keys {

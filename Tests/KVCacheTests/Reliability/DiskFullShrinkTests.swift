@@ -14,7 +14,7 @@ import Testing
     static func walBound(manifestSize: Int64) -> Int64 { max(manifestSize, 512 * 1024) + 8 * 16384 }
 
     static func configuration() -> DiskCache.Configuration {
-        .testing { $0.groupCommitDelay = 0 }
+        .testing { $0.groupCommitDelay = .seconds(0) }
     }
 
     struct Sizes: CustomStringConvertible {

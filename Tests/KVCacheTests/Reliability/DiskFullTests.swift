@@ -58,7 +58,7 @@ import Testing
     }
 
     @Test func inlineWritesInALoopGetDiskFullSoonAndFlushedEntriesSurvive() throws {
-        try withFullDisk({ $0.groupCommitDelay = 0 }) { cache, _ in
+        try withFullDisk({ $0.groupCommitDelay = .seconds(0) }) { cache, _ in
             // 2 MB holds at most 500 such values, fewer than one commit batch (512).
             let (error, index) = writeUntilError(limit: 2_000) { index in
                 try cache.setValue(bytes(4_000, seed: UInt8(index % 256)), forKey: "fill\(index)")
@@ -82,7 +82,7 @@ import Testing
 
     @Test func aFailedBackgroundCommitIsReportedByTheNextWriteAndByFlush() throws {
         try withFullDisk({
-            $0.groupCommitDelay = 3600
+            $0.groupCommitDelay = .seconds(3600)
             $0.groupCommitMaxWrites = 1_000
         }) { cache, url in
             // Leave about 300 KB free, so that 800 KB of writes cannot commit while

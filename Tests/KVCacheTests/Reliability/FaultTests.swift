@@ -73,12 +73,12 @@ import Testing
         let start = clock.wall
         let cache = try DiskCache(directory: dir.url, configuration: .testing { $0.clock = clock.function })
         try Self.fill(cache)
-        try cache.setValue(bytes(1), forKey: "ten seconds", expiration: .seconds(10))
+        try cache.setValue(bytes(1), forKey: "ten seconds", expiration: .after(.seconds(10)))
         try cache.flush()
         clock.advance(by: -86_400)  // a day back
         #expect(try Self.intactCount(cache) == 10)
         #expect(try cache.value(forKey: "ten seconds") == bytes(1))
-        #expect(try cache.trim(toAge: 3600) == 0, "entries from 'the future' are not old")
+        #expect(try cache.trim(toAge: .seconds(3600)) == 0, "entries from 'the future' are not old")
         #expect(try cache.removeExpired() == 0)
         for index in 0..<5 { try cache.setValue(bytes(10), forKey: "after\(index)") }
         try cache.flush()

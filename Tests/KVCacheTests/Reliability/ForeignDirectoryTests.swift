@@ -119,8 +119,8 @@ import Testing
         let stray = dir.dataPath + "/keep-me.txt"
         try Data([7]).write(to: URL(fileURLWithPath: stray))
         try FileManager.default.setAttributes([.modificationDate: Date(timeIntervalSince1970: 0)], ofItemAtPath: stray)
-        #expect(try cache.sweepOrphans(gracePeriod: 0) == 0)
-        #expect(try cache.verify(repair: true, orphanGracePeriod: 0).orphanFiles.isEmpty)
+        #expect(try cache.sweepOrphans(gracePeriod: .seconds(0)) == 0)
+        #expect(try cache.verify(repair: true, orphanGracePeriod: .seconds(0)).orphanFiles.isEmpty)
         // removeAll moves data/ to the trash and deletes only the store's files from it.
         try cache.removeAll()
         cache.waitForBackgroundWork()

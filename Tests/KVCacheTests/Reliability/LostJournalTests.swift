@@ -44,7 +44,7 @@ import Testing
 
     func checkIntact(_ dir: TemporaryDirectory, expectB: Bool?) throws {
         let cache = try DiskCache(directory: dir.url, configuration: .testing())
-        _ = try cache.sweepOrphans(gracePeriod: 0)
+        _ = try cache.sweepOrphans(gracePeriod: .seconds(0))
         cache.waitForBackgroundWork()
         for index in 0..<20 {
             let key = "a\(index)"

@@ -114,7 +114,7 @@ import Testing
             case .set(let number, let size, let lifetime):
                 let key = "k\(number)"
                 let value = bytes(size, seed: UInt8(truncatingIfNeeded: index))
-                try cache.setValue(value, forKey: key, expiration: lifetime.map { .seconds($0) } ?? .never)
+                try cache.setValue(value, forKey: key, expiration: lifetime.map { .after(.seconds($0)) } ?? .never)
                 model[key] = Entry(value: value, access: now, deadline: lifetime.map { now + $0 })
             case .remove(let number):
                 try cache.removeValue(forKey: "k\(number)")
@@ -126,7 +126,7 @@ import Testing
                 try cache.trim(toSize: size)
                 removeOldest { model.values.reduce(0) { $0 + Int64($1.value.count) } > size }
             case .trimAge(let age):
-                try cache.trim(toAge: age)
+                try cache.trim(toAge: .seconds(age))
                 model = model.filter { $0.value.access >= now - age }
             case .removeExpired:
                 try cache.removeExpired()

@@ -55,7 +55,7 @@ import Testing
         let lastChaosEnd = chaosEnds.max() ?? 0
 
         let cache = try DiskCache(directory: dir.url, configuration: .testing())
-        _ = try cache.sweepOrphans(gracePeriod: 0)
+        _ = try cache.sweepOrphans(gracePeriod: .seconds(0))
         cache.waitForBackgroundWork()
         for (key, expected) in last.sorted(by: { $0.key < $1.key }) {
             let data = try cache.value(forKey: key)
@@ -123,8 +123,8 @@ import Testing
         try cache.setValue(bytes(30_000, seed: 1), forKey: "before")
         try cache.flush()
         #expect(rename(dir.dataPath, dir.path + "/trash/other-process") == 0)
-        #expect(try cache.sweepOrphans(gracePeriod: 0) == 0)
-        #expect(try cache.verify(orphanGracePeriod: 0).orphanFiles.isEmpty)
+        #expect(try cache.sweepOrphans(gracePeriod: .seconds(0)) == 0)
+        #expect(try cache.verify(orphanGracePeriod: .seconds(0)).orphanFiles.isEmpty)
     }
 
     @Test func twoProcessesWritingAndReadingOneDirectoryLoseNothing() throws {

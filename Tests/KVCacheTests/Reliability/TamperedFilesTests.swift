@@ -108,8 +108,8 @@ import Testing
         #expect(try cache.value(forKey: "k2") == bytes(30_000, seed: 2))
         #expect(try cache.value(forKey: "k3") == bytes(30_000, seed: 3))
         try cache.flush()
-        _ = try cache.verify(repair: true, orphanGracePeriod: 0)
-        #expect(try cache.verify(orphanGracePeriod: 0).isHealthy)
+        _ = try cache.verify(repair: true, orphanGracePeriod: .seconds(0))
+        #expect(try cache.verify(orphanGracePeriod: .seconds(0)).isHealthy)
         #expect(try cache.totalSize == 60_000)
     }
 

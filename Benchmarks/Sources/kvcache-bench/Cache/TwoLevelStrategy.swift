@@ -21,7 +21,7 @@ struct TwoLevelStrategyKind: Sendable {
 /// disk, promoting a disk hit into memory with its size as cost.
 final class HandUsedLevels: TwoLevelStrategy {
     static let kind = TwoLevelStrategyKind(name: "levels by hand", isFloor: true) { directory, memory in
-        HandUsedLevels(memory: MemoryCache(configuration: memory), disk: try DiskCache(directory: directory))
+        HandUsedLevels(memory: try MemoryCache(configuration: memory), disk: try DiskCache(directory: directory))
     }
 
     let memory: MemoryCache<String, Data>

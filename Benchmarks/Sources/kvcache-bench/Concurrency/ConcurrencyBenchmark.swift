@@ -209,7 +209,7 @@ struct ConcurrencyBenchmark {
             defer { workspace.remove(directory) }
             var configuration = DiskCache.Configuration()
             configuration.autoTrimInterval = nil
-            configuration.busyTimeout = 10
+            configuration.busyTimeout = .seconds(10)
             let cache = try DiskCache(directory: directory, configuration: configuration)
             defer { try? cache.close() }
             try cache.setValue(Data(count: 1_024), forKey: "A")
@@ -219,7 +219,7 @@ struct ConcurrencyBenchmark {
                                   read: { _ = try? cache.value(forKey: "A") },
                                   set: { try? cache.setValue($1, forKey: $0) },
                                   flush: { try? cache.flush(durability: $0) },
-                                  verify: { _ = try? cache.verify(orphanGracePeriod: 0) },
+                                  verify: { _ = try? cache.verify(orphanGracePeriod: .seconds(0)) },
                                   trim: {
                                       try? cache.setValue(Data(count: 1_024), forKey: "t")
                                       _ = try? cache.trim(toCount: entries + 10)
@@ -231,7 +231,7 @@ struct ConcurrencyBenchmark {
             defer { workspace.remove(directory) }
             var configuration = KVCache.Cache<Data>.Configuration()
             configuration.disk.autoTrimInterval = nil
-            configuration.disk.busyTimeout = 10
+            configuration.disk.busyTimeout = .seconds(10)
             let cache = try KVCache.Cache<Data>(directory: directory, configuration: configuration)
             defer { try? cache.close() }
             try cache.setValue(Data(count: 1_024), forKey: "A")
@@ -244,7 +244,7 @@ struct ConcurrencyBenchmark {
                                   },
                                   set: { try? cache.setValue($1, forKey: $0) },
                                   flush: { _ in try? cache.flush() },
-                                  verify: { _ = try? cache.disk.verify(orphanGracePeriod: 0) },
+                                  verify: { _ = try? cache.disk.verify(orphanGracePeriod: .seconds(0)) },
                                   trim: {
                                       try? cache.disk.setValue(Data(count: 1_024), forKey: "t")
                                       _ = try? cache.disk.trim(toCount: entries + 10)

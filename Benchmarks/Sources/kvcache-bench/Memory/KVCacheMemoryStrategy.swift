@@ -8,7 +8,8 @@ final class KVCacheMemoryStrategy: MemoryStrategy, @unchecked Sendable {
     private let cache: MemoryCache<String, SmallValue>
 
     init(countLimit: Int?) {
-        cache = MemoryCache(configuration: .init(countLimit: countLimit ?? .max))
+        // Only a negative count limit is refused, and the benchmarks' limits are positive.
+        cache = try! MemoryCache(configuration: .init(countLimit: countLimit ?? .max))
     }
 
     func setValue(_ value: SmallValue, forKey key: String) {
