@@ -61,3 +61,11 @@ let package = Package(
     ],
     swiftLanguageModes: [.v6]
 )
+
+// The documentation plugin (swift-docc-plugin), only when building the docs:
+//     KVCACHE_DOCS=1 swift package --scratch-path .build-docs generate-documentation --target KVCache
+// Without KVCACHE_DOCS the package has no such dependency, so a package that depends on
+// KVCache (and a plain build of this one) never fetches it.
+if Context.environment["KVCACHE_DOCS"] != nil {
+    package.dependencies.append(.package(url: "https://github.com/swiftlang/swift-docc-plugin", from: "1.5.0"))
+}
