@@ -25,12 +25,15 @@ public final class Cache<Value: Sendable>: Sendable {
     public let name: String?
     /// The directory of the disk level.
     public let directory: URL
-    /// The memory level (a ``MemoryCache`` comparing keys byte-wise); register it
-    /// with a ``MemoryPressureMonitor`` to trim it under pressure.
-    /// Reading and trimming it directly is fine; writes made directly bypass the
-    /// cache's ordering of the two levels.
+    /// The memory level (a ``MemoryCache`` comparing keys byte-wise): its reads,
+    /// statistics, limits, trims and removals; values are stored through the cache.
+    /// Register it with a ``MemoryPressureMonitor`` to trim it under pressure.
     public let memory: MemoryLevel
-    /// The disk level (same caveat for direct writes).
+    /// The disk level, for maintenance and inspection: statistics, trims, `verify`,
+    /// `inspect`, `info(forKey:)`, key listings. Reading and trimming through it are
+    /// safe (a value trimmed there may still be served from memory until memory lets
+    /// it go). Do not store or remove values through it: the memory level does not see
+    /// such a change and may go on serving the value it holds for that key.
     public let disk: DiskCache
     /// Turns values into the disk level's bytes and back.
     public let coder: any CacheCoder<Value>
@@ -40,6 +43,7 @@ public final class Cache<Value: Sendable>: Sendable {
     @usableFromInline let writes: WriteCoordinator
     let counters = MutexBox(CacheCounters())
     let loads: SingleFlight<ByteWiseKey, Value>
+    let refreshes = BackgroundRefreshes()
 
     /// Opens the cache `name` in `baseDirectory/name/`, so caches with different
     /// names share a base directory without touching each other.
@@ -162,6 +166,21 @@ public final class Cache<Value: Sendable>: Sendable {
         if memory.contains(key) { return true }
         if let write = writes.pendingWrite(forKey: key) { return !write.isExpired(at: disk.configuration.clock()) }
         return try disk.contains(key)
+    }
+
+    /// When `key`'s live value expires: `.never`, or `.at` its deadline, from the memory
+    /// level, else a write queued for disk, else the disk level; nil if neither level holds
+    /// a live value. Does not count as a read. The remaining lifetime is the date's
+    /// distance from now.
+    public func expiration(forKey key: String) throws -> Expiration? {
+        try validate(key)
+        if let expiration = memory.expiration(forKey: key) { return expiration }
+        if let write = writes.pendingWrite(forKey: key) {
+            if write.isExpired(at: disk.configuration.clock()) { return nil }
+            return write.deadline.map { .at(Date(timeIntervalSince1970: $0)) } ?? .never
+        }
+        guard let info = try disk.info(forKey: key) else { return nil }
+        return info.expirationDate.map { .at($0) } ?? .never
     }
 
     /// The extended data stored on disk with `key`'s value, or nil.
