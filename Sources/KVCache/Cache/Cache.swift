@@ -1,4 +1,7 @@
 import Foundation
+#if Metrics
+import Metrics
+#endif
 
 /// A two-level cache: values in memory first, then on disk, with disk hits
 /// promoted into memory.
@@ -83,7 +86,27 @@ public final class Cache<Value: Sendable>: Sendable {
         writes = WriteCoordinator(disk: disk)
         loads = SingleFlight(didJoin: { key, count in didJoinLoad(key.string, count) })
         configuration.memoryPressureMonitor?.register(memory)
+        #if Metrics
+        if let label = configuration.disk.metricsLabel {
+            let metrics = CacheMetrics(label: label, factory: configuration.disk.metricsFactory ?? MetricsSystem.factory)
+            // Weak: the disk level must not keep the cache alive.
+            disk.alsoReport.withLock { $0 = { [weak self] in if let self { metrics.report(self.statistics) } } }
+        }
+        #endif
     }
+
+    #if Metrics
+    /// Exports the statistics of both levels and of the cache's loads now (package trait
+    /// `Metrics`, with `configuration.disk.metricsLabel`): the disk level's metrics, and
+    /// `kvcache_memory_hits`, `_misses`, `_sets`, `_evictions` (dimension `reason`), the
+    /// gauges `kvcache_memory_entries` and `_cost`, and `kvcache_cache_disk_hits`, `_misses`,
+    /// `_computations`, `_joined_loads`, `_refreshes`, `_failed_refreshes` and
+    /// `_failed_background_writes`, each with the dimension `cache` = the label. They are
+    /// also exported every `metricsInterval` and at close.
+    public func reportMetrics() {
+        disk.reportMetrics()
+    }
+    #endif
 
     // MARK: - Reading
 
