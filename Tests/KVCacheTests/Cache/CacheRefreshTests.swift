@@ -2,34 +2,14 @@ import Foundation
 import Testing
 @testable import KVCache
 
-/// Holds async work until the test opens it.
-final class AsyncGate: Sendable {
-    private let state = MutexBox<(isOpen: Bool, waiters: [CheckedContinuation<Void, Never>])>((false, []))
-
-    func wait() async {
-        await withCheckedContinuation { (waiter: CheckedContinuation<Void, Never>) in
-            let passes = state.withLock { state -> Bool in
-                if state.isOpen { return true }
-                state.waiters.append(waiter)
-                return false
-            }
-            if passes { waiter.resume() }
-        }
-    }
-
-    func open() {
-        let waiters = state.withLock { state in
-            state.isOpen = true
-            defer { state.waiters = [] }
-            return state.waiters
-        }
-        for waiter in waiters { waiter.resume() }
-    }
-}
-
 /// Stale-while-revalidate: `value(forKey:expiration:refreshAfter:diskWrite:orCompute:)` (issue 14).
 @Suite struct CacheRefreshTests {
     let lifetime = Expiration.after(.seconds(60))
+
+    /// Reads "k" as every test here does: 60 s lifetime, refreshed after 30 s.
+    func read(_ cache: Cache<Data>, _ source: Source) async throws -> Data {
+        try await cache.value(forKey: "k", expiration: lifetime, refreshAfter: .seconds(30)) { try await source.next() }
+    }
 
     /// Numbered values: the n-th computation returns n bytes.
     final class Source: Sendable {
@@ -54,22 +34,19 @@ final class AsyncGate: Sendable {
         let cache = try fixture.make()
         defer { try? cache.close() }
         let source = Source()
-        func read() async throws -> Data {
-            try await cache.value(forKey: "k", expiration: lifetime, refreshAfter: .seconds(30)) { try await source.next() }
-        }
-        #expect(try await read() == Data(count: 1))
+        #expect(try await read(cache, source) == Data(count: 1))
         fixture.clock.advance(by: 29)
-        #expect(try await read() == Data(count: 1))
+        #expect(try await read(cache, source) == Data(count: 1))
         await cache.waitForRefreshes()
         #expect(cache.statistics.refreshes == 0, "not due before refreshAfter")
         fixture.clock.advance(by: 2)
-        #expect(try await read() == Data(count: 1), "the current value is served at once")
+        #expect(try await read(cache, source) == Data(count: 1), "the current value is served at once")
         await cache.waitForRefreshes()
         #expect(cache.statistics.refreshes == 1)
         #expect(try await cache.value(forKey: "k") == Data(count: 2))
         #expect(try cache.expiration(forKey: "k") == .at(Date(timeIntervalSince1970: fixture.clock.wall + 60)))
         // The refreshed value is fresh again.
-        #expect(try await read() == Data(count: 2))
+        #expect(try await read(cache, source) == Data(count: 2))
         await cache.waitForRefreshes()
         #expect(cache.statistics.refreshes == 1)
         #expect(source.computations.withLock { $0 } == 2)
@@ -81,15 +58,13 @@ final class AsyncGate: Sendable {
         let source = Source()
         do {
             let cache = try fixture.make()
-            _ = try await cache.value(forKey: "k", expiration: lifetime, refreshAfter: .seconds(30)) { try await source.next() }
+            _ = try await read(cache, source)
             try cache.close()
         }
         fixture.clock.advance(by: 45)
         let cache = try fixture.make()
         defer { try? cache.close() }
-        let value = try await cache.value(forKey: "k", expiration: lifetime, refreshAfter: .seconds(30)) {
-            try await source.next()
-        }
+        let value = try await read(cache, source)
         #expect(value == Data(count: 1))
         #expect(cache.statistics.diskHits == 1)
         await cache.waitForRefreshes()
@@ -97,19 +72,23 @@ final class AsyncGate: Sendable {
         #expect(try await cache.disk.value(forKey: "k") == Data(count: 2))
     }
 
+    /// Stores "k" (computation 1) and lets 40 s pass: the value is due for a refresh.
+    func dueValue(_ fixture: CacheFixture, _ source: Source) async throws -> Cache<Data> {
+        let cache = try fixture.make()
+        _ = try await read(cache, source)
+        fixture.clock.advance(by: 40)
+        return cache
+    }
+
     @Test func oneRefreshPerKeyAtATime() async throws {
         let fixture = CacheFixture()
         defer { fixture.remove() }
-        let cache = try fixture.make()
-        defer { try? cache.close() }
         let gate = AsyncGate()
         let source = Source(gate: gate)
-        _ = try await cache.value(forKey: "k", expiration: lifetime, refreshAfter: .seconds(30)) { try await source.next() }
-        fixture.clock.advance(by: 40)
+        let cache = try await dueValue(fixture, source)
+        defer { try? cache.close() }
         for _ in 0..<5 {
-            let value = try await cache.value(forKey: "k", expiration: lifetime, refreshAfter: .seconds(30)) {
-                try await source.next()
-            }
+            let value = try await read(cache, source)
             #expect(value == Data(count: 1), "served while the refresh is held")
         }
         gate.open()
@@ -123,13 +102,11 @@ final class AsyncGate: Sendable {
     func aRefreshDropsItsResultWhenTheEntryChangedMeanwhile(change: String) async throws {
         let fixture = CacheFixture()
         defer { fixture.remove() }
-        let cache = try fixture.make()
-        defer { try? cache.close() }
         let gate = AsyncGate()
         let source = Source(gate: gate)
-        _ = try await cache.value(forKey: "k", expiration: lifetime, refreshAfter: .seconds(30)) { try await source.next() }
-        fixture.clock.advance(by: 40)
-        _ = try await cache.value(forKey: "k", expiration: lifetime, refreshAfter: .seconds(30)) { try await source.next() }
+        let cache = try await dueValue(fixture, source)
+        defer { try? cache.close() }
+        _ = try await read(cache, source)
         switch change {
         case "replaced": try await cache.setValue(Data([7]), forKey: "k", expiration: lifetime)
         case "removed": try await cache.removeValue(forKey: "k")
@@ -146,14 +123,10 @@ final class AsyncGate: Sendable {
     @Test func aFailedRefreshKeepsTheValueUntilItExpires() async throws {
         let fixture = CacheFixture()
         defer { fixture.remove() }
-        let cache = try fixture.make()
-        defer { try? cache.close() }
         let source = Source(fails: true)
-        _ = try await cache.value(forKey: "k", expiration: lifetime, refreshAfter: .seconds(30)) { try await source.next() }
-        fixture.clock.advance(by: 40)
-        let value = try await cache.value(forKey: "k", expiration: lifetime, refreshAfter: .seconds(30)) {
-            try await source.next()
-        }
+        let cache = try await dueValue(fixture, source)
+        defer { try? cache.close() }
+        let value = try await read(cache, source)
         #expect(value == Data(count: 1))
         await cache.waitForRefreshes()
         #expect(cache.statistics.failedRefreshes == 1)
