@@ -139,6 +139,8 @@ extension DiskCache {
         /// The clock, in seconds since 1970; tests replace it.
         var clock: @Sendable () -> Double = KVStorage.wallClock
 
+        /// A configuration with every property at its documented default; set the properties to
+        /// change them.
         public init() {}
 
         func validate() throws {

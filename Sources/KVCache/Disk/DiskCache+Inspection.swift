@@ -6,33 +6,42 @@ extension DiskCache {
     public struct Inspection: Sendable, Hashable {
         /// The cache directory (canonical path).
         public var directory = ""
+        /// Entries stored, including expired ones no trim has removed yet.
         public var count = 0
         /// Bytes of all values.
         public var size: Int64 = 0
-        /// Entries whose value lives in its manifest row, and their bytes.
+        /// Entries whose value lives in its manifest row.
         public var inlineCount = 0
+        /// Bytes of the values that live in manifest rows.
         public var inlineSize: Int64 = 0
-        /// Entries whose value lives in its own file, and their bytes.
+        /// Entries whose value lives in its own file.
         public var fileCount = 0
+        /// Bytes of the values that live in their own files.
         public var fileSize: Int64 = 0
         /// Entries past their expiration date that no trim has removed yet (they read as misses).
         public var expiredCount = 0
-        /// The least and the most recent access of any entry (to the access-time resolution);
+        /// The least recent access of any entry (to the access-time resolution);
         /// nil when the cache is empty.
         public var oldestAccess: Date?
+        /// The most recent access of any entry (to the access-time resolution);
+        /// nil when the cache is empty.
         public var newestAccess: Date?
-        /// Bytes of `manifest.sqlite` and of its write-ahead log (`manifest.sqlite-wal`).
+        /// Bytes of `manifest.sqlite`.
         public var manifestSize: Int64 = 0
+        /// Bytes of the write-ahead log (`manifest.sqlite-wal`); 0 when there is none.
         public var walSize: Int64 = 0
-        /// The manifest's page size, pages, and unused pages, in SQLite's terms.
+        /// The manifest's page size in bytes (SQLite's `page_size`).
         public var pageSize = 0
+        /// The manifest's size in pages (SQLite's `page_count`).
         public var pageCount = 0
+        /// The manifest's unused pages (SQLite's `freelist_count`).
         public var freePageCount = 0
         /// The manifest's schema version (`PRAGMA user_version`).
         public var schemaVersion = 0
         /// Bytes available to unprivileged users on the cache's file system, if known.
         public var freeDiskSpace: Int64?
 
+        /// An empty snapshot, every figure 0; ``DiskCache/inspect()`` fills one in.
         public init() {}
     }
 

@@ -12,18 +12,25 @@ extension DiskCache {
         /// expiration, replacement; `.removed` counts the entries callers removed
         /// (`removeValue`, `removeValues`, `removeAll`).
         public var evictions: [EvictionReason: Int] = Dictionary(uniqueKeysWithValues: EvictionReason.allCases.map { ($0, 0) })
+        /// Entries stored, including expired ones no trim has removed yet.
         public var count = 0
+        /// Bytes of all values.
         public var size: Int64 = 0
+        /// Entries whose value lives in its manifest row.
         public var inlineCount = 0
+        /// Bytes of the values that live in manifest rows.
         public var inlineSize: Int64 = 0
+        /// Entries whose value lives in its own file.
         public var fileCount = 0
+        /// Bytes of the values that live in their own files.
         public var fileSize: Int64 = 0
         /// Rows dropped because their file was missing or of the wrong size.
         public var brokenEntries = 0
         /// Times a corrupt manifest was moved aside and rebuilt.
         public var rebuilds = 0
-        /// Group commits, and those that failed and were rolled back.
+        /// Group commits that succeeded.
         public var commits = 0
+        /// Group commits that failed and were rolled back.
         public var failedCommits = 0
 
         /// Hits divided by reads; 0 before the first read.
