@@ -11,9 +11,11 @@ extension Cache {
     /// as a miss here (it is replaced by the computed value).
     ///
     /// - Parameters:
+    ///   - key: The key to read, and to store the computed value under.
     ///   - expiration: When the computed value expires.
     ///   - diskWrite: How the computed value is written to disk; with `.immediate`
     ///     (default) a failed disk write reaches every caller (the value stays in memory).
+    ///   - compute: Makes the value on a miss; called once for all the concurrent callers.
     public func value(
         forKey key: String, expiration: Expiration = .never, diskWrite: DiskWrite = .immediate,
         orCompute compute: @escaping @Sendable () async throws -> Value
