@@ -19,10 +19,10 @@ struct Stats: ParsableCommand {
         }
         Console.write("""
             directory        \(inspection.directory)
-            entries          \(inspection.count) (\(inspection.expiredCount) expired, not yet removed)
-            size             \(Console.bytes(inspection.size))
-              inline         \(Console.count(inspection.inlineCount, "entry", "entries")), \(Console.bytes(inspection.inlineSize))
-              in files       \(Console.count(inspection.fileCount, "entry", "entries")), \(Console.bytes(inspection.fileSize))
+            entries          \(inspection.statistics.count) (\(inspection.expiredCount) expired, not yet removed)
+            size             \(Console.bytes(inspection.statistics.size))
+              inline         \(Console.count(inspection.statistics.inlineCount, "entry", "entries")), \(Console.bytes(inspection.statistics.inlineSize))
+              in files       \(Console.count(inspection.statistics.fileCount, "entry", "entries")), \(Console.bytes(inspection.statistics.fileSize))
             oldest access    \(Console.date(inspection.oldestAccess))
             newest access    \(Console.date(inspection.newestAccess))
             manifest         \(Console.bytes(inspection.manifestSize)), \(Console.count(inspection.pageCount, "page")) of \
@@ -56,12 +56,12 @@ struct StatsOutput: Encodable {
 
     init(_ inspection: DiskCache.Inspection) {
         directory = inspection.directory
-        count = inspection.count
-        size = inspection.size
-        inlineCount = inspection.inlineCount
-        inlineSize = inspection.inlineSize
-        fileCount = inspection.fileCount
-        fileSize = inspection.fileSize
+        count = inspection.statistics.count
+        size = inspection.statistics.size
+        inlineCount = inspection.statistics.inlineCount
+        inlineSize = inspection.statistics.inlineSize
+        fileCount = inspection.statistics.fileCount
+        fileSize = inspection.statistics.fileSize
         expiredCount = inspection.expiredCount
         oldestAccess = inspection.oldestAccess
         newestAccess = inspection.newestAccess

@@ -240,6 +240,27 @@ import Testing
         }
     }
 
+    /// Durations take units (issue 14): `--expires 10m`, `--age 500ms`, `--grace-period 1h`;
+    /// negative, NaN, infinite, unknown units and more than 100 years are usage errors.
+    @Test func durationsTakeUnitsAndRefuseNonsense() throws {
+        let scratch = Scratch()
+        defer { scratch.remove() }
+        let stored = try kvcache("set", scratch.cache, "a", "--expires", "10m", input: Data("1".utf8)).text
+        #expect(stored.hasPrefix("stored a: 1 byte, inline, expires in 10 min"), "\(stored)")
+        let day = try kvcache("set", scratch.cache, "b", "--expires", "1.5d", input: Data("1".utf8)).text
+        #expect(day.hasPrefix("stored b: 1 byte, inline, expires in 1 d 12 h"), "\(day)")
+        #expect(try kvcache("trim", scratch.cache, "--age", "500ms").status == 0)
+        #expect(try kvcache("verify", scratch.cache, "--grace-period", "1h", "--quiet").status == 0)
+        for bad in ["-1", "nan", "inf", "10y", "", "101000d", "0"] {
+            let result = try kvcache("set", scratch.cache, "c", "--expires", bad, input: Data("1".utf8))
+            #expect(result.status == 2, "--expires \(bad)")
+        }
+        for bad in ["-1s", "nan", "inf"] {
+            #expect(try kvcache("trim", scratch.cache, "--age", bad).status == 2, "--age \(bad)")
+        }
+        #expect(try kvcache("get", scratch.cache, "c").status == 1, "no refused set stored anything")
+    }
+
     /// Issue 12: `--limit -1` said "Missing value"; `set --file <dir>` said
     /// "NSCocoaErrorDomain error 256".
     @Test func usageMessagesSayWhatIsWrong() throws {

@@ -10,17 +10,38 @@ extension Cache {
     /// when every caller has gone. A stored value that no longer decodes counts
     /// as a miss here (it is replaced by the computed value).
     ///
+    /// With `refreshAfter` (stale-while-revalidate), a value found once it is older
+    /// than `refreshAfter` is returned at once and recomputed in the background: one
+    /// refresh per key at a time, which stores its result unless the entry changed
+    /// meanwhile (replaced, removed or touched). A value's age is read from its
+    /// expiration: it was stored `.after(lifetime)`, so it is due once less than
+    /// `lifetime - refreshAfter` of it remains (values stored by other calls with
+    /// another lifetime are judged by this call's). A refresh that throws keeps the
+    /// current value until it expires; see `Statistics.failedRefreshes` and
+    /// ``waitForRefreshes()``.
+    ///
     /// - Parameters:
     ///   - key: The key to read, and to store the computed value under.
     ///   - expiration: When the computed value expires.
+    ///   - refreshAfter: The age after which a value found is refreshed in the background;
+    ///     nil (default) never refreshes. It needs an `.after(lifetime)` expiration with
+    ///     `refreshAfter` between zero and `lifetime` (exclusive), or the call throws
+    ///     `KVCacheError.invalidArgument`.
     ///   - diskWrite: How the computed value is written to disk; with `.immediate`
     ///     (default) a failed disk write reaches every caller (the value stays in memory).
-    ///   - compute: Makes the value on a miss; called once for all the concurrent callers.
+    ///     A background refresh writes before it stores in memory, as `.immediate` does
+    ///     (`.skipped`: memory only).
+    ///   - compute: Makes the value on a miss, and in each refresh.
     public func value(
-        forKey key: String, expiration: Expiration = .never, diskWrite: DiskWrite = .immediate,
+        forKey key: String, expiration: Expiration = .never, refreshAfter: Duration? = nil,
+        diskWrite: DiskWrite = .immediate,
         orCompute compute: @escaping @Sendable () async throws -> Value
     ) async throws -> Value {
-        if let value = memory.value(forKey: key) { return value }
+        let refresh = try refreshAfter.map { try RefreshRule(expiration: expiration, refreshAfter: $0) }
+        if let value = memory.value(forKey: key) {
+            if let refresh { refreshIfDue(key, refresh, diskWrite: diskWrite, compute: compute) }
+            return value
+        }
         try validate(key)
         // Set by this caller's closure, which runs only if no load of `key` was running.
         let ranOwnLoad = MutexBox(false)
@@ -30,12 +51,79 @@ extension Cache {
                 return try await self.load(key, expiration: expiration, diskWrite: diskWrite, compute: compute)
             }
             countJoinedLoad(unless: ranOwnLoad)
+            // A value loaded from disk may be due; a computed one is not (its check is cheap).
+            if let refresh { refreshIfDue(key, refresh, diskWrite: diskWrite, compute: compute) }
             return value
         } catch let cancelled as CancellationError {
             throw cancelled  // left before the result: neither served nor missed
         } catch {
             countJoinedLoad(unless: ranOwnLoad)
             throw error
+        }
+    }
+
+    /// Waits until the background refreshes started so far have stored their values
+    /// (or failed, or were dropped).
+    public func waitForRefreshes() async {
+        await refreshes.waitForAll()
+    }
+
+    /// When a value found by a refreshing read is due: the call's lifetime and age.
+    struct RefreshRule: Sendable {
+        /// A value is due once at most this many seconds of its lifetime remain.
+        let dueWithin: Double
+        let expiration: Expiration
+
+        init(expiration: Expiration, refreshAfter: Duration) throws {
+            guard case .after(let lifetime) = expiration, refreshAfter > .zero, refreshAfter < lifetime else {
+                throw KVCacheError.invalidArgument(
+                    "refreshAfter needs an .after(lifetime) expiration and a duration between zero and the lifetime")
+            }
+            dueWithin = (lifetime - refreshAfter).seconds
+            self.expiration = expiration
+        }
+    }
+
+    /// Starts a background refresh of `key` if its live value is due and none is running.
+    private func refreshIfDue(
+        _ key: String, _ rule: RefreshRule, diskWrite: DiskWrite,
+        compute: @escaping @Sendable () async throws -> Value
+    ) {
+        // A failed look (a disk error) refreshes nothing: the read already succeeded.
+        guard case .at(let deadline)? = try? expiration(forKey: key) else { return }
+        let now = disk.configuration.clock()
+        guard deadline.timeIntervalSince1970 - now <= rule.dueWithin else { return }
+        refreshes.start(ByteWiseKey(key)) {
+            self.counters.withLock { $0.refreshes &+= 1 }
+            do {
+                let value = try await compute()
+                let stored = try await self.disk.onWorkPool {
+                    try self.replace(key, with: value, ifExpirationIs: .at(deadline), expiration: rule.expiration,
+                                     diskWrite: diskWrite)
+                }
+                if !stored { self.counters.withLock { $0.discardedRefreshes &+= 1 } }
+            } catch {
+                self.counters.withLock { $0.failedRefreshes &+= 1 }
+            }
+        }
+    }
+
+    /// Stores `value` for `key` if the key's live value still has `expected` expiration
+    /// (it was not replaced, removed or touched); returns whether it did.
+    private func replace(
+        _ key: String, with value: Value, ifExpirationIs expected: Expiration, expiration: Expiration,
+        diskWrite: DiskWrite
+    ) throws -> Bool {
+        let (data, cost) = try prepareWrite(value, forKey: key)
+        return try writes.mutate(key) {
+            guard try self.expiration(forKey: key) == expected else { return false }
+            if diskWrite == .skipped {
+                try disk.removeValue(forKey: key)
+            } else {
+                try disk.setValue(data, forKey: key, expiration: expiration)
+            }
+            memory.setValue(value, forKey: key, cost: cost, expiration: expiration)
+            return true
         }
     }
 

@@ -3,10 +3,12 @@ extension Cache {
     /// compared by their UTF-8 bytes, as the disk level compares them, rather
     /// than by Swift's `String` equality (see ``Cache``).
     ///
-    /// It offers `MemoryCache`'s operations under the same names; each does what
-    /// it does on ``MemoryCache``. Register it with a ``MemoryPressureMonitor`` to
-    /// trim it under pressure. Reading and trimming it directly is fine; writes
-    /// made directly bypass the cache's ordering of the two levels.
+    /// It offers `MemoryCache`'s reads, removals, trims and limits under the same
+    /// names; each does what it does on ``MemoryCache``. All of them are safe to use
+    /// directly: a removal or a trim drops only the memory copy (the disk level keeps
+    /// its own, and the next read promotes it again). Values are stored through the
+    /// ``Cache``, which orders the two levels. Register it with a
+    /// ``MemoryPressureMonitor`` to trim it under pressure.
     public final class MemoryLevel: MemoryPressureTrimmable, Sendable {
         @usableFromInline let cache: MemoryCache<ByteWiseKey, Value>
 
@@ -43,15 +45,14 @@ extension Cache {
         /// See ``MemoryCache/totalCost``.
         public var totalCost: Int64 { cache.totalCost }
 
-        /// See ``MemoryCache/subscript(_:)``.
+        /// See ``MemoryCache/subscript(_:)`` (reading only: values are stored through the cache).
         public subscript(key: String) -> Value? {
-            get { cache[ByteWiseKey(key)] }
-            set { cache[ByteWiseKey(key)] = newValue }
+            cache[ByteWiseKey(key)]
         }
 
-        /// See ``MemoryCache/setValue(_:forKey:cost:expiration:)``.
+        /// Stores in the memory level only; the cache calls it in its order of the levels.
         @inlinable
-        public func setValue(_ value: Value, forKey key: String, cost: Int64 = 0, expiration: Expiration = .never) {
+        func setValue(_ value: Value, forKey key: String, cost: Int64 = 0, expiration: Expiration = .never) {
             cache.setValue(value, forKey: ByteWiseKey(key), cost: cost, expiration: expiration)
         }
 
@@ -61,9 +62,14 @@ extension Cache {
             cache.removeValue(forKey: ByteWiseKey(key))
         }
 
-        /// See ``MemoryCache/touch(_:expiration:)``.
+        /// See ``MemoryCache/expiration(forKey:)``.
+        public func expiration(forKey key: String) -> Expiration? {
+            cache.expiration(forKey: ByteWiseKey(key))
+        }
+
+        /// Retimes the memory copy only; the cache calls it with the disk level's.
         @discardableResult
-        public func touch(_ key: String, expiration: Expiration) -> Bool {
+        func touch(_ key: String, expiration: Expiration) -> Bool {
             cache.touch(ByteWiseKey(key), expiration: expiration)
         }
 

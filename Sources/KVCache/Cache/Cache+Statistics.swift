@@ -6,6 +6,9 @@ struct CacheCounters {
     var decodingFailures = 0
     var computations = 0
     var joinedLoads = 0
+    var refreshes = 0
+    var failedRefreshes = 0
+    var discardedRefreshes = 0
 }
 
 extension Cache {
@@ -32,6 +35,13 @@ extension Cache {
         public var joinedLoads: Int
         /// `.background` disk writes that failed.
         public var failedBackgroundWrites: Int
+        /// Background refreshes started by `value(forKey:expiration:refreshAfter:diskWrite:orCompute:)`.
+        public var refreshes: Int
+        /// Refreshes whose computation or write threw (the value they were to replace stays).
+        public var failedRefreshes: Int
+        /// Refreshes whose result was dropped because the entry changed (was replaced,
+        /// removed or touched) while they computed.
+        public var discardedRefreshes: Int
         /// The memory level's own counters, evictions and totals.
         public var memory: MemoryCache<String, Value>.Statistics
         /// The disk level's own counters, evictions, totals, files and inline rows.
@@ -59,6 +69,10 @@ extension Cache {
                 + (computations == 1 ? "computation" : "computations")
             if decodingFailures > 0 { line += ", \(decodingFailures) undecodable" }
             if failedBackgroundWrites > 0 { line += ", \(failedBackgroundWrites) failed background writes" }
+            if refreshes > 0 {
+                line += ", \(refreshes) \(refreshes == 1 ? "refresh" : "refreshes")"
+                if failedRefreshes > 0 { line += " (\(failedRefreshes) failed)" }
+            }
             return line + "\nmemory: \(memory)\ndisk: \(disk)"
         }
     }
@@ -71,7 +85,8 @@ extension Cache {
             memoryHits: memory.hits, diskHits: counters.diskHits, misses: counters.misses,
             sets: counters.sets, decodingFailures: counters.decodingFailures,
             computations: counters.computations, joinedLoads: counters.joinedLoads,
-            failedBackgroundWrites: writes.failureCount,
+            failedBackgroundWrites: writes.failureCount, refreshes: counters.refreshes,
+            failedRefreshes: counters.failedRefreshes, discardedRefreshes: counters.discardedRefreshes,
             memory: memory, disk: disk.statistics)
     }
 }

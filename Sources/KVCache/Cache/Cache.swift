@@ -1,4 +1,7 @@
 import Foundation
+#if Metrics
+import Metrics
+#endif
 
 /// A two-level cache: values in memory first, then on disk, with disk hits
 /// promoted into memory.
@@ -25,12 +28,15 @@ public final class Cache<Value: Sendable>: Sendable {
     public let name: String?
     /// The directory of the disk level.
     public let directory: URL
-    /// The memory level (a ``MemoryCache`` comparing keys byte-wise); register it
-    /// with a ``MemoryPressureMonitor`` to trim it under pressure.
-    /// Reading and trimming it directly is fine; writes made directly bypass the
-    /// cache's ordering of the two levels.
+    /// The memory level (a ``MemoryCache`` comparing keys byte-wise): its reads,
+    /// statistics, limits, trims and removals; values are stored through the cache.
+    /// Register it with a ``MemoryPressureMonitor`` to trim it under pressure.
     public let memory: MemoryLevel
-    /// The disk level (same caveat for direct writes).
+    /// The disk level, for maintenance and inspection: statistics, trims, `verify`,
+    /// `inspect`, `info(forKey:)`, key listings. Reading and trimming through it are
+    /// safe (a value trimmed there may still be served from memory until memory lets
+    /// it go). Do not store or remove values through it: the memory level does not see
+    /// such a change and may go on serving the value it holds for that key.
     public let disk: DiskCache
     /// Turns values into the disk level's bytes and back.
     public let coder: any CacheCoder<Value>
@@ -40,6 +46,7 @@ public final class Cache<Value: Sendable>: Sendable {
     @usableFromInline let writes: WriteCoordinator
     let counters = MutexBox(CacheCounters())
     let loads: SingleFlight<ByteWiseKey, Value>
+    let refreshes = BackgroundRefreshes()
 
     /// Opens the cache `name` in `baseDirectory/name/`, so caches with different
     /// names share a base directory without touching each other.
@@ -79,7 +86,27 @@ public final class Cache<Value: Sendable>: Sendable {
         writes = WriteCoordinator(disk: disk)
         loads = SingleFlight(didJoin: { key, count in didJoinLoad(key.string, count) })
         configuration.memoryPressureMonitor?.register(memory)
+        #if Metrics
+        if let label = configuration.disk.metricsLabel {
+            let metrics = CacheMetrics(label: label, factory: configuration.disk.metricsFactory ?? MetricsSystem.factory)
+            // Weak: the disk level must not keep the cache alive.
+            disk.alsoReport.withLock { $0 = { [weak self] in if let self { metrics.report(self.statistics) } } }
+        }
+        #endif
     }
+
+    #if Metrics
+    /// Exports the statistics of both levels and of the cache's loads now (package trait
+    /// `Metrics`, with `configuration.disk.metricsLabel`): the disk level's metrics, and
+    /// `kvcache_memory_hits`, `_misses`, `_sets`, `_evictions` (dimension `reason`), the
+    /// gauges `kvcache_memory_entries` and `_cost`, and `kvcache_cache_disk_hits`, `_misses`,
+    /// `_computations`, `_joined_loads`, `_refreshes`, `_failed_refreshes` and
+    /// `_failed_background_writes`, each with the dimension `cache` = the label. They are
+    /// also exported every `metricsInterval` and at close.
+    public func reportMetrics() {
+        disk.reportMetrics()
+    }
+    #endif
 
     // MARK: - Reading
 
@@ -162,6 +189,21 @@ public final class Cache<Value: Sendable>: Sendable {
         if memory.contains(key) { return true }
         if let write = writes.pendingWrite(forKey: key) { return !write.isExpired(at: disk.configuration.clock()) }
         return try disk.contains(key)
+    }
+
+    /// When `key`'s live value expires: `.never`, or `.at` its deadline, from the memory
+    /// level, else a write queued for disk, else the disk level; nil if neither level holds
+    /// a live value. Does not count as a read. The remaining lifetime is the date's
+    /// distance from now.
+    public func expiration(forKey key: String) throws -> Expiration? {
+        try validate(key)
+        if let expiration = memory.expiration(forKey: key) { return expiration }
+        if let write = writes.pendingWrite(forKey: key) {
+            if write.isExpired(at: disk.configuration.clock()) { return nil }
+            return write.deadline.map { .at(Date(timeIntervalSince1970: $0)) } ?? .never
+        }
+        guard let info = try disk.info(forKey: key) else { return nil }
+        return info.expirationDate.map { .at($0) } ?? .never
     }
 
     /// The extended data stored on disk with `key`'s value, or nil.

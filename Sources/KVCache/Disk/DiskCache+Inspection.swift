@@ -1,47 +1,34 @@
 import Foundation
 
 extension DiskCache {
-    /// A snapshot of a cache directory for operators and tools: what is stored, where,
-    /// how recently it was used, and how big the manifest and its write-ahead log are.
+    /// A snapshot of a cache directory for operators and tools: the ``Statistics``
+    /// (what is stored and where, and this process's counters) and what only a look at
+    /// the store tells: expired entries, how recently entries were used, and how big
+    /// the manifest and its write-ahead log are.
     public struct Inspection: Sendable, Hashable {
         /// The cache directory (canonical path).
         public var directory = ""
-        /// Entries stored, including expired ones no trim has removed yet.
-        public var count = 0
-        /// Bytes of all values.
-        public var size: Int64 = 0
-        /// Entries whose value lives in its manifest row.
-        public var inlineCount = 0
-        /// Bytes of the values that live in manifest rows.
-        public var inlineSize: Int64 = 0
-        /// Entries whose value lives in its own file.
-        public var fileCount = 0
-        /// Bytes of the values that live in their own files.
-        public var fileSize: Int64 = 0
+        /// The counters since open and the store's totals, read in the same transaction
+        /// as the rest of the inspection.
+        public var statistics = Statistics()
         /// Entries past their expiration date that no trim has removed yet (they read as misses).
         public var expiredCount = 0
-        /// The least recent access of any entry (to the access-time resolution);
+        /// The least and the most recent access of any entry (to the access-time resolution);
         /// nil when the cache is empty.
         public var oldestAccess: Date?
-        /// The most recent access of any entry (to the access-time resolution);
-        /// nil when the cache is empty.
         public var newestAccess: Date?
-        /// Bytes of `manifest.sqlite`.
+        /// Bytes of `manifest.sqlite` and of its write-ahead log (`manifest.sqlite-wal`).
         public var manifestSize: Int64 = 0
-        /// Bytes of the write-ahead log (`manifest.sqlite-wal`); 0 when there is none.
         public var walSize: Int64 = 0
-        /// The manifest's page size in bytes (SQLite's `page_size`).
+        /// The manifest's page size, pages, and unused pages, in SQLite's terms.
         public var pageSize = 0
-        /// The manifest's size in pages (SQLite's `page_count`).
         public var pageCount = 0
-        /// The manifest's unused pages (SQLite's `freelist_count`).
         public var freePageCount = 0
         /// The manifest's schema version (`PRAGMA user_version`).
         public var schemaVersion = 0
         /// Bytes available to unprivileged users on the cache's file system, if known.
         public var freeDiskSpace: Int64?
 
-        /// An empty snapshot, every figure 0; ``DiskCache/inspect()`` fills one in.
         public init() {}
     }
 
@@ -53,9 +40,13 @@ extension DiskCache {
         // process has writes to commit first (their commit waits without the lock).
         if reader.buffer.mayHoldWrites { try perform { try $0.commit() } }
         let now = reader.options.clock()
+        let counters = statistics
         var inspection = try read { reader, _ in
             try reader.pool.withConnection { try Inspection(manifest: $0.database, now: now) }
         }
+        let totals = inspection.statistics
+        inspection.statistics = counters
+        inspection.statistics.setTotals(from: totals)
         inspection.directory = path
         inspection.manifestSize = KVStorage.fileSize(atPath: reader.pool.path) ?? 0
         inspection.walSize = KVStorage.fileSize(atPath: reader.pool.path + "-wal") ?? 0
@@ -68,7 +59,7 @@ extension DiskCache.Inspection {
     /// What the manifest says, in one read transaction on `database`.
     init(manifest database: Database, now: Double) throws {
         self.init()
-        setTotals(try KVStorage.Totals.select(with: database.statement(Manifest.selectStats)))
+        statistics.setTotals(try KVStorage.Totals.select(with: database.statement(Manifest.selectStats)))
         expiredCount = try database.statement(Manifest.countExpired).run { statement in
             try statement.bind(now, at: 1)
             return try statement.step() ? Int(statement.int64(at: 0)) : 0

@@ -1,7 +1,7 @@
 extension DiskCache {
     /// Counters since open, plus the store's current totals. The same words as the
     /// memory level's (`MemoryCache.Statistics`): hits, misses, sets, evictions by reason.
-    public struct Statistics: Sendable, Equatable, CustomStringConvertible {
+    public struct Statistics: Sendable, Hashable, CustomStringConvertible {
         /// Reads that found a live entry.
         public var hits = 0
         /// Reads that found nothing, or only an expired entry.
@@ -12,23 +12,23 @@ extension DiskCache {
         /// expiration, replacement; `.removed` counts the entries callers removed
         /// (`removeValue`, `removeValues`, `removeAll`).
         public var evictions: [EvictionReason: Int] = Dictionary(uniqueKeysWithValues: EvictionReason.allCases.map { ($0, 0) })
-        /// Entries stored, including expired ones no trim has removed yet.
+        /// Entries stored (expired ones not yet removed included).
         public var count = 0
         /// Bytes of all values.
         public var size: Int64 = 0
         /// Entries whose value lives in its manifest row.
         public var inlineCount = 0
-        /// Bytes of the values that live in manifest rows.
+        /// Bytes of the values in manifest rows.
         public var inlineSize: Int64 = 0
-        /// Entries whose value lives in its own file.
+        /// Entries whose value lives in a file of its own.
         public var fileCount = 0
-        /// Bytes of the values that live in their own files.
+        /// Bytes of the values in files.
         public var fileSize: Int64 = 0
         /// Rows dropped because their file was missing or of the wrong size.
         public var brokenEntries = 0
         /// Times a corrupt manifest was moved aside and rebuilt.
         public var rebuilds = 0
-        /// Group commits that succeeded.
+        /// Group commits that landed.
         public var commits = 0
         /// Group commits that failed and were rolled back.
         public var failedCommits = 0
@@ -76,17 +76,7 @@ extension DiskCache {
     }
 }
 
-/// A report that shows the store's totals (`Statistics`, `Inspection`): one mapping for both.
-protocol ReportsTotals {
-    var count: Int { get set }
-    var size: Int64 { get set }
-    var fileCount: Int { get set }
-    var fileSize: Int64 { get set }
-    var inlineCount: Int { get set }
-    var inlineSize: Int64 { get set }
-}
-
-extension ReportsTotals {
+extension DiskCache.Statistics {
     mutating func setTotals(_ totals: KVStorage.Totals) {
         count = totals.count
         size = totals.size
@@ -95,7 +85,14 @@ extension ReportsTotals {
         inlineCount = totals.count - totals.fileCount
         inlineSize = totals.size - totals.fileSize
     }
-}
 
-extension DiskCache.Statistics: ReportsTotals {}
-extension DiskCache.Inspection: ReportsTotals {}
+    /// Takes the totals of `other`, keeping these counters.
+    mutating func setTotals(from other: Self) {
+        count = other.count
+        size = other.size
+        fileCount = other.fileCount
+        fileSize = other.fileSize
+        inlineCount = other.inlineCount
+        inlineSize = other.inlineSize
+    }
+}

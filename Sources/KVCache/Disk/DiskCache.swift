@@ -51,6 +51,8 @@ public final class DiskCache: Sendable {
     #if Metrics
     /// Exports the statistics (package trait `Metrics`; see `Configuration.metricsLabel`).
     let metrics: DiskMetrics?
+    /// What a ``Cache`` around this level exports with each report (its memory level and loads).
+    let alsoReport = MutexBox<(@Sendable () -> Void)?>(nil)
     #endif
     /// Where failures that reach no caller go (see `Configuration.logger`).
     let diagnostics: Diagnostics
@@ -112,7 +114,9 @@ public final class DiskCache: Sendable {
     /// Exports the statistics now (package trait `Metrics`; they are also exported every
     /// `Configuration.metricsInterval` and at close). Does nothing without a `metricsLabel`.
     public func reportMetrics() {
-        metrics?.report(statistics)
+        guard let metrics else { return }
+        metrics.report(statistics)
+        alsoReport.withLock { $0 }?()
     }
     #endif
 

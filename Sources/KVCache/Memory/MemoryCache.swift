@@ -1,4 +1,5 @@
 import Dispatch
+import Foundation
 
 /// Marks the queues that run background trims.
 private let trimQueueKey = DispatchSpecificKey<Bool>()
@@ -186,6 +187,18 @@ public final class MemoryCache<Key: Hashable & Sendable, Value: Sendable>: @unch
         mutex.unlock()
         complete(consume removals)
         if purge.isNeeded { continuePurge(purge) }
+    }
+
+    /// When `key`'s live entry expires: `.never`, or `.at` its deadline (a lifetime that
+    /// reads extend is reported as the deadline it has now); nil if there is no live
+    /// entry. Does not count as a read. The remaining lifetime is the date's distance
+    /// from now.
+    public func expiration(forKey key: Key) -> Expiration? {
+        mutex.lock()
+        defer { mutex.unlock() }
+        guard let index = storage.entry(forKey: key)?.index, !isExpired(at: index) else { return nil }
+        let deadline = storage.times(at: index).deadline
+        return deadline == .infinity ? .never : .at(Date(timeIntervalSince1970: deadline))
     }
 
     /// Gives `key`'s live entry a new expiration, counted from now; returns false if

@@ -42,3 +42,28 @@ struct FailingCoder: CacheCoder {
     func encode(_ value: Int) throws -> Data { throw Failure() }
     func decode(_ data: Data) throws -> Int { throw Failure() }
 }
+
+/// Holds async work until the test opens it.
+final class AsyncGate: Sendable {
+    private let state = MutexBox<(isOpen: Bool, waiters: [CheckedContinuation<Void, Never>])>((false, []))
+
+    func wait() async {
+        await withCheckedContinuation { (waiter: CheckedContinuation<Void, Never>) in
+            let passes = state.withLock { state -> Bool in
+                if state.isOpen { return true }
+                state.waiters.append(waiter)
+                return false
+            }
+            if passes { waiter.resume() }
+        }
+    }
+
+    func open() {
+        let waiters = state.withLock { state in
+            state.isOpen = true
+            defer { state.waiters = [] }
+            return state.waiters
+        }
+        for waiter in waiters { waiter.resume() }
+    }
+}

@@ -4,30 +4,6 @@ import Testing
 
 /// `value(forKey:orCompute:)` under many concurrent callers (run under ThreadSanitizer in CI).
 struct ConcurrencyCacheLoadingTests {
-    /// Holds computations until the test opens it.
-    private final class Gate: Sendable {
-        private let state = Locked<(isOpen: Bool, waiters: [CheckedContinuation<Void, Never>])>((false, []))
-
-        func wait() async {
-            await withCheckedContinuation { waiter in
-                let isOpen = state.withLock { state in
-                    if !state.isOpen { state.waiters.append(waiter) }
-                    return state.isOpen
-                }
-                if isOpen { waiter.resume() }
-            }
-        }
-
-        func open() {
-            let waiters = state.withLock { state in
-                state.isOpen = true
-                defer { state.waiters = [] }
-                return state.waiters
-            }
-            for waiter in waiters { waiter.resume() }
-        }
-    }
-
     private struct Boom: Error, Equatable {}
 
     /// A cache that reports how many callers wait for a key's load.
@@ -45,7 +21,7 @@ struct ConcurrencyCacheLoadingTests {
         let fixture = CacheFixture()
         defer { fixture.remove() }
         let (cache, joins) = try Self.makeCache(fixture)
-        let gate = Gate()
+        let gate = AsyncGate()
         let runs = Locked(0)
 
         let values = try await withThrowingTaskGroup(of: Data.self) { group in
@@ -79,7 +55,7 @@ struct ConcurrencyCacheLoadingTests {
         let fixture = CacheFixture()
         defer { fixture.remove() }
         let (cache, joins) = try Self.makeCache(fixture)
-        let gate = Gate()
+        let gate = AsyncGate()
 
         let failures = await withTaskGroup(of: Bool.self) { group in
             for _ in 0..<100 {
@@ -112,7 +88,7 @@ struct ConcurrencyCacheLoadingTests {
         let fixture = CacheFixture()
         defer { fixture.remove() }
         let (cache, joins) = try Self.makeCache(fixture)
-        let gate = Gate()
+        let gate = AsyncGate()
         let runs = Locked(0)
         let load: @Sendable () async throws -> Data = {
             try await cache.value(forKey: "k") {

@@ -269,7 +269,7 @@ import Testing
         #expect(writerHeld)
         #expect(inspection.finishedInTime, "inspect waited for the writer under the store's lock")
         let seen = try #require(inspection.result ?? nil)
-        #expect(seen.count == 2 && seen.inlineCount == 1 && seen.fileCount == 1 && seen.size == 30_100)
+        #expect(seen.statistics.count == 2 && seen.statistics.inlineCount == 1 && seen.statistics.fileCount == 1 && seen.statistics.size == 30_100)
         #expect(seen.expiredCount == 0 && seen.schemaVersion == Manifest.version && seen.pageCount > 0)
         #expect(seen.oldestAccess != nil && seen.directory == dir.url.resolvingSymlinksInPath().path)
 

@@ -136,8 +136,8 @@ import Testing
         #expect(report.repairs?.recountedSummary == true)
         #expect(try cache.verify(orphanGracePeriod: .seconds(0)).isHealthy)
         let inspection = try cache.inspect()
-        #expect(inspection.count == 9)
-        #expect(inspection.fileSize == (0..<6).reduce(0) { $0 + 5000 + Int64($1) })
+        #expect(inspection.statistics.count == 9)
+        #expect(inspection.statistics.fileSize == (0..<6).reduce(0) { $0 + 5000 + Int64($1) })
     }
 
     @Test func aDamagedIndexIsReportedAndRepairedByReindexingWithoutLosingEntries() throws {
@@ -196,12 +196,13 @@ import Testing
         try cache.setValue(bytes(2000), forKey: "new", expiration: .after(.seconds(10)))
         clock.advance(by: 20)
         let inspection = try cache.inspect()
-        #expect(inspection.count == 2)
-        #expect(inspection.size == 2010)
-        #expect(inspection.inlineCount == 1)
-        #expect(inspection.inlineSize == 10)
-        #expect(inspection.fileCount == 1)
-        #expect(inspection.fileSize == 2000)
+        #expect(inspection.statistics.count == 2)
+        #expect(inspection.statistics.size == 2010)
+        #expect(inspection.statistics.inlineCount == 1)
+        #expect(inspection.statistics.inlineSize == 10)
+        #expect(inspection.statistics.fileCount == 1)
+        #expect(inspection.statistics.fileSize == 2000)
+        #expect(inspection.statistics.sets == 2)  // this process's counters come with the totals
         #expect(inspection.expiredCount == 1)
         #expect(inspection.oldestAccess == Date(timeIntervalSince1970: start))
         #expect(inspection.newestAccess == Date(timeIntervalSince1970: start + 100))

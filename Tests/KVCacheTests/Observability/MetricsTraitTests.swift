@@ -37,6 +37,36 @@ import Testing
         #expect(try metrics.expectCounter("kvcache_disk_commits", dimensions).totalValue >= 2)
     }
 
+    /// Per level: a `Cache` adds its memory level's counters and totals and its loads
+    /// to the disk level's metrics, under the same label.
+    @Test func aCacheExportsItsMemoryLevelAndLoads() async throws {
+        let dir = TemporaryDirectory()
+        defer { dir.remove() }
+        let metrics = TestMetrics()
+        var configuration = Cache<Data>.Configuration(memory: .init(countLimit: 2, autoTrimInterval: nil))
+        configuration.disk.metricsLabel = "pages"
+        configuration.disk.metricsFactory = metrics
+        let cache = try Cache<Data>(name: "pages", baseDirectory: dir.url, configuration: configuration)
+        defer { try? cache.close() }
+        for key in ["a", "b", "c"] { try await cache.setValue(bytes(10), forKey: key) }  // "a" evicted by count
+        _ = try await cache.value(forKey: "c")        // memory hit
+        _ = try await cache.value(forKey: "a")        // disk hit, promoted
+        _ = try await cache.value(forKey: "missing")  // miss in both
+        _ = try await cache.value(forKey: "computed") { bytes(5) }
+        cache.reportMetrics()
+        cache.reportMetrics()  // nothing new: no counter moves
+        let dimensions = [("cache", "pages")]
+        #expect(try metrics.expectCounter("kvcache_memory_hits", dimensions).totalValue == 1)
+        #expect(try metrics.expectCounter("kvcache_memory_sets", dimensions).totalValue == 5)
+        #expect(try metrics.expectCounter("kvcache_memory_evictions", dimensions + [("reason", "count")]).totalValue == 3)
+        #expect(try metrics.expectGauge("kvcache_memory_entries", dimensions).lastValue == 2)
+        #expect(try metrics.expectGauge("kvcache_memory_cost", dimensions).lastValue == 15)
+        #expect(try metrics.expectCounter("kvcache_cache_disk_hits", dimensions).totalValue == 1)
+        #expect(try metrics.expectCounter("kvcache_cache_misses", dimensions).totalValue == 2)
+        #expect(try metrics.expectCounter("kvcache_cache_computations", dimensions).totalValue == 1)
+        #expect(try metrics.expectCounter("kvcache_disk_sets", dimensions).totalValue == 4)
+    }
+
     @Test func aBadIntervalIsRejected() {
         #expect(throws: KVCacheError.invalidArgument("metricsInterval must be positive")) {
             _ = try DiskCache(directory: TemporaryDirectory().url, configuration: .testing { $0.metricsInterval = .seconds(0) })
