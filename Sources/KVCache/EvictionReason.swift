@@ -13,5 +13,6 @@ public enum EvictionReason: String, Sendable, Hashable, CaseIterable, CustomStri
     /// The level was trimmed in response to memory pressure or low disk space.
     case pressure
 
+    /// The reason's name, as in the case: `count`, `cost`, `expired`...
     public var description: String { rawValue }
 }

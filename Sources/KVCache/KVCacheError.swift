@@ -12,8 +12,10 @@
 public struct KVCacheError: Error, Sendable, Hashable, CustomStringConvertible {
     /// What went wrong.
     public struct Code: RawRepresentable, Hashable, Sendable, CustomStringConvertible {
+        /// The code's name, such as `diskFull`.
         public let rawValue: String
 
+        /// The code named `rawValue`; codes of the same name are equal.
         public init(rawValue: String) { self.rawValue = rawValue }
 
         /// The key is empty, too long, or otherwise unusable.
@@ -47,6 +49,7 @@ public struct KVCacheError: Error, Sendable, Hashable, CustomStringConvertible {
         /// The cache was closed.
         public static let closed = Code(rawValue: "closed")
 
+        /// The code's name, such as `diskFull`.
         public var description: String { rawValue }
 
         /// True when `error` is a `KVCacheError` with this code: `catch KVCacheError.Code.diskFull`.
@@ -170,6 +173,7 @@ public struct KVCacheError: Error, Sendable, Hashable, CustomStringConvertible {
             && lhs.operation == rhs.operation && lhs.systemErrno == rhs.systemErrno
     }
 
+    /// Hashes the code, the message, the path and the key (consistent with `==`).
     public func hash(into hasher: inout Hasher) {
         hasher.combine(code)
         hasher.combine(message)
@@ -177,6 +181,7 @@ public struct KVCacheError: Error, Sendable, Hashable, CustomStringConvertible {
         hasher.combine(key)
     }
 
+    /// A sentence for people: what went wrong and where, such as `disk full at /var/cache/app`.
     public var description: String {
         let path = path ?? "?"
         switch code {

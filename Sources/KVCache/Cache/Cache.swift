@@ -219,6 +219,9 @@ public final class Cache<Value: Sendable>: Sendable {
     /// Stores `value` for `key` in memory and, as `diskWrite` says, on disk.
     ///
     /// - Parameters:
+    ///   - value: The value to store.
+    ///   - key: The key: not empty, and at most `maxKeyLength` UTF-8 bytes (see
+    ///     ``DiskCache/Configuration``); `KVCacheError.invalidKey` otherwise.
     ///   - expiration: When the value stops being returned, by both levels.
     ///   - extendedData: Small metadata kept beside the value on disk
     ///     (not with `.skipped`, which keeps nothing on disk).

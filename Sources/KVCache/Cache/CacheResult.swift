@@ -7,13 +7,17 @@ public enum ValueSource: String, Sendable, Hashable, CaseIterable, CustomStringC
     /// Neither level had a live value.
     case none
 
+    /// The level's name: `memory`, `disk` or `none`.
     public var description: String { rawValue }
 }
 
 /// The outcome of a ``Cache`` read: the value and the level it came from.
 public enum CacheResult<Value: Sendable>: Sendable {
+    /// A hit in the memory level.
     case memory(Value)
+    /// A hit in the disk level; the value was promoted into memory.
     case disk(Value)
+    /// A miss: neither level had a live value.
     case none
 
     /// The value found, or `nil` on a miss.

@@ -24,11 +24,14 @@ extension DiskCache {
         try setValue(data, forKey: key, expiration: expiration, extendedData: extendedData)
     }
 
+    /// The async variant of `value(forKey:coder:)`, run on the bounded work pool.
     public func value<Coder: CacheCoder>(forKey key: String, coder: Coder) async throws -> Coder.Value?
     where Coder.Value: Sendable {
         try await onWorkPool { try self.value(forKey: key, coder: coder) }
     }
 
+    /// The async variant of `setValue(_:forKey:coder:expiration:extendedData:)`, run on the
+    /// bounded work pool.
     public func setValue<Coder: CacheCoder>(_ value: Coder.Value, forKey key: String, coder: Coder,
                                             expiration: Expiration = .never, extendedData: Data? = nil) async throws
     where Coder.Value: Sendable {

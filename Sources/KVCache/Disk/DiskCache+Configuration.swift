@@ -73,7 +73,8 @@ extension DiskCache {
         /// old, so repeated reads of a hot entry write nothing; LRU trims order
         /// entries to this resolution. Zero records every read. Default 60 seconds.
         public var accessTimeResolution: Duration = .seconds(60)
-        /// How long to wait for another process's lock before throwing `.busy`. Default 5 seconds.
+        /// How long to wait for another process's lock before throwing `KVCacheError.sqlite`
+        /// with result code 5 (`SQLITE_BUSY`). Default 5 seconds.
         public var busyTimeout: Duration = .seconds(5)
         /// fsync each value file before its row is written, and the data folder on `flush()`.
         /// Default false: after a power loss a recent file value may be a miss, never wrong bytes.
@@ -139,6 +140,8 @@ extension DiskCache {
         /// The clock, in seconds since 1970; tests replace it.
         var clock: @Sendable () -> Double = KVStorage.wallClock
 
+        /// A configuration with every property at its documented default; set the properties to
+        /// change them.
         public init() {}
 
         func validate() throws {

@@ -13,22 +13,28 @@ extension DiskCache {
         public var statistics = Statistics()
         /// Entries past their expiration date that no trim has removed yet (they read as misses).
         public var expiredCount = 0
-        /// The least and the most recent access of any entry (to the access-time resolution);
+        /// The least recent access of any entry (to the access-time resolution);
         /// nil when the cache is empty.
         public var oldestAccess: Date?
+        /// The most recent access of any entry (to the access-time resolution);
+        /// nil when the cache is empty.
         public var newestAccess: Date?
-        /// Bytes of `manifest.sqlite` and of its write-ahead log (`manifest.sqlite-wal`).
+        /// Bytes of `manifest.sqlite`.
         public var manifestSize: Int64 = 0
+        /// Bytes of the write-ahead log (`manifest.sqlite-wal`); 0 when there is none.
         public var walSize: Int64 = 0
-        /// The manifest's page size, pages, and unused pages, in SQLite's terms.
+        /// The manifest's page size in bytes (SQLite's `page_size`).
         public var pageSize = 0
+        /// The manifest's size in pages (SQLite's `page_count`).
         public var pageCount = 0
+        /// The manifest's unused pages (SQLite's `freelist_count`).
         public var freePageCount = 0
         /// The manifest's schema version (`PRAGMA user_version`).
         public var schemaVersion = 0
         /// Bytes available to unprivileged users on the cache's file system, if known.
         public var freeDiskSpace: Int64?
 
+        /// An empty snapshot, every figure 0; ``DiskCache/inspect()`` fills one in.
         public init() {}
     }
 

@@ -8,22 +8,28 @@ extension DiskCache {
 
     /// The keys of a disk cache as an `AsyncSequence` (see `keys(withPrefix:pageSize:)`).
     public struct KeySequence: AsyncSequence, Sendable {
+        /// A key.
         public typealias Element = String
 
         let cache: DiskCache
         let prefix: String
         let pageSize: Int
 
+        /// An iterator that starts at the first key.
         public func makeAsyncIterator() -> Iterator {
             Iterator(sequence: self)
         }
 
+        /// Reads the keys a page at a time.
         public struct Iterator: AsyncIteratorProtocol {
             let sequence: KeySequence
             var page: [String] = []
             var index = 0
             var isLastPage = false
 
+            /// The next key, or nil after the last. Reads the next page when the current one is
+            /// used up; throws `CancellationError` if the task is cancelled then, and the disk
+            /// level's errors.
             public mutating func next() async throws -> String? {
                 if index == page.count {
                     guard !isLastPage else { return nil }

@@ -28,6 +28,7 @@ import Metrics
 public final class DiskCache: Sendable {
     /// The cache directory, as given.
     public let directory: URL
+    /// The configuration the cache was opened with.
     public let configuration: Configuration
 
     let store: MutexBox<KVStorage>

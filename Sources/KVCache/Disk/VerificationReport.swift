@@ -1,6 +1,7 @@
 extension DiskCache {
     /// An entry whose value file (or inline data) is missing or not of the recorded size.
     public struct DamagedEntry: Sendable, Hashable {
+        /// The entry's key.
         public var key: String
         /// The value file's name in the `data` folder; empty for an inline value.
         public var fileName: String
@@ -9,6 +10,7 @@ extension DiskCache {
         /// The file's size on disk (the inline data's size), or nil when it is missing.
         public var actualSize: Int64?
 
+        /// An entry with the given fields.
         public init(key: String, fileName: String, expectedSize: Int64, actualSize: Int64?) {
             self.key = key
             self.fileName = fileName
@@ -31,6 +33,7 @@ extension DiskCache {
         /// The summary of counts and sizes was recounted from the entries.
         public var recountedSummary = false
 
+        /// No repairs.
         public init() {}
     }
 
@@ -56,6 +59,7 @@ extension DiskCache {
         /// What was repaired; nil when `repair` was false.
         public var repairs: Repairs?
 
+        /// An empty report: nothing checked, nothing found.
         public init() {}
 
         /// True when nothing was wrong (before any repair).
@@ -73,6 +77,7 @@ extension DiskCache {
 
     /// Where a running `verify` is, for progress output.
     public struct VerificationProgress: Sendable, Hashable {
+        /// The steps of `verify`, in the order they run.
         public enum Phase: String, Sendable, Hashable, CaseIterable {
             /// SQLite's integrity check of the manifest.
             case integrity
@@ -84,12 +89,14 @@ extension DiskCache {
             case summary
         }
 
+        /// The step running.
         public var phase: Phase
         /// Items done in this phase.
         public var completed: Int
         /// Items in this phase, when known.
         public var total: Int?
 
+        /// A progress report with the given fields.
         public init(phase: Phase, completed: Int, total: Int?) {
             self.phase = phase
             self.completed = completed

@@ -24,6 +24,8 @@ extension Cache: Service {
 /// Package trait `ServiceLifecycle`: the monitor watches memory pressure while its
 /// service runs, and stops on graceful shutdown or cancellation.
 extension MemoryPressureMonitor: Service {
+    /// Starts watching, then waits for graceful shutdown or cancellation and stops. Throws
+    /// ``start()``'s errors.
     public func run() async throws {
         try start()
         defer { stop() }

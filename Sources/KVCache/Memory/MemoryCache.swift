@@ -169,6 +169,8 @@ public final class MemoryCache<Key: Hashable & Sendable, Value: Sendable>: @unch
     /// previous value, then evicts entries if a limit is exceeded.
     ///
     /// - Parameters:
+    ///   - value: The value to store.
+    ///   - key: The entry's key.
     ///   - cost: What the entry counts against `costLimit`, such as its size in
     ///     bytes. Negative costs count as 0.
     ///   - expiration: When the entry stops being returned.

@@ -7,6 +7,7 @@ public enum MemoryPressureLevel: Sendable, Hashable, Comparable, CustomStringCon
     /// All running tasks stall on memory at once (PSI `full`): caches should let go of what they can.
     case critical
 
+    /// The level's name: `normal`, `warning` or `critical`.
     public var description: String {
         switch self {
         case .normal: return "normal"

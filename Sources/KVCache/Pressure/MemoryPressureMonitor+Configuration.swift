@@ -26,6 +26,8 @@ extension MemoryPressureMonitor {
         /// the trigger (no permission, no support) the monitor reads only.
         public var trigger: Trigger?
 
+        /// Creates a configuration; every parameter has the default documented on its property.
+        /// ``MemoryPressureMonitor/init(configuration:)`` rejects values out of range.
         public init(
             pressureFile: String? = nil,
             warningThreshold: Double = 10,
