@@ -30,6 +30,13 @@ extension Cache {
         return try await disk.onWorkPool { try self.contains(key) }
     }
 
+    /// The async variant of `expiration(forKey:)`: a memory hit returns at once; otherwise
+    /// the disk level is asked on the bounded work pool.
+    public func expiration(forKey key: String) async throws -> Expiration? {
+        if let expiration = memory.expiration(forKey: key) { return expiration }
+        return try await disk.onWorkPool { try self.expiration(forKey: key) }
+    }
+
     /// The async variant of `extendedData(forKey:)`, run on the bounded work pool.
     public func extendedData(forKey key: String) async throws -> Data? {
         try await disk.onWorkPool { try self.extendedData(forKey: key) }

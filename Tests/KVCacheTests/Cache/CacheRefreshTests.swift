@@ -44,7 +44,7 @@ import Testing
         await cache.waitForRefreshes()
         #expect(cache.statistics.refreshes == 1)
         #expect(try await cache.value(forKey: "k") == Data(count: 2))
-        #expect(try cache.expiration(forKey: "k") == .at(Date(timeIntervalSince1970: fixture.clock.wall + 60)))
+        #expect(try await cache.expiration(forKey: "k") == .at(Date(timeIntervalSince1970: fixture.clock.wall + 60)))
         // The refreshed value is fresh again.
         #expect(try await read(cache, source) == Data(count: 2))
         await cache.waitForRefreshes()
