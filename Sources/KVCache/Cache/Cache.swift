@@ -32,11 +32,12 @@ public final class Cache<Value: Sendable>: Sendable {
     /// statistics, limits, trims and removals; values are stored through the cache.
     /// Register it with a ``MemoryPressureMonitor`` to trim it under pressure.
     public let memory: MemoryLevel
-    /// The disk level, for maintenance and inspection: statistics, trims, `verify`,
-    /// `inspect`, `info(forKey:)`, key listings. Reading and trimming through it are
-    /// safe (a value trimmed there may still be served from memory until memory lets
-    /// it go). Do not store or remove values through it: the memory level does not see
-    /// such a change and may go on serving the value it holds for that key.
+    /// The disk level: statistics, trims, `verify`, `inspect`, `info(forKey:)`, key
+    /// listings, and raw bytes. Everything through it is safe: a value stored, removed or
+    /// touched through it drops the memory level's copy of that key (a removal by prefix
+    /// or of everything drops those copies), so the next read through the cache sees the
+    /// disk's value. A value trimmed there may still be served from memory until memory
+    /// lets it go.
     public let disk: DiskCache
     /// Turns values into the disk level's bytes and back.
     public let coder: any CacheCoder<Value>
@@ -86,6 +87,8 @@ public final class Cache<Value: Sendable>: Sendable {
         writes = WriteCoordinator(disk: disk)
         loads = SingleFlight(didJoin: { key, count in didJoinLoad(key.string, count) })
         configuration.memoryPressureMonitor?.register(memory)
+        // Weak: the disk level must not keep the cache alive.
+        disk.directChanges.withLock { $0 = { [weak self] change in self?.diskChangedDirectly(change) } }
         #if Metrics
         if let label = configuration.disk.metricsLabel {
             let metrics = CacheMetrics(label: label, factory: configuration.disk.metricsFactory ?? MetricsSystem.factory)
@@ -388,6 +391,24 @@ public final class Cache<Value: Sendable>: Sendable {
         do { try disk.close() } catch { failure = failure ?? error }
         do { try memory.close() } catch { failure = failure ?? error }
         if let failure { throw failure }
+    }
+
+    /// Drops the memory copies a change made directly through `disk` made stale. The cache's
+    /// own writes to the disk level (made inside its mutations) keep both levels in step
+    /// already. As a mutation, so a promotion that read the old value is dropped too.
+    func diskChangedDirectly(_ change: DiskCache.DirectChange) {
+        if writes.isMutatingOnThisThread { return }
+        switch change {
+        case .key(let key):
+            writes.mutate(key) { _ = memory.removeValue(forKey: key) }
+        case .prefix(let prefix):
+            let prefixBytes = Array(prefix.utf8)
+            writes.removeValues(withPrefix: prefix, disk: {}, memory: {
+                memory.cache.removeValues { $0.string.utf8.starts(with: prefixBytes) }
+            })
+        case .all:
+            writes.mutate(nil) { memory.removeAll() }
+        }
     }
 
     // MARK: - Coding

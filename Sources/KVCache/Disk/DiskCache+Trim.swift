@@ -48,6 +48,7 @@ extension DiskCache {
         var trash: [String] = []
         try performWork(freesSpace: true, emptiesDataFolder: true, prepare: { try $0.removeAllWork() },
                         finish: { trash = $0.removedAll($1) })
+        reportDirectChange(.all)
         guard !trash.isEmpty else { return }
         backgroundQueue.async(group: backgroundWork) { [trash] in
             for folder in trash { FileStore.removeDataFolder(folder) }
@@ -69,7 +70,10 @@ extension DiskCache {
                 return work
             }, finish: { storage, count in storage.counters.evictions[.removed, default: 0] += count })
             removed += step
-            if step < limit { return removed }
+            if step < limit {
+                reportDirectChange(.prefix(prefix))
+                return removed
+            }
         }
     }
 
@@ -87,5 +91,6 @@ extension DiskCache {
             removed += step
             progress(removed, max(total, removed))
         }
+        reportDirectChange(.all)
     }
 }

@@ -48,6 +48,10 @@ public final class DiskCache: Sendable {
     let backgroundWork = DispatchGroup()
     /// Where tests pause slow work (see DiskTestHooks).
     let hooks: DiskTestHooks
+    /// Told of each change made through this level's write methods (the ``Cache`` around it
+    /// drops its memory copies, so a direct write to the disk level is safe); called on the
+    /// writer's thread once the change is made, without this level's locks.
+    let directChanges = MutexBox<(@Sendable (DirectChange) -> Void)?>(nil)
     #if Metrics
     /// Exports the statistics (package trait `Metrics`; see `Configuration.metricsLabel`).
     let metrics: DiskMetrics?
@@ -186,13 +190,26 @@ public final class DiskCache: Sendable {
                          extendedData: Data? = nil) throws {
         try KVStorage.validate(extendedData: extendedData)
         // Inline values (the common small set) take the lock once.
-        guard let name = try writeFileWithoutLock(data, forKey: key) else {
-            return try perform { try $0.setValue(data, forKey: key, expiration: expiration, extendedData: extendedData) }
+        if let name = try writeFileWithoutLock(data, forKey: key) {
+            try perform {
+                try $0.setValue(data, writtenTo: name, forKey: key, expiration: expiration,
+                                extendedData: extendedData)
+            }
+        } else {
+            try perform { try $0.setValue(data, forKey: key, expiration: expiration, extendedData: extendedData) }
         }
-        try perform {
-            try $0.setValue(data, writtenTo: name, forKey: key, expiration: expiration,
-                            extendedData: extendedData)
-        }
+        reportDirectChange(.key(key))
+    }
+
+    /// A change made through a write method, as `directChanges` hears of it.
+    enum DirectChange: Sendable, Equatable {
+        case key(String)
+        case prefix(String)
+        case all
+    }
+
+    func reportDirectChange(_ change: DirectChange) {
+        directChanges.withLock { $0 }?(change)
     }
 
     /// For a value stored in a file: writes it under a fresh name reserved for it, without
@@ -226,7 +243,7 @@ public final class DiskCache: Sendable {
     @discardableResult
     public func touch(_ key: String, expiration: Expiration) throws -> Bool {
         try KVStorage.validate(key, options: reader.options)
-        return try performWork(freesSpace: false, prepare: { storage in
+        let touched = try performWork(freesSpace: false, prepare: { storage in
             try storage.requireWritable()
             let now = storage.options.clock()
             let deadline = expiration.deadline(from: now)
@@ -242,6 +259,8 @@ public final class DiskCache: Sendable {
                 return transaction.database.changes
             }
         }, finish: { _, _ in }) > 0
+        if touched { reportDirectChange(.key(key)) }
+        return touched
     }
 
     /// Stores `data` for `key` only if no live value is stored for it, and returns
@@ -252,22 +271,26 @@ public final class DiskCache: Sendable {
                                  extendedData: Data? = nil) throws -> Bool {
         try KVStorage.validate(extendedData: extendedData)
         try KVStorage.validate(key, options: reader.options)
-        guard let name = try writeFileWithoutLock(data, forKey: key) else {
-            return try perform { storage in
+        let stored: Bool
+        if let name = try writeFileWithoutLock(data, forKey: key) {
+            stored = try perform { storage in
+                guard try !storage.hasLiveValue(forKey: key) else {
+                    storage.releaseFileName(name)
+                    storage.files.remove(name)
+                    return false
+                }
+                try storage.setValue(data, writtenTo: name, forKey: key, expiration: expiration, extendedData: extendedData)
+                return true
+            }
+        } else {
+            stored = try perform { storage in
                 guard try !storage.hasLiveValue(forKey: key) else { return false }
                 try storage.setValue(data, forKey: key, expiration: expiration, extendedData: extendedData)
                 return true
             }
         }
-        return try perform { storage in
-            guard try !storage.hasLiveValue(forKey: key) else {
-                storage.releaseFileName(name)
-                storage.files.remove(name)
-                return false
-            }
-            try storage.setValue(data, writtenTo: name, forKey: key, expiration: expiration, extendedData: extendedData)
-            return true
-        }
+        if stored { reportDirectChange(.key(key)) }
+        return stored
     }
 
     /// Stores every value of `values` (replacing any) in one transaction, with one
@@ -294,6 +317,7 @@ public final class DiskCache: Sendable {
                 storage.counters.sets += count
                 for name in reserved { storage.releaseFileName(name) }
             })
+            for key in values.keys { reportDirectChange(.key(key)) }
         } catch {
             let files = files
             store.withLock { storage in for name in reserved { storage.releaseFileName(name) } }
@@ -315,6 +339,7 @@ public final class DiskCache: Sendable {
     /// Removes the value for `key`, if any.
     public func removeValue(forKey key: String) throws {
         try perform { _ = try $0.removeValue(forKey: key) }
+        reportDirectChange(.key(key))
     }
 
     /// True if a live value is stored for `key`.
