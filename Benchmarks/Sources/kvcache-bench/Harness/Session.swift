@@ -51,11 +51,11 @@ struct Workspace {
     }
 
     /// Serializes the final removal with an interrupt's (see `InterruptCleanup`).
-    static let cleanupLock = NSLock()
+    static let cleanupLock = PthreadMutex()
 
     func cleanUp() {
-        Self.cleanupLock.lock()
-        defer { Self.cleanupLock.unlock() }
-        try? FileManager.default.removeItem(at: root)
+        Self.cleanupLock.withLock {
+            _ = try? FileManager.default.removeItem(at: root)
+        }
     }
 }
