@@ -16,6 +16,10 @@ let package = Package(
         .package(url: "https://github.com/apple/swift-argument-parser", from: "1.5.0"),
         // Insecure.MD5 names the file-per-key strategy's files, as SDWebImage and Kingfisher do.
         .package(url: "https://github.com/apple/swift-crypto", from: "3.12.3"),
+        // Latency percentiles (p50/p99/p999) of single operations.
+        .package(url: "https://github.com/HdrHistogram/hdrhistogram-swift", from: "0.2.0"),
+        // The console tables.
+        .package(url: "https://github.com/ordo-one/TextTable", from: "0.0.2"),
     ],
     targets: [
         // The root package's CSQLite is a target, not a product, so it cannot be
@@ -35,6 +39,8 @@ let package = Package(
                 .product(name: "KVCache", package: "KVCache"),
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
                 .product(name: "Crypto", package: "swift-crypto"),
+                .product(name: "Histogram", package: "hdrhistogram-swift"),
+                .product(name: "TextTable", package: "TextTable"),
             ]
         ),
         // The maintenance CLI: inspect, read, write, trim and verify a cache directory.
