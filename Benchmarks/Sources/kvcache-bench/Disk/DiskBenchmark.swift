@@ -16,6 +16,7 @@ struct DiskBenchmark {
         YYStyleStrategy.kind,
         FilePerKeyStrategy.kind,
         FileManagerSweepStrategy.kind,
+        URLCacheStrategy.kind,
     ]
 
     static let valueSizes = [1, 10, 20, 50, 100, 1024].map { $0 * 1024 }
