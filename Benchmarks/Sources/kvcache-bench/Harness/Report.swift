@@ -36,6 +36,7 @@ final class Report {
             var system: SystemInfo
             var notes: [String]
             var thresholdRecommendation: ThresholdRecommendation?
+            var targets: [TargetCheck]
             var comparisons: [Comparison]
         }
         let encoder = JSONEncoder()
@@ -43,6 +44,7 @@ final class Report {
         try Self.createParent(of: path)
         let data = try encoder.encode(Document(quick: quick, system: system, notes: notes,
                                                   thresholdRecommendation: thresholdRecommendation,
+                                                  targets: Targets.evaluate(comparisons),
                                                   comparisons: comparisons))
         try data.write(to: URL(fileURLWithPath: path))
         Progress.log("wrote \(path)")
