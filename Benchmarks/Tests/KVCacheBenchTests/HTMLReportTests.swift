@@ -34,6 +34,26 @@ import Testing
         #expect(!html.contains("<script"))
     }
 
+    @Test func aSavedRunRendersTheSameReportAgain() throws {
+        let system = SystemInfo(date: "2026-01-01T00:00:00Z", cpuModel: "CPU", cores: 2, kernel: "Linux",
+                                sqliteVersion: "3.40.1", directory: "/tmp/x", fileSystem: "tmpfs", journal: "unknown",
+                                mountDevice: "tmpfs", mountOptions: "rw")
+        let report = Report(system: system, quick: true)
+        var comparison = Comparison(suite: "cache", group: "memory holds everything", workload: "mix 90 % get",
+                                    operationsPerRun: 10)
+        comparison.add("levels by hand", isFloor: true, samples: [1_000, 1_100])
+        comparison.add("Cache", isFloor: false, samples: [1_050, 1_090])
+        report.add(comparison, printing: false)
+        let path = FileManager.default.temporaryDirectory.appendingPathComponent("kvcache-bench-\(UUID()).json").path
+        defer { try? FileManager.default.removeItem(atPath: path) }
+        try report.writeJSON(to: path)
+        let read = try Report(json: path)
+        #expect(read.quick)
+        #expect(read.comparisons.count == 1)
+        #expect(HTMLReport.render(read) == HTMLReport.render(report))
+        #expect(Targets.evaluate(read.comparisons).contains { $0.area == "facade" && $0.status == .met })
+    }
+
     @Test func strategiesInOneChartHaveDistinctColours() {
         let groups: [[String]] = [
             ["raw sqlite3", "raw files", "KVCache mixed", "KVCache inline", "KVCache file", "YY-style (manifest)",
