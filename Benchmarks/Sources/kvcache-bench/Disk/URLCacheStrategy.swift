@@ -20,8 +20,8 @@ import FoundationNetworking
 /// entries, so its batches are kept small (`batchLimit`) and the tables say so.
 final class URLCacheStrategy: DiskStrategy {
     /// Operations per batch at most: the cost of each grows with the entries stored,
-    /// and encoding a value with `NSKeyedArchiver` costs about 0.3 ms per KB here, so
-    /// up to 100 operations and 512 KB per batch, at least 2.
+    /// and archiving or unarchiving a value costs about 0.2-0.4 ms per KB here, so up
+    /// to 100 operations and 512 KB per batch, at least 2 (docs/BENCHMARKS.md).
     static func batchLimit(valueSize: Int) -> Int {
         min(100, max(2, (512 << 10) / max(1, valueSize)))
     }
