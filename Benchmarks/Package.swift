@@ -5,7 +5,8 @@ import PackageDescription
 // package dependencies (as swift-nio does with its benchmarks).
 let package = Package(
     name: "KVCacheBenchmarks",
-    platforms: [.macOS(.v13)],
+    // KVCache itself needs macOS 15 (the standard library's atomics).
+    platforms: [.macOS(.v15)],
     products: [
         .executable(name: "kvcache-bench", targets: ["kvcache-bench"]),
         .executable(name: "kvcache", targets: ["kvcache"]),
@@ -13,6 +14,12 @@ let package = Package(
     dependencies: [
         .package(name: "KVCache", path: ".."),
         .package(url: "https://github.com/apple/swift-argument-parser", from: "1.5.0"),
+        // Insecure.MD5 names the file-per-key strategy's files, as SDWebImage and Kingfisher do.
+        .package(url: "https://github.com/apple/swift-crypto", from: "3.12.3"),
+        // Latency percentiles (p50/p99/p999) of single operations.
+        .package(url: "https://github.com/HdrHistogram/hdrhistogram-swift", from: "0.2.0"),
+        // The console tables.
+        .package(url: "https://github.com/ordo-one/TextTable", from: "0.0.2"),
     ],
     targets: [
         // The root package's CSQLite is a target, not a product, so it cannot be
@@ -31,6 +38,9 @@ let package = Package(
                 "BenchSystem",
                 .product(name: "KVCache", package: "KVCache"),
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
+                .product(name: "Crypto", package: "swift-crypto"),
+                .product(name: "Histogram", package: "hdrhistogram-swift"),
+                .product(name: "TextTable", package: "TextTable"),
             ]
         ),
         // The maintenance CLI: inspect, read, write, trim and verify a cache directory.
@@ -40,6 +50,11 @@ let package = Package(
                 .product(name: "KVCache", package: "KVCache"),
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
             ]
+        ),
+        // The benchmark CLI's own logic (targets, report, file names), imported @testable.
+        .testTarget(
+            name: "KVCacheBenchTests",
+            dependencies: ["kvcache-bench"]
         ),
         // Runs the built `kvcache` binary as a child process on temporary directories.
         .testTarget(

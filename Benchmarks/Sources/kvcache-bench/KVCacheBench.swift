@@ -11,7 +11,8 @@ struct KVCacheBench: ParsableCommand {
             the floor (the cheapest possible strategy) measured in the same run. Use a \
             release build. Progress goes to stderr, tables to stdout.
             """,
-        subcommands: [All.self, Memory.self, Disk.self, Cache.self, Threshold.self, Concurrency.self],
+        subcommands: [All.self, Memory.self, Disk.self, Cache.self, Threshold.self, Concurrency.self,
+                      RenderReport.self],
         defaultSubcommand: All.self)
 }
 
@@ -103,6 +104,27 @@ extension KVCacheBench {
             try Session(options: options).run { report, workspace in
                 try ThresholdSweep(options: options, workspace: workspace).run(into: report)
             }
+        }
+    }
+}
+
+extension KVCacheBench {
+    struct RenderReport: ParsableCommand {
+        static let configuration = CommandConfiguration(
+            commandName: "report",
+            abstract: "Writes the HTML report (and the targets) of a run saved earlier with --json, without running anything.")
+
+        @Argument(help: ArgumentHelp("A results file written by --json.", valueName: "results.json"))
+        var json: String
+
+        @Option(name: [.customLong("report"), .customLong("html")],
+                help: ArgumentHelp("The HTML page to write.", valueName: "file.html"))
+        var reportPath: String
+
+        func run() throws {
+            let report = try Report(json: json)
+            Output.print(Targets.render(Targets.evaluate(report.comparisons)))
+            try report.writeHTML(to: reportPath)
         }
     }
 }

@@ -319,10 +319,10 @@ private struct UncheckedBox<Value>: @unchecked Sendable {
 
 /// A flag read by one thread and set by another.
 private final class MutexFlag: @unchecked Sendable {
-    private let lock = NSLock()
+    private let mutex = PthreadMutex()
     private var flag: Bool
     init(_ flag: Bool) { self.flag = flag }
-    var value: Bool { lock.lock(); defer { lock.unlock() }; return flag }
-    func set(_ newValue: Bool) { lock.lock(); flag = newValue; lock.unlock() }
+    var value: Bool { mutex.withLock { flag } }
+    func set(_ newValue: Bool) { mutex.withLock { flag = newValue } }
 }
 

@@ -31,4 +31,9 @@ struct DiskStrategyKind: Sendable {
     /// Whether the set/get benchmark includes it (a variant that differs only in
     /// how it trims does not).
     var inOperations = true
+    /// Operations per set/get batch at most, by value size, for a store whose every
+    /// operation costs in proportion to its size (URLCache); nil: the run's count.
+    var batchLimit: (@Sendable (_ valueSize: Int) -> Int)?
+    /// Said under each table where the strategy ran fewer operations than the others.
+    var note: String?
 }

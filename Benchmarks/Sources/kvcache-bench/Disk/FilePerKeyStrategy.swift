@@ -20,11 +20,11 @@ final class FilePerKeyStrategy: TrimmableDiskStrategy {
     }
 
     func setValue(_ data: Data, forKey key: String) throws {
-        try FileIO.write(data, to: directory + MD5.hex(key))
+        try FileIO.write(data, to: directory + FileName.md5(key))
     }
 
     func value(forKey key: String) throws -> Data? {
-        try FileIO.read(directory + MD5.hex(key))
+        try FileIO.read(directory + FileName.md5(key))
     }
 
     func flush() throws {}

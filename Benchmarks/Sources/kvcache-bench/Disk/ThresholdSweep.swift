@@ -88,15 +88,8 @@ struct ThresholdSweep {
                 medians[name]?[size].map { String(format: "%.1f", $0 / 1000) } ?? "–"
             })
         }
-        let widths = table[0].indices.map { column in table.map { $0[column].count }.max() ?? 0 }
-        var lines = ["threshold · \(workload) · median µs/op, \(runs) runs, KVCache DiskCache by storage mode"]
-        for (index, row) in table.enumerated() {
-            lines.append("  " + row.indices.map { column in
-                let pad = String(repeating: " ", count: widths[column] - row[column].count)
-                return column == 0 ? row[column] + pad : pad + row[column]
-            }.joined(separator: "  "))
-            if index == 0 { lines.append("  " + String(repeating: "-", count: widths.reduce(0, +) + 2 * widths.count - 2)) }
-        }
+        let lines = ["threshold · \(workload) · median µs/op, \(runs) runs, KVCache DiskCache by storage mode",
+                     ConsoleTable.render(header: table[0], rows: Array(table.dropFirst()))]
         return lines.joined(separator: "\n") + "\n"
     }
 }

@@ -65,7 +65,7 @@ final class YYStyleStrategy: TrimmableDiskStrategy {
     func setValue(_ data: Data, forKey key: String) throws {
         var filename: String?
         if data.count >= Self.inlineThreshold {
-            let name = MD5.hex(key)
+            let name = FileName.md5(key)
             try FileIO.write(data, to: dataPath + name)
             filename = name
         } else if let old = try existingFilename(forKey: key) {

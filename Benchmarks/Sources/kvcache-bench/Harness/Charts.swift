@@ -13,8 +13,8 @@ enum Charts {
     /// right; `marker` draws a labelled vertical line at one size.
     static func byValueSize(title: String, yLabel: String, series: [Series], format: (Double) -> String,
                             marker: (size: Int, label: String)? = nil) -> String {
-        let width = 760.0, height = 330.0
-        let left = 70.0, right = 560.0, top = 34.0, bottom = 270.0
+        let width = 650.0, height = 330.0
+        let left = 70.0, right = 450.0, top = 34.0, bottom = 270.0
         let sizes = Array(Set(series.flatMap { $0.points.map(\.0) })).sorted()
         guard let first = sizes.first, let last = sizes.last else { return "" }
         let x = LogScale(low: Double(first), high: Double(max(last, first * 2)), start: left, end: right)
@@ -47,21 +47,22 @@ enum Charts {
             svg += SVG.text(position + 4, top + 8, marker.label, size: 11, fill: "#2a8a2a")
         }
         for (index, item) in series.enumerated() {
-            let color = Palette.color(item.name)
+            let color = StrategyGuide.color(item.name)
             let points = item.points.sorted { $0.0 < $1.0 }.map { (x.position(Double($0.0)), y.position($0.1)) }
             svg += SVG.polyline(points, stroke: color, width: item.isFloor ? 1.5 : 2.2,
                                 dash: item.isFloor ? "6 4" : nil)
             for point in points { svg += SVG.circle(point.0, point.1, radius: 2.6, fill: color) }
             let legendY = top + 6 + Double(index) * 20
-            svg += SVG.line(right + 20, legendY, right + 44, legendY, stroke: color, width: 2.5,
+            svg += SVG.line(right + 14, legendY, right + 36, legendY, stroke: color, width: 2.5,
                             dash: item.isFloor ? "6 4" : nil)
-            svg += SVG.text(right + 50, legendY + 4, item.name + (item.isFloor ? " (floor)" : ""), size: 11)
+            svg += SVG.text(right + 41, legendY + 4, item.name + (item.isFloor ? " (floor)" : ""), size: 11)
         }
         return svg + SVG.close
     }
 
     /// One bar per strategy: median ÷ floor median on a log axis with 1× marked,
-    /// whiskers from the fastest to the slowest run, the median itself as text.
+    /// whiskers from the fastest to the slowest run; on the right the ratio, and
+    /// apart from it in grey the median itself with its unit.
     static func ratioBars(_ comparison: Comparison) -> String {
         let rows = comparison.rows.filter { $0.ratioToFloor != nil }
         guard !rows.isEmpty, let floor = comparison.rows.first(where: { $0.strategy == comparison.floor }) else {
@@ -69,27 +70,33 @@ enum Charts {
         }
         let base = floor.nanosecondsPerOperation.median
         let isTime = comparison.unit == Comparison.nanoseconds
-        let left = 190.0, right = 470.0, rowHeight = 20.0, top = 26.0
+        let left = 190.0, right = 450.0, rowHeight = 20.0, top = 38.0
         let height = top + rowHeight * Double(rows.count) + 30
         let ratios = rows.flatMap { [$0.nanosecondsPerOperation.min / base, $0.nanosecondsPerOperation.max / base] }
         let x = LogScale(covering: ratios + [1], start: left, end: right)
-        let title = "\(comparison.suite) · \(comparison.group) · \(comparison.workload)"
-        var svg = SVG.open(width: 640, height: height, title: title)
+        let title = "\(comparison.group) · \(comparison.workload)"
+        var svg = SVG.open(width: 640, height: height, title: "\(comparison.suite) · " + title)
         svg += SVG.text(8, 16, title, size: 13, weight: "bold")
+        svg += SVG.text(left, 32, "× \(comparison.floor ?? "floor") (log), lower is better", size: 10, fill: "#666")
+        svg += SVG.text(right + 52, 32, "× floor", anchor: "end", size: 10, fill: "#666")
+        svg += SVG.text(right + 64, 32, isTime ? "median per op" : "median", size: 10, fill: "#666")
         let one = x.position(1)
         for (index, row) in rows.enumerated() {
             let y = top + Double(index) * rowHeight
             let summary = row.nanosecondsPerOperation
             let ratio = summary.median / base
-            let color = row.isFloor ? "#bbb" : Palette.color(row.strategy)
-            svg += SVG.text(left - 6, y + 13, row.strategy, anchor: "end", size: 11)
+            let color = StrategyGuide.color(row.strategy)
+            svg += SVG.text(left - 6, y + 13, row.strategy + (row.operationsPerRun != comparison.operationsPerRun
+                ? " [\(row.operationsPerRun) ops]" : ""), anchor: "end", size: 11)
             let end = x.position(ratio)
             svg += SVG.rect(min(one, end), y + 3, abs(end - one) < 1 ? 1 : abs(end - one), rowHeight - 7, fill: color)
             svg += SVG.line(x.position(summary.min / base), y + rowHeight / 2, x.position(summary.max / base),
                             y + rowHeight / 2, stroke: "#222")
             let median = isTime ? duration(summary.median)
                 : String(format: "%.0f", summary.median) + " " + comparison.unit
-            svg += SVG.text(right + 8, y + 13, String(format: "×%.2f", ratio) + "   " + median, size: 11)
+            svg += SVG.text(right + 52, y + 13, TargetCheck.format(ratio: ratio), anchor: "end", size: 11,
+                            weight: "bold")
+            svg += SVG.text(right + 64, y + 13, median, size: 11, fill: "#666")
         }
         let axisY = top + rowHeight * Double(rows.count) + 4
         svg += SVG.line(left, axisY, right, axisY, stroke: "#666")
@@ -109,13 +116,13 @@ enum Charts {
         let height = top + rowHeight * Double(rows.count) + 46
         let x = LogScale(covering: rows.flatMap { [max($0.latency!.p50, 1), $0.latency!.p999] },
                          start: left, end: right)
-        let title = "\(comparison.suite) · \(comparison.group) · \(comparison.workload)"
-        var svg = SVG.open(width: 640, height: height, title: title)
+        let title = "\(comparison.group) · \(comparison.workload): single-operation latency"
+        var svg = SVG.open(width: 640, height: height, title: "\(comparison.suite) · " + title)
         svg += SVG.text(8, 16, title, size: 13, weight: "bold")
         for (index, row) in rows.enumerated() {
             let latency = row.latency!
             let y = top + Double(index) * rowHeight + rowHeight / 2
-            let color = row.isFloor ? "#888" : Palette.color(row.strategy)
+            let color = StrategyGuide.color(row.strategy)
             svg += SVG.text(left - 6, y + 4, row.strategy, anchor: "end", size: 11)
             svg += SVG.line(x.position(max(latency.p50, 1)), y, x.position(latency.p999), y, stroke: color, width: 2)
             svg += SVG.circle(x.position(max(latency.p50, 1)), y, radius: 4.5, fill: color)

@@ -19,15 +19,17 @@ final class InterruptCleanup: @unchecked Sendable {
             source.setEventHandler {
                 // Holding the lock keeps the benchmark thread's own cleanup (after the
                 // error it gets once the tree is gone) from exiting under our feet.
-                Workspace.cleanupLock.lock()
-                Progress.log("interrupted: removing \(directory.path)")
-                // The benchmark thread is still writing: move the tree out of its way
-                // first, then delete it.
-                let doomed = directory.path + ".interrupted"
-                if rename(directory.path, doomed) == 0 {
-                    try? FileManager.default.removeItem(atPath: doomed)
+                // It exits holding the lock, which is never released.
+                Workspace.cleanupLock.withLock { () -> Never in
+                    Progress.log("interrupted: removing \(directory.path)")
+                    // The benchmark thread is still writing: move the tree out of its way
+                    // first, then delete it.
+                    let doomed = directory.path + ".interrupted"
+                    if rename(directory.path, doomed) == 0 {
+                        try? FileManager.default.removeItem(atPath: doomed)
+                    }
+                    exit(128 + signalNumber)
                 }
-                exit(128 + signalNumber)
             }
             source.resume()
             sources.append(source)

@@ -60,17 +60,17 @@ enum ParallelRunner {
     }
 
     private final class ResultBox: @unchecked Sendable {
-        private let lock = NSLock()
+        private let mutex = PthreadMutex()
         private var storage: [Int]
         init(count: Int) { storage = Array(repeating: 0, count: count) }
-        func set(_ index: Int, _ value: Int) { lock.lock(); storage[index] = value; lock.unlock() }
-        var values: [Int] { lock.lock(); defer { lock.unlock() }; return storage }
+        func set(_ index: Int, _ value: Int) { mutex.withLock { storage[index] = value } }
+        var values: [Int] { mutex.withLock { storage } }
     }
 
     private final class LatencyBox: @unchecked Sendable {
-        private let lock = NSLock()
+        private let mutex = PthreadMutex()
         private var storage: [UInt64] = []
-        func append(_ values: [UInt64]) { lock.lock(); storage += values; lock.unlock() }
-        var values: [UInt64] { lock.lock(); defer { lock.unlock() }; return storage }
+        func append(_ values: [UInt64]) { mutex.withLock { storage += values } }
+        var values: [UInt64] { mutex.withLock { storage } }
     }
 }

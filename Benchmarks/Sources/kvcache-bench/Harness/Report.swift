@@ -28,21 +28,35 @@ final class Report {
         Output.print(text + "\n")
     }
 
+    /// What `--json` writes; `kvcache-bench report` reads it back.
+    struct Document: Codable {
+        var tool = "kvcache-bench"
+        var unit = "nanoseconds per operation"
+        var quick: Bool
+        var system: SystemInfo
+        var notes: [String]
+        var thresholdRecommendation: ThresholdRecommendation?
+        /// Recomputed from the comparisons when read (absent from older files).
+        var targets: [TargetCheck]?
+        var comparisons: [Comparison]
+    }
+
+    /// A report of a run written earlier with `--json`.
+    convenience init(json path: String) throws {
+        let document = try JSONDecoder().decode(Document.self, from: Data(contentsOf: URL(fileURLWithPath: path)))
+        self.init(system: document.system, quick: document.quick)
+        comparisons = document.comparisons
+        notes = document.notes
+        thresholdRecommendation = document.thresholdRecommendation
+    }
+
     func writeJSON(to path: String) throws {
-        struct Document: Encodable {
-            var tool = "kvcache-bench"
-            var unit = "nanoseconds per operation"
-            var quick: Bool
-            var system: SystemInfo
-            var notes: [String]
-            var thresholdRecommendation: ThresholdRecommendation?
-            var comparisons: [Comparison]
-        }
         let encoder = JSONEncoder()
         encoder.outputFormatting = [.prettyPrinted, .sortedKeys]
         try Self.createParent(of: path)
         let data = try encoder.encode(Document(quick: quick, system: system, notes: notes,
                                                   thresholdRecommendation: thresholdRecommendation,
+                                                  targets: Targets.evaluate(comparisons),
                                                   comparisons: comparisons))
         try data.write(to: URL(fileURLWithPath: path))
         Progress.log("wrote \(path)")

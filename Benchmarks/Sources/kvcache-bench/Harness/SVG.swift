@@ -110,23 +110,3 @@ struct LogScale {
         return ticks
     }
 }
-
-/// Colours and dashes per strategy, the same in every chart.
-enum Palette {
-    static func color(_ strategy: String) -> String {
-        let known: [String: String] = [
-            "KVCache mixed": "#1f5fbf", "KVCache inline": "#5a9be6", "KVCache file": "#0b2f6b",
-            "KVCache inline 4K pages": "#1f5fbf", "KVCache inline 16K pages": "#5a9be6",
-            "KVCache MemoryCache": "#1f5fbf",
-            "YY-style (manifest)": "#e08a1e", "file-per-key (MD5)": "#9c5a16",
-            "python-diskcache": "#c0392b",
-            "AutoPurging (sort on purge)": "#e08a1e", "NSCache": "#8e44ad",
-            "raw sqlite3": "#555", "raw files": "#999", "Dictionary+mutex": "#777",
-        ]
-        if let color = known[strategy] { return color }
-        if strategy.hasPrefix("KVCache") { return "#3b7dd8" }
-        let others = ["#16a085", "#d35400", "#7f8c8d", "#27ae60", "#c71585"]
-        let hash = strategy.unicodeScalars.reduce(0) { $0 &+ Int($1.value) }
-        return others[hash % others.count]
-    }
-}

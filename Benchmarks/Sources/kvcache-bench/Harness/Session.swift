@@ -17,6 +17,7 @@ struct Session {
         let start = Clock.now()
         try body(report, workspace)
         Output.print(SummaryPrinter.render(report.comparisons))
+        Output.print(Targets.render(Targets.evaluate(report.comparisons)))
         Progress.log(String(format: "done in %.1f s", Double(Clock.now() - start) / 1e9))
         if let path = options.jsonPath { try report.writeJSON(to: path) }
         if let path = options.reportPath { try report.writeHTML(to: path) }
@@ -51,11 +52,11 @@ struct Workspace {
     }
 
     /// Serializes the final removal with an interrupt's (see `InterruptCleanup`).
-    static let cleanupLock = NSLock()
+    static let cleanupLock = PthreadMutex()
 
     func cleanUp() {
-        Self.cleanupLock.lock()
-        defer { Self.cleanupLock.unlock() }
-        try? FileManager.default.removeItem(at: root)
+        Self.cleanupLock.withLock {
+            _ = try? FileManager.default.removeItem(at: root)
+        }
     }
 }

@@ -19,23 +19,8 @@ enum SummaryPrinter {
                 }
                 table.append(["\(comparison.group) · \(comparison.workload)"] + cells)
             }
-            output.append(format(table))
+            output.append(ConsoleTable.render(header: table[0], rows: Array(table.dropFirst())) + "\n")
         }
         return output.joined(separator: "\n")
-    }
-
-    private static func format(_ table: [[String]]) -> String {
-        let widths = table[0].indices.map { column in table.map { $0[column].count }.max() ?? 0 }
-        var lines: [String] = []
-        for (index, row) in table.enumerated() {
-            lines.append("  " + row.indices.map { column in
-                let pad = String(repeating: " ", count: widths[column] - row[column].count)
-                return column == 0 ? row[column] + pad : pad + row[column]
-            }.joined(separator: "  "))
-            if index == 0 {
-                lines.append("  " + String(repeating: "-", count: widths.reduce(0, +) + 2 * (widths.count - 1)))
-            }
-        }
-        return lines.joined(separator: "\n") + "\n"
     }
 }

@@ -32,16 +32,7 @@ enum TablePrinter {
             }
             table.append(cells)
         }
-        let widths = (0..<header.count).map { column in table.map { $0[column].count }.max() ?? 0 }
-        for (index, cells) in table.enumerated() {
-            var line = "  "
-            for (column, cell) in cells.enumerated() {
-                let pad = String(repeating: " ", count: widths[column] - cell.count)
-                line += column == 0 ? cell + pad : "  " + pad + cell
-            }
-            lines.append(line)
-            if index == 0 { lines.append("  " + String(repeating: "-", count: line.count - 2)) }
-        }
+        lines.append(ConsoleTable.render(header: header, rows: Array(table.dropFirst())))
         if let floor = comparison.floor { lines.append("  floor: \(floor)") }
         if showsLatency, let sample = comparison.rows.compactMap(\.latency).first {
             lines.append("  p50/p99/p999: single operations in \(unit.symbol), " + (comparison.suite == "memory"

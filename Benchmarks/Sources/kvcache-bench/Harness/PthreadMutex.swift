@@ -4,8 +4,10 @@ import Glibc
 import Darwin
 #endif
 
-/// A plain pthread mutex on a stable heap address (a Swift stored property
-/// may move, and a pthread mutex must not).
+/// The one mutex of the benchmark tools: a plain pthread mutex on a stable heap
+/// address (a Swift stored property may move, and a pthread mutex must not).
+/// The same kind of lock KVCache's memory level takes, so the Dictionary+mutex
+/// floor locks as it does; the harness's shared boxes use it too.
 final class PthreadMutex: @unchecked Sendable {
     private let mutex: UnsafeMutablePointer<pthread_mutex_t>
 

@@ -1,0 +1,76 @@
+/// What each strategy is and its colour, the same in every chart of the report:
+/// KVCache in blues, the seed designs and peers each in a colour of their own,
+/// floors in greys (and dashed in line charts).
+enum StrategyGuide {
+    struct Entry {
+        var color: String
+        var summary: String
+    }
+
+    static let floorGrey = "#7a7a7a"
+
+    static let entries: [String: Entry] = [
+        // Disk
+        "raw sqlite3": Entry(color: "#4a4a4a", summary: "Floor. One SQLite table, prepared statements, every value "
+            + "inline, 1,000 inserts per transaction, SELECT by key: the least SQLite can do."),
+        "raw files": Entry(color: "#a0a0a0", summary: "Floor. One file per key in bare syscalls "
+            + "(open/write/close, open/fstat/read/close): the least the file system can do."),
+        "KVCache mixed": Entry(color: "#1f77b4", summary: "KVCache DiskCache as configured by default: values "
+            + "under 20 KB inside the SQLite manifest, larger ones in files; group commit; buffered access times."),
+        "KVCache inline": Entry(color: "#17becf", summary: "DiskCache with every value inside SQLite."),
+        "KVCache file": Entry(color: "#393b79", summary: "DiskCache with every value in its own file, the "
+            + "metadata in SQLite."),
+        "KVCache mixed 4K pages": Entry(color: "#6baed6", summary: "The default store with SQLite's 4 KiB pages "
+            + "instead of 16 KiB (trim only)."),
+        "KVCache inline 4K pages": Entry(color: "#bcbd22", summary: "Threshold sweep: inline storage, 4 KiB pages."),
+        "KVCache inline 16K pages": Entry(color: "#0f8b8d", summary: "Threshold sweep: inline storage, 16 KiB "
+            + "pages (the default page size)."),
+        "YY-style (manifest)": Entry(color: "#ff7f0e", summary: "YYKVStorage as written: SQLite manifest, an "
+            + "autocommit per set, SELECT + UPDATE of the access time per get, files from 20 KB."),
+        "file-per-key (MD5)": Entry(color: "#8c564b", summary: "SDWebImage / Kingfisher's layout: a file per "
+            + "key named MD5(key), no index; its trim lists and stats every file (in bare syscalls here)."),
+        "file-per-key, FileManager sweep": Entry(color: "#e377c2", summary: "The same files trimmed as "
+            + "SDWebImage and Kingfisher do it: FileManager's enumerator, resourceValues per file, removeItem "
+            + "(trim only)."),
+        "python-diskcache": Entry(color: "#d62728", summary: "python's diskcache with its defaults (SQLite, "
+            + "files from 32 KB) in a subprocess, timed inside python: same keys, values and order."),
+        "URLCache (Foundation)": Entry(color: "#2ca02c", summary: "Foundation's URLCache (corelibs on Linux), disk "
+            + "only: a file per response (NSKeyedArchiver). It lists its whole directory on every store and "
+            + "read, so it runs small batches (at most 100 operations and 512 KB)."),
+        // Memory
+        "Dictionary+mutex": Entry(color: "#7a7a7a", summary: "Floor. A Swift Dictionary behind a pthread mutex, "
+            + "no eviction: the least a memory cache can do."),
+        "KVCache MemoryCache": Entry(color: "#1f77b4", summary: "KVCache's memory level: hash table plus "
+            + "intrusive LRU list under a pthread mutex, count / cost / age limits."),
+        "AutoPurging (sort on purge)": Entry(color: "#f0a000", summary: "AlamofireImage's AutoPurgingImageCache: "
+            + "over the limit it sorts all entries by last access and purges to 60 %."),
+        "NSCache": Entry(color: "#9467bd", summary: "swift-corelibs-foundation's NSCache: limits by count and "
+            + "cost, not an LRU."),
+        // The facade
+        "levels by hand": Entry(color: "#7a7a7a", summary: "Floor. MemoryCache, then DiskCache, used directly; a "
+            + "disk hit promoted to memory by hand."),
+        "Cache": Entry(color: "#1f77b4", summary: "KVCache's two-level facade, default configuration."),
+        "Cache (background disk writes)": Entry(color: "#17becf", summary: "The facade with "
+            + "diskWrite: .background (the timed part ends with flush())."),
+        // Concurrency
+        "1 thread": Entry(color: "#7a7a7a", summary: "Concurrency floor: the same reader on one thread."),
+        "2 threads": Entry(color: "#1f77b4", summary: "Two reading threads; 0.5× the floor's time per read is "
+            + "twice its throughput."),
+        "4 threads": Entry(color: "#393b79", summary: "Four reading threads on two cores."),
+        "1 process": Entry(color: "#7a7a7a", summary: "python-diskcache read scaling: one process."),
+        "2 processes": Entry(color: "#d62728", summary: "python-diskcache read scaling: two processes."),
+        "alone": Entry(color: "#7a7a7a", summary: "Latency floor: the same read with nothing running beside it."),
+        "beside the work": Entry(color: "#1f77b4", summary: "The read while slow work runs on another thread."),
+    ]
+
+    /// Colours for names not listed (none should be): distinct from the ones above.
+    private static let spare = ["#e6550d", "#31a354", "#756bb1", "#636363", "#c51b8a", "#3182bd"]
+
+    static func color(_ strategy: String) -> String {
+        if let entry = entries[strategy] { return entry.color }
+        let hash = strategy.unicodeScalars.reduce(0) { ($0 &* 31 &+ Int($1.value)) & 0xFFFF }
+        return spare[hash % spare.count]
+    }
+
+    static func summary(_ strategy: String) -> String? { entries[strategy]?.summary }
+}

@@ -1,0 +1,259 @@
+import Foundation
+
+/// The targets the benchmarks check (issues 2-5 and 13, docs/BENCHMARKS.md), each
+/// evaluated on one run's comparisons: a ratio of two medians of the same run, or
+/// for open time and the worst read beside slow work, a time. The report opens
+/// with them and the console prints them last.
+struct TargetCheck: Codable, Sendable, Equatable {
+    enum Status: String, Codable, Sendable {
+        case met
+        case notMet = "not met"
+        /// The run did not measure it (another subcommand, or narrowed by the environment).
+        case notMeasured = "not measured"
+    }
+
+    /// "memory", "disk", "python diskcache", "facade", "concurrency".
+    var area: String
+    /// What is checked, e.g. "1 KB get-hit, KVCache mixed ÷ raw sqlite3 SELECT".
+    var name: String
+    /// The bound, e.g. "≤ 1.3×" or "≤ 20 ms".
+    var bound: String
+    /// The figure when it is a ratio (the bound then ends in ×).
+    var ratio: Double?
+    /// The figure when it is a time, formatted with its unit ("1.5 ms").
+    var time: String?
+    /// The medians the figure comes from, with their units.
+    var detail: String
+    var status: Status
+
+    /// The figure as shown: "1.12×" or "1.5 ms"; "–" when not measured.
+    var figure: String {
+        if let ratio { return Self.format(ratio: ratio) }
+        return time ?? "–"
+    }
+
+    static func format(ratio: Double) -> String {
+        ratio >= 100 ? String(format: "%.0f×", ratio)
+            : ratio >= 10 ? String(format: "%.1f×", ratio) : String(format: "%.2f×", ratio)
+    }
+}
+
+enum Targets {
+    /// Every target, in the order the report lists them.
+    static func evaluate(_ comparisons: [Comparison]) -> [TargetCheck] {
+        let lookup = Lookup(comparisons: comparisons)
+        var checks: [TargetCheck] = []
+
+        // Memory level (issue 2): one thread, KVCache MemoryCache.
+        let memory = "KVCache MemoryCache", dictionary = "Dictionary+mutex"
+        for workload in ["get-hit uniform", "get-hit zipf0.9"] {
+            checks.append(lookup.ratio(
+                area: "memory", name: "\(workload), \(memory) ÷ \(dictionary)", atMost: 1.3,
+                at: ("memory", "1 thread", workload), subject: memory, reference: dictionary))
+        }
+        checks.append(lookup.ratio(
+            area: "memory", name: "set-with-eviction, \(memory) ÷ \(dictionary) insert", atMost: 2,
+            at: ("memory", "1 thread", "set-with-eviction"), subject: memory, reference: dictionary))
+        checks.append(lookup.speedup(
+            area: "memory", name: "get-hit uniform, faster than NSCache", atLeast: 10,
+            at: ("memory", "1 thread", "get-hit uniform"), subject: memory, slower: "NSCache", comparesFloor: true))
+        checks.append(lookup.speedup(
+            area: "memory", name: "set-with-eviction, faster than NSCache", atLeast: 20,
+            at: ("memory", "1 thread", "set-with-eviction"), subject: memory, slower: "NSCache",
+            comparesFloor: true))
+
+        // Disk level (issue 3): the default store.
+        let mixed = "KVCache mixed"
+        checks.append(lookup.ratio(
+            area: "disk", name: "1 KB get-hit, \(mixed) ÷ raw sqlite3 SELECT", atMost: 1.3,
+            at: ("disk", "1 KB", "get-hit"), subject: mixed, reference: "raw sqlite3"))
+        checks.append(lookup.ratio(
+            area: "disk", name: "1 KB set, \(mixed) ÷ raw sqlite3 batched INSERT", atMost: 1.5,
+            at: ("disk", "1 KB", "set"), subject: mixed, reference: "raw sqlite3"))
+        checks.append(lookup.speedup(
+            area: "disk", name: "1 KB set, faster than YY-style", atLeast: 4,
+            at: ("disk", "1 KB", "set"), subject: mixed, slower: "YY-style (manifest)"))
+        for size in ["100 KB", "1 MB"] {
+            for workload in ["set", "get-hit"] {
+                checks.append(lookup.ratio(
+                    area: "disk", name: "\(size) \(workload), \(mixed) ÷ raw files", atMost: 1.25,
+                    at: ("disk", size, workload), subject: mixed, reference: "raw files"))
+            }
+        }
+        checks.append(lookup.trim(mixed: mixed))
+        checks.append(lookup.openTime(mixed: mixed, atMostMilliseconds: 20))
+
+        // The python peer (issue 5).
+        checks.append(lookup.beatsPeerEverywhere(mixed: mixed, peer: "python-diskcache"))
+        checks.append(lookup.speedup(
+            area: "python diskcache", name: "1 KB set, faster than python-diskcache", atLeast: 10,
+            at: ("disk", "1 KB", "set"), subject: mixed, slower: "python-diskcache"))
+
+        // The facade (issue 4): overhead over the levels used by hand.
+        for group in ["memory 10 % of the bytes", "memory holds everything"] {
+            checks.append(lookup.ratio(
+                area: "facade", name: "mix 90 % get (\(group)), Cache ÷ levels by hand", atMost: 1.1,
+                at: ("cache", group, "mix 90 % get"), subject: "Cache", reference: "levels by hand"))
+        }
+
+        // Concurrency (issue 13).
+        for size in ["1 KB", "100 KB"] {
+            checks.append(lookup.scaling(size: size, atLeast: 1.8))
+        }
+        checks.append(lookup.worstRead(atMostMilliseconds: 5))
+        return checks
+    }
+
+    /// Finds comparisons and rows, and turns them into checks.
+    private struct Lookup {
+        var comparisons: [Comparison]
+
+        func comparison(_ place: (suite: String, group: String, workload: String)) -> Comparison? {
+            comparisons.first { $0.suite == place.suite && $0.group == place.group && $0.workload == place.workload }
+        }
+
+        func median(_ comparison: Comparison?, _ strategy: String) -> Double? {
+            comparison?.rows.first { $0.strategy == strategy }?.nanosecondsPerOperation.median
+        }
+
+        func missing(_ area: String, _ name: String, _ bound: String) -> TargetCheck {
+            TargetCheck(area: area, name: name, bound: bound, ratio: nil, time: nil,
+                        detail: "not measured in this run", status: .notMeasured)
+        }
+
+        /// "3.6 µs/op"
+        static func perOperation(_ nanoseconds: Double) -> String {
+            Charts.duration(nanoseconds) + "/op"
+        }
+
+        /// subject ÷ reference ≤ bound.
+        func ratio(area: String, name: String, atMost bound: Double,
+                   at place: (String, String, String), subject: String, reference: String) -> TargetCheck {
+            let boundText = "≤ " + String(format: "%g", bound) + "×"
+            let found = comparison(place)
+            guard let a = median(found, subject), let b = median(found, reference), b > 0 else {
+                return missing(area, name, boundText)
+            }
+            let ratio = a / b
+            return TargetCheck(area: area, name: name, bound: boundText, ratio: ratio, time: nil,
+                               detail: "\(subject) \(Self.perOperation(a)) · \(reference) \(Self.perOperation(b))",
+                               status: ratio <= bound ? .met : .notMet)
+        }
+
+        /// slower ÷ subject ≥ bound: how many times faster the subject is. `comparesFloor`
+        /// adds how much faster than `slower` the floor itself is (whether any design could meet it).
+        func speedup(area: String, name: String, atLeast bound: Double, at place: (String, String, String),
+                     subject: String, slower: String, comparesFloor: Bool = false) -> TargetCheck {
+            let boundText = "≥ " + String(format: "%g", bound) + "×"
+            let found = comparison(place)
+            guard let a = median(found, subject), let b = median(found, slower), a > 0 else {
+                return missing(area, name, boundText)
+            }
+            let speedup = b / a
+            var detail = "\(subject) \(Self.perOperation(a)) · \(slower) \(Self.perOperation(b))"
+            if comparesFloor, let floor = found?.rows.first(where: \.isFloor), floor.strategy != subject,
+               floor.nanosecondsPerOperation.median > 0 {
+                detail += " · the floor (\(floor.strategy)) is " + TargetCheck.format(ratio: b / floor
+                    .nanosecondsPerOperation.median) + " faster"
+            }
+            return TargetCheck(area: area, name: name, bound: boundText, ratio: speedup, time: nil,
+                               detail: detail, status: speedup >= bound ? .met : .notMet)
+        }
+
+        /// The file-per-key sweep as SDWebImage and Kingfisher write it (FileManager) ÷ KVCache's trim.
+        func trim(mixed: String) -> TargetCheck {
+            let name = "trim 10 %, faster than the file-per-key sweep (FileManager)"
+            let sweep = "file-per-key, FileManager sweep"
+            guard let found = comparisons.first(where: { $0.suite == "disk-trim" }),
+                  let a = median(found, mixed), let b = median(found, sweep), a > 0 else {
+                return missing("disk", name, "≥ 10×")
+            }
+            var detail = "\(mixed) \(Charts.duration(a)) · FileManager sweep \(Charts.duration(b))"
+            if let syscalls = median(found, "file-per-key (MD5)") {
+                detail += " · the same sweep in bare syscalls \(Charts.duration(syscalls)) ("
+                    + TargetCheck.format(ratio: syscalls / a) + ")"
+            }
+            return TargetCheck(area: "disk", name: name, bound: "≥ 10×", ratio: b / a, time: nil,
+                               detail: detail, status: b / a >= 10 ? .met : .notMet)
+        }
+
+        /// Open + first get of the largest store measured.
+        func openTime(mixed: String, atMostMilliseconds bound: Double) -> TargetCheck {
+            let opens = comparisons.filter { $0.suite == "disk-open" }.compactMap { comparison in
+                median(comparison, mixed).map { (entries: Int(comparison.group.prefix { $0.isNumber }) ?? 0, ns: $0) }
+            }.sorted { $0.entries < $1.entries }
+            let boundText = "≤ \(String(format: "%g", bound)) ms"
+            guard let largest = opens.last else {
+                return missing("disk", "open + first get, largest store, \(mixed)", boundText)
+            }
+            let detail = opens.map { "\($0.entries.formatted()) entries \(Charts.duration($0.ns))" }
+                .joined(separator: " · ") + " (flat in the entry count: ≤ 20 ms at 1 M entries)"
+            return TargetCheck(area: "disk", name: "open + first get, \(largest.entries.formatted()) entries, \(mixed)",
+                               bound: boundText, ratio: nil, time: Charts.duration(largest.ns), detail: detail,
+                               status: largest.ns <= bound * 1e6 ? .met : .notMet)
+        }
+
+        /// Faster than the peer in every disk table where both ran: the smallest lead.
+        func beatsPeerEverywhere(mixed: String, peer: String) -> TargetCheck {
+            let name = "every disk workload, faster than \(peer) (smallest lead)"
+            let leads = comparisons.filter { $0.suite == "disk" }.compactMap { comparison -> (String, Double)? in
+                guard let a = median(comparison, mixed), let b = median(comparison, peer), a > 0 else { return nil }
+                return ("\(comparison.group) \(comparison.workload)", b / a)
+            }
+            guard let weakest = leads.min(by: { $0.1 < $1.1 }) else { return missing("python diskcache", name, "> 1×") }
+            let behind = leads.filter { $0.1 <= 1 }.map(\.0)
+            let detail = "smallest lead: \(weakest.0), of \(leads.count) workloads"
+                + (behind.isEmpty ? "" : "; behind on " + behind.joined(separator: ", "))
+            return TargetCheck(area: "python diskcache", name: name, bound: "> 1×", ratio: weakest.1, time: nil,
+                               detail: detail, status: behind.isEmpty ? .met : .notMet)
+        }
+
+        /// 1-thread ÷ 2-thread wall time per read of DiskCache: the throughput ratio.
+        func scaling(size: String, atLeast bound: Double) -> TargetCheck {
+            let name = "\(size) get-hit, 2 threads ÷ 1 thread throughput, DiskCache"
+            let boundText = "≥ " + String(format: "%g", bound) + "×"
+            let found = comparison(("concurrency", size, "disk get hit: DiskCache"))
+            guard let one = median(found, "1 thread"), let two = median(found, "2 threads"), two > 0 else {
+                return missing("concurrency", name, boundText)
+            }
+            let ratio = one / two
+            return TargetCheck(area: "concurrency", name: name, bound: boundText, ratio: ratio, time: nil,
+                               detail: "1 thread " + TablePrinter.rate(perSecond: 1e9 / one) + " reads/s · 2 threads "
+                                   + TablePrinter.rate(perSecond: 1e9 / two) + " reads/s",
+                               status: ratio >= bound ? .met : .notMet)
+        }
+
+        /// The slowest single read beside slow work, scenarios (a)-(d).
+        func worstRead(atMostMilliseconds bound: Double) -> TargetCheck {
+            let name = "worst single read beside slow work, (a)–(d)"
+            let boundText = "≤ \(String(format: "%g", bound)) ms"
+            let scenarios = comparisons.filter { comparison in
+                comparison.suite == "concurrency-latency" && ["(a)", "(b)", "(c)", "(d)"].contains {
+                    comparison.workload.hasPrefix($0)
+                }
+            }.compactMap { comparison -> (String, Double)? in
+                guard let worst = comparison.rows.first(where: { !$0.isFloor })?.latency?.max else { return nil }
+                return (comparison.workload, worst)
+            }
+            guard let worst = scenarios.max(by: { $0.1 < $1.1 }) else {
+                return missing("concurrency", name, boundText)
+            }
+            return TargetCheck(area: "concurrency", name: name, bound: boundText, ratio: nil,
+                               time: Charts.duration(worst.1),
+                               detail: "slowest in \(worst.0), of \(scenarios.count) scenarios",
+                               status: worst.1 <= bound * 1e6 ? .met : .notMet)
+        }
+    }
+
+    /// The console version: one line per target.
+    static func render(_ checks: [TargetCheck]) -> String {
+        let met = checks.filter { $0.status == .met }.count
+        let measured = checks.filter { $0.status != .notMeasured }.count
+        var text = "targets: \(met) of \(measured) measured met"
+            + (measured < checks.count ? " (\(checks.count - measured) not measured in this run)" : "") + "\n"
+        text += ConsoleTable.render(
+            header: ["area", "target", "figure", "bound", "status"],
+            rows: checks.map { [$0.area, $0.name, $0.figure, $0.bound, $0.status.rawValue] }, leftAligned: 2)
+        return text + "\n"
+    }
+}

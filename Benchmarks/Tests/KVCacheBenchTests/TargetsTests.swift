@@ -1,0 +1,123 @@
+import Foundation
+import Testing
+@testable import kvcache_bench
+
+@Suite struct TargetsTests {
+    /// A comparison whose rows have the given medians (ns per operation), the first row the floor.
+    func comparison(_ suite: String, _ group: String, _ workload: String,
+                    _ rows: [(String, Double)], floors: Set<String>? = nil) -> Comparison {
+        var comparison = Comparison(suite: suite, group: group, workload: workload, operationsPerRun: 100)
+        for (index, row) in rows.enumerated() {
+            comparison.add(row.0, isFloor: floors.map { $0.contains(row.0) } ?? (index == 0), samples: [row.1])
+        }
+        return comparison
+    }
+
+    func check(_ checks: [TargetCheck], _ name: String) throws -> TargetCheck {
+        try #require(checks.first { $0.name.hasPrefix(name) }, "no target named \(name)")
+    }
+
+    @Test func everyTargetIsListedAndNotMeasuredWithoutComparisons() {
+        let checks = Targets.evaluate([])
+        #expect(checks.count == 21)
+        #expect(checks.allSatisfy { $0.status == .notMeasured && $0.figure == "–" })
+        #expect(Set(checks.map(\.area)) == ["memory", "disk", "python diskcache", "facade", "concurrency"])
+    }
+
+    @Test func ratioTargetsAreMetAtOrUnderTheirBound() throws {
+        let checks = Targets.evaluate([
+            comparison("disk", "1 KB", "get-hit", [("raw sqlite3", 1_000), ("raw files", 900), ("KVCache mixed", 1_300)],
+                       floors: ["raw sqlite3", "raw files"]),
+            comparison("disk", "1 KB", "set", [("raw sqlite3", 1_000), ("KVCache mixed", 1_600),
+                                               ("YY-style (manifest)", 8_000), ("python-diskcache", 20_000)]),
+        ])
+        // Against the raw SELECT by name, not the faster floor (raw files) of the table.
+        let get = try check(checks, "1 KB get-hit")
+        #expect(get.status == .met)
+        #expect(abs(try #require(get.ratio) - 1.3) < 1e-9)
+        #expect(get.figure == "1.30×")
+        #expect(get.bound == "≤ 1.3×")
+        #expect(get.detail.contains("1.3 µs/op"))
+
+        let set = try check(checks, "1 KB set, KVCache mixed ÷ raw sqlite3")
+        #expect(set.status == .notMet)
+        #expect(set.figure == "1.60×")
+
+        // Speed-ups: the slower strategy's median over KVCache's.
+        let yy = try check(checks, "1 KB set, faster than YY-style")
+        #expect(yy.status == .met)
+        #expect(yy.figure == "5.00×")
+        let peer = try check(checks, "1 KB set, faster than python-diskcache")
+        #expect(peer.status == .met)
+        #expect(peer.figure == "12.5×")
+        #expect(try check(checks, "100 KB set").status == .notMeasured)
+    }
+
+    @Test func theNSCacheTargetsSayHowFastTheFloorItselfIs() throws {
+        let checks = Targets.evaluate([
+            comparison("memory", "1 thread", "get-hit uniform",
+                       [("Dictionary+mutex", 80), ("KVCache MemoryCache", 90), ("NSCache", 440)]),
+        ])
+        let speedup = try check(checks, "get-hit uniform, faster than NSCache")
+        #expect(speedup.status == .notMet)
+        #expect(speedup.figure == "4.89×")
+        #expect(speedup.detail.contains("the floor (Dictionary+mutex) is 5.50× faster"))
+        #expect(try check(checks, "get-hit uniform, KVCache MemoryCache").status == .met)
+    }
+
+    @Test func timeTargetsCompareTheTimeItself() throws {
+        var slow = comparison("concurrency-latency", "beside slow work", "(b) DiskCache: 1 MB sets", [])
+        slow.add("alone", isFloor: true, samples: [1_000], latencies: [1_000, 2_000])
+        slow.add("beside the work", isFloor: false, samples: [2_000], latencies: [1_500, 6_000_000])
+        var ignored = comparison("concurrency-latency", "beside slow work", "(e) DiskCache: 1 KB set", [])
+        ignored.add("alone", isFloor: true, samples: [1_000], latencies: [1_000])
+        ignored.add("beside the work", isFloor: false, samples: [2_000], latencies: [90_000_000])
+        let checks = Targets.evaluate([
+            slow, ignored,
+            comparison("disk-open", "10000 entries", "open + first get", [("raw sqlite3", 400_000),
+                                                                          ("KVCache mixed", 1_500_000)]),
+            comparison("disk-open", "100000 entries", "open + first get", [("raw sqlite3", 450_000),
+                                                                           ("KVCache mixed", 21_000_000)]),
+        ])
+        let worst = try check(checks, "worst single read")
+        #expect(worst.status == .notMet)  // 6 ms in (b); (e) is a set, not one of (a)-(d)
+        #expect(worst.ratio == nil)
+        #expect(worst.time == "6 ms")
+        let open = try check(checks, "open + first get")
+        #expect(open.name.contains("100,000 entries"))
+        #expect(open.status == .notMet)
+        #expect(open.time == "21 ms")
+    }
+
+    @Test func thePeerMustLoseEveryDiskWorkload() throws {
+        let checks = Targets.evaluate([
+            comparison("disk", "1 KB", "set", [("raw sqlite3", 1_000), ("KVCache mixed", 1_000),
+                                               ("python-diskcache", 30_000)]),
+            comparison("disk", "20 KB", "set", [("raw files", 1_000), ("KVCache mixed", 2_000),
+                                                ("python-diskcache", 1_500)]),
+        ])
+        let peer = try check(checks, "every disk workload")
+        #expect(peer.status == .notMet)
+        #expect(peer.figure == "0.75×")
+        #expect(peer.detail.contains("behind on 20 KB set"))
+    }
+
+    @Test func concurrencyScalingIsOneThreadOverTwo() throws {
+        let checks = Targets.evaluate([
+            comparison("concurrency", "1 KB", "disk get hit: DiskCache",
+                       [("1 thread", 1_000), ("2 threads", 500), ("4 threads", 480)]),
+        ])
+        let scaling = try check(checks, "1 KB get-hit, 2 threads")
+        #expect(scaling.status == .met)
+        #expect(scaling.figure == "2.00×")
+        #expect(try check(checks, "100 KB get-hit, 2 threads").status == .notMeasured)
+    }
+
+    @Test func theConsoleSummaryCountsWhatWasMeasured() {
+        let text = Targets.render(Targets.evaluate([
+            comparison("cache", "memory holds everything", "mix 90 % get", [("levels by hand", 1_000), ("Cache", 1_200)]),
+        ]))
+        #expect(text.hasPrefix("targets: 0 of 1 measured met (20 not measured in this run)"))
+        #expect(text.contains("not met"))
+    }
+}
