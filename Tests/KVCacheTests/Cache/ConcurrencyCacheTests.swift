@@ -29,6 +29,47 @@ struct ConcurrencyCacheTests {
         #expect(cache.statistics.sets > 0)
     }
 
+    /// Writes made directly through `cache.disk` while other threads read (and promote)
+    /// through the cache: once all are done, no memory copy differs from the disk's value
+    /// (issue 14: a direct write drops the memory copy, and a promotion that read the old
+    /// value is dropped).
+    @Test func directDiskWritesRacingReadsLeaveNoStaleMemoryCopy() async throws {
+        let fixture = CacheFixture()
+        defer { fixture.remove() }
+        let cache = try fixture.make { $0.memory.countLimit = 4 }
+        let keys = (0..<8).map { "p\($0 % 2)/key\($0)" }
+        try await withThrowingTaskGroup(of: Void.self) { group in
+            for worker in 0..<6 {
+                group.addTask {
+                    var random = SeededGenerator(seed: UInt64(worker) &+ 1000)
+                    for step in 0..<300 {
+                        let key = keys[Int(random.next() % UInt64(keys.count))]
+                        let value = Data("\(worker)-\(step)".utf8)
+                        guard worker % 2 == 1 else {
+                            _ = try cache.value(forKey: key)
+                            continue
+                        }
+                        switch random.next() % 8 {
+                        case 0: try cache.disk.removeValue(forKey: key)
+                        case 1: try cache.disk.touch(key, expiration: .after(.seconds(3600)))
+                        case 2: try cache.setValue(value, forKey: key)
+                        case 3: try cache.setValue(value, forKey: key, diskWrite: .background)
+                        case 4 where step % 50 == 0: try cache.disk.removeValues(withPrefix: "p\(step % 2)/")
+                        default: try cache.disk.setValue(value, forKey: key)
+                        }
+                    }
+                }
+            }
+            try await group.waitForAll()
+        }
+        try await cache.waitForBackgroundWrites()
+        for key in keys {
+            if let inMemory = cache.memory.value(forKey: key) {
+                #expect(try await cache.disk.value(forKey: key) == inMemory, "\(key): a stale memory copy")
+            }
+        }
+    }
+
     /// Random synchronous calls: writes of every kind, removals and reads.
     private static func work(on cache: Cache<Data>, keys: [String], seed: UInt64) throws {
         var random = SeededGenerator(seed: seed)
