@@ -22,6 +22,9 @@ enum HTMLReport {
             sections.append(("suite-" + suite, suiteTitle(suite),
                              suiteSection(charted.filter { $0.suite == suite })))
         }
+        if !report.hitRatios.isEmpty {
+            sections.append(("hitratio", "Hit ratio on the shared traces", HitRatioReport.section(report.hitRatios)))
+        }
         sections.append(("system", "System and run notes", systemSection(report)))
 
         var html = """
