@@ -12,21 +12,28 @@ struct KVCacheBench: ParsableCommand {
             release build. Progress goes to stderr, tables to stdout.
             """,
         subcommands: [All.self, Memory.self, Disk.self, Cache.self, Threshold.self, Concurrency.self,
-                      RenderReport.self],
+                      HitRatio.self, RenderReport.self],
         defaultSubcommand: All.self)
 }
 
 extension KVCacheBench {
     struct All: ParsableCommand {
         static let configuration = CommandConfiguration(
-            abstract: "Run the memory, disk, cache and concurrency benchmarks (how long: README.md; --full adds the threshold sweep).")
+            abstract: "Run the memory, disk, cache, concurrency and hit-ratio benchmarks (how long: README.md; --full adds the threshold sweep).")
         @OptionGroup var options: CommonOptions
 
         @Flag(help: "Also sweep the inline threshold (always with --full).")
         var threshold = false
 
+        @Option(help: ArgumentHelp("The hit-ratio traces' folder (default: ../shared/traces beside the repository).",
+                                   valueName: "dir"))
+        var traces: String?
+
         func run() throws {
             try Session(options: options).run { report, workspace in
+                // Deterministic and a few seconds (gli only with --quick): first, so its tables do
+                // not wait behind the timed suites.
+                HitRatioBenchmark(options: options, traces: traces).run(into: report)
                 MemoryBenchmark(options: options).run(into: report)
                 try DiskBenchmark.run(options: options, workspace: workspace, into: report)
                 try CacheBenchmark(options: options, workspace: workspace).run(into: report)
@@ -109,6 +116,42 @@ extension KVCacheBench {
 }
 
 extension KVCacheBench {
+    struct HitRatio: ParsableCommand {
+        static let configuration = CommandConfiguration(
+            commandName: "hitratio",
+            abstract: "Hit ratios on the shared traces (oltp, web07, web12, gli; 250 to 4,000 entries): KVCache's MemoryCache against LRU, CLOCK, SIEVE, S3-FIFO, ARC, 2Q and W-TinyLFU.",
+            discussion: """
+                Deterministic: one replay per policy and size, no repeated runs (--runs is \
+                ignored). --quick replays only gli. Without the traces it prints why and \
+                exits 0.
+                """)
+        @OptionGroup var options: CommonOptions
+
+        @Option(help: ArgumentHelp("The traces' folder (default: ../shared/traces beside the repository).",
+                                   valueName: "dir"))
+        var traces: String?
+
+        @Option(name: .customLong("trace"), help: ArgumentHelp(
+            "Replay only this trace (oltp, web07, web12, gli); repeatable.", valueName: "name"))
+        var only: [String] = []
+
+        func validate() throws {
+            let names = Trace.catalog.map(\.name)
+            if let unknown = only.first(where: { !names.contains($0) }) {
+                throw ValidationError("unknown trace \(unknown); the traces are \(names.joined(separator: ", "))")
+            }
+        }
+
+        func run() throws {
+            let benchmark = HitRatioBenchmark(options: options, traces: traces, only: only)
+            try Session(options: options).run { report, _ in
+                benchmark.run(into: report)
+            }
+        }
+    }
+}
+
+extension KVCacheBench {
     struct RenderReport: ParsableCommand {
         static let configuration = CommandConfiguration(
             commandName: "report",
@@ -123,7 +166,7 @@ extension KVCacheBench {
 
         func run() throws {
             let report = try Report(json: json)
-            Output.print(Targets.render(Targets.evaluate(report.comparisons)))
+            Output.print(Targets.render(report.targets))
             try report.writeHTML(to: reportPath)
         }
     }
@@ -138,6 +181,13 @@ extension MemoryBenchmark {
         case .full: defaultCount = 200_000
         }
         self.init(keyCount: max(100, keyCount ?? defaultCount), runs: options.runCount)
+    }
+}
+
+extension HitRatioBenchmark {
+    init(options: CommonOptions, traces: String? = nil, only: [String] = []) {
+        let directory = traces.map { URL(fileURLWithPath: $0, isDirectory: true) } ?? Trace.defaultDirectory()
+        self.init(directory: directory, scale: options.scale, only: only)
     }
 }
 

@@ -21,7 +21,7 @@ import Testing
         #expect(summary.lowerBound < contents.lowerBound)
         #expect(html.contains("<span class=\"status met\">met</span>"))
         #expect(html.contains("<td class=\"ratio\">1.10×</td>"))
-        #expect(html.contains("20 not measured in this run"))
+        #expect(html.contains("22 not measured in this run"))
         for id in ["strategies", "reading", "glance", "throughput", "suite-disk", "system"] {
             #expect(html.contains("<a href=\"#\(id)\">"), "contents link to \(id)")
             #expect(html.contains("<section id=\"\(id)\">"), "section \(id)")
@@ -63,10 +63,37 @@ import Testing
             ["raw sqlite3", "raw files", "KVCache inline 4K pages", "KVCache inline 16K pages", "KVCache file"],
             ["Dictionary+mutex", "KVCache MemoryCache", "AutoPurging (sort on purge)", "NSCache"],
             ["levels by hand", "Cache", "Cache (background disk writes)"],
+            HitRatioBenchmark.contenders.map(\.name),
         ]
         for group in groups {
             #expect(Set(group.map(StrategyGuide.color)).count == group.count, "\(group)")
             #expect(group.allSatisfy { StrategyGuide.summary($0) != nil })
         }
     }
+
+    @Test func hitRatiosGetTheirSectionAndSurviveTheJSONRoundTrip() throws {
+        let system = SystemInfo(date: "2026-01-01T00:00:00Z", cpuModel: "CPU", cores: 2, kernel: "Linux",
+                                sqliteVersion: "3.40.1", directory: "/tmp/x", fileSystem: "ext4", journal: "no",
+                                mountDevice: "/dev/x", mountOptions: "rw")
+        let report = Report(system: system, quick: false)
+        report.add(hitRatios: [HitRatioRow(trace: "oltp", capacity: 1_000, requests: 914_145, distinctKeys: 186_880,
+                                           hits: [(policy: "KVCache MemoryCache (LRU)", isKVCache: true, isDefault: true,
+                                                   hits: 300_122),
+                                                  (policy: "S3-FIFO", isKVCache: false, isDefault: false,
+                                                   hits: 373_341)])])
+        let html = HTMLReport.render(report)
+        #expect(html.contains("<section id=\"hitratio\">"))
+        #expect(html.contains("oltp: gap to the best of each row, in points"))
+        #expect(html.contains("32.83<br>"))
+        #expect(html.contains("<b>40.84 ★</b>"))
+        #expect(html.contains("<td class=\"time\">32.83 %</td>"))
+
+        let path = FileManager.default.temporaryDirectory.appendingPathComponent("kvcache-bench-\(UUID()).json").path
+        defer { try? FileManager.default.removeItem(atPath: path) }
+        try report.writeJSON(to: path)
+        let read = try Report(json: path)
+        #expect(read.hitRatios == report.hitRatios)
+        #expect(HTMLReport.render(read) == html)
+    }
 }
+

@@ -19,9 +19,10 @@ import Testing
 
     @Test func everyTargetIsListedAndNotMeasuredWithoutComparisons() {
         let checks = Targets.evaluate([])
-        #expect(checks.count == 21)
+        #expect(checks.count == 23)
         #expect(checks.allSatisfy { $0.status == .notMeasured && $0.figure == "–" })
-        #expect(Set(checks.map(\.area)) == ["memory", "disk", "python diskcache", "facade", "concurrency"])
+        #expect(Set(checks.map(\.area)) == ["memory", "disk", "python diskcache", "facade", "concurrency",
+                                            "hit ratio"])
     }
 
     @Test func ratioTargetsAreMetAtOrUnderTheirBound() throws {
@@ -117,7 +118,40 @@ import Testing
         let text = Targets.render(Targets.evaluate([
             comparison("cache", "memory holds everything", "mix 90 % get", [("levels by hand", 1_000), ("Cache", 1_200)]),
         ]))
-        #expect(text.hasPrefix("targets: 0 of 1 measured met (20 not measured in this run)"))
+        #expect(text.hasPrefix("targets: 0 of 1 measured met (22 not measured in this run)"))
         #expect(text.contains("not met"))
     }
+
+    /// A row of hit ratios: (policy, is KVCache, hits) out of 1,000 requests.
+    func hitRatios(_ trace: String, _ capacity: Int, _ cells: [(String, Bool, Int)]) -> HitRatioRow {
+        HitRatioRow(trace: trace, capacity: capacity, requests: 1_000, distinctKeys: 500,
+                    hits: cells.map { (policy: $0.0, isKVCache: $0.1, isDefault: $0.1, hits: $0.2) })
+    }
+
+    @Test func hitRatioTargetsCompareKVCacheWithTheBestReferencePolicyOfEachRow() throws {
+        let rows = [
+            hitRatios("oltp", 1_000, [("KVCache MemoryCache (LRU)", true, 395), ("LRU", false, 395),
+                                      ("S3-FIFO", false, 404)]),
+            hitRatios("gli", 250, [("KVCache MemoryCache (LRU)", true, 150), ("LRU", false, 9),
+                                   ("W-TinyLFU (1%)", false, 153)]),
+        ]
+        #expect(zip(rows[0].cells.map(\.gapToBest), [-0.9, -0.9, 0]).allSatisfy { abs($0 - $1) < 1e-9 })
+        let checks = Targets.evaluate([], hitRatios: rows)
+        let gap = try check(checks, "every trace and size, within 1.0 point")
+        #expect(gap.status == .met)
+        #expect(gap.figure == "-0.90 points")
+        #expect(gap.detail.contains("2 of 2 trace × size rows within; largest gap oltp @ 1,000 entries"))
+        let oltp = try check(checks, "oltp @ 1,000 entries hit ratio")
+        #expect(oltp.status == .notMet)
+        #expect(oltp.figure == "39.50 %")
+        #expect(oltp.bound == "≥ 40.0 %")
+
+        // More than a point behind in one row: not met.
+        let behind = Targets.evaluate([], hitRatios: [rows[0], hitRatios("gli", 1_000, [
+            ("KVCache MemoryCache (LRU)", true, 112), ("W-TinyLFU (1%)", false, 507),
+        ])])
+        #expect(try check(behind, "every trace and size").status == .notMet)
+        #expect(try check(behind, "every trace and size").figure == "-39.50 points")
+    }
 }
+

@@ -22,6 +22,9 @@ enum HTMLReport {
             sections.append(("suite-" + suite, suiteTitle(suite),
                              suiteSection(charted.filter { $0.suite == suite })))
         }
+        if !report.hitRatios.isEmpty {
+            sections.append(("hitratio", "Hit ratio on the shared traces", HitRatioReport.section(report.hitRatios)))
+        }
         sections.append(("system", "System and run notes", systemSection(report)))
 
         var html = """
@@ -36,7 +39,7 @@ enum HTMLReport {
             html += "<p class=\"warning\">Smoke run (<code>--quick</code>): tiny batches, figures are not meaningful; "
                 + "the summary shows only that every check runs.</p>\n"
         }
-        html += summarySection(Targets.evaluate(comparisons))
+        html += summarySection(report.targets)
         html += "<nav id=\"contents\"><h2>Contents</h2><ol>\n"
         html += "<li><a href=\"#summary\">Summary: the targets</a></li>\n"
         for section in sections {
@@ -95,13 +98,13 @@ enum HTMLReport {
             + (missed > 0 ? ", <b>\(missed)</b> not met" : "")
             + (absent > 0 ? "; \(absent) not measured in this run" : "")
             + ". Ratios (×) divide two medians of this same run; times are medians with their unit.</p>\n"
-        html += "<table class=\"targets\"><tr><th>area</th><th>target</th><th>ratio</th><th>time</th>"
+        html += "<table class=\"targets\"><tr><th>area</th><th>target</th><th>ratio</th><th>time or value</th>"
             + "<th>bound</th><th>status</th><th>measured (medians, with units)</th></tr>\n"
         for check in checks {
             let statusClass = check.status == .met ? "met" : check.status == .notMet ? "notmet" : "notmeasured"
             html += "<tr><td class=\"area\">\(SVG.escape(check.area))</td><td class=\"target\">\(SVG.escape(check.name))</td>"
                 + "<td class=\"ratio\">\(check.ratio.map { TargetCheck.format(ratio: $0) } ?? "")</td>"
-                + "<td class=\"time\">\(SVG.escape(check.time ?? ""))</td>"
+                + "<td class=\"time\">\(SVG.escape(check.time ?? check.value ?? ""))</td>"
                 + "<td class=\"bound\">\(SVG.escape(check.bound))</td>"
                 + "<td><span class=\"status \(statusClass)\">\(check.status.rawValue)</span></td>"
                 + "<td class=\"detail\">\(SVG.escape(check.detail))</td></tr>\n"

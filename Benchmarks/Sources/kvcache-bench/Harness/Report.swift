@@ -6,6 +6,8 @@ final class Report {
     let system: SystemInfo
     let quick: Bool
     private(set) var comparisons: [Comparison] = []
+    /// `hitratio`: each trace at each cache size, every policy's hit ratio.
+    private(set) var hitRatios: [HitRatioRow] = []
     /// One-line remarks on the whole run (e.g. whether the python peer ran).
     private(set) var notes: [String] = []
     /// The inline threshold `threshold` recommends for the measured file system.
@@ -21,6 +23,14 @@ final class Report {
         comparisons.append(comparison)
         if printing { Output.print(TablePrinter.render(comparison)) }
     }
+
+    /// Records hit ratios (their table is printed by the caller, per trace).
+    func add(hitRatios rows: [HitRatioRow]) {
+        hitRatios.append(contentsOf: rows)
+    }
+
+    /// The targets, evaluated on everything this run measured.
+    var targets: [TargetCheck] { Targets.evaluate(comparisons, hitRatios: hitRatios) }
 
     /// Records a remark on the whole run and prints it.
     func note(_ text: String) {
@@ -39,6 +49,8 @@ final class Report {
         /// Recomputed from the comparisons when read (absent from older files).
         var targets: [TargetCheck]?
         var comparisons: [Comparison]
+        /// Absent from files written before `hitratio` existed.
+        var hitRatios: [HitRatioRow]?
     }
 
     /// A report of a run written earlier with `--json`.
@@ -48,6 +60,7 @@ final class Report {
         comparisons = document.comparisons
         notes = document.notes
         thresholdRecommendation = document.thresholdRecommendation
+        hitRatios = document.hitRatios ?? []
     }
 
     func writeJSON(to path: String) throws {
@@ -56,8 +69,8 @@ final class Report {
         try Self.createParent(of: path)
         let data = try encoder.encode(Document(quick: quick, system: system, notes: notes,
                                                   thresholdRecommendation: thresholdRecommendation,
-                                                  targets: Targets.evaluate(comparisons),
-                                                  comparisons: comparisons))
+                                                  targets: targets, comparisons: comparisons,
+                                                  hitRatios: hitRatios.isEmpty ? nil : hitRatios))
         try data.write(to: URL(fileURLWithPath: path))
         Progress.log("wrote \(path)")
     }

@@ -17,7 +17,7 @@ struct Session {
         let start = Clock.now()
         try body(report, workspace)
         Output.print(SummaryPrinter.render(report.comparisons))
-        Output.print(Targets.render(Targets.evaluate(report.comparisons)))
+        Output.print(Targets.render(report.targets))
         Progress.log(String(format: "done in %.1f s", Double(Clock.now() - start) / 1e9))
         if let path = options.jsonPath { try report.writeJSON(to: path) }
         if let path = options.reportPath { try report.writeHTML(to: path) }

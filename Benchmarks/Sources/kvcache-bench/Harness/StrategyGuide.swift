@@ -61,6 +61,22 @@ enum StrategyGuide {
         "2 processes": Entry(color: "#d62728", summary: "python-diskcache read scaling: two processes."),
         "alone": Entry(color: "#7a7a7a", summary: "Latency floor: the same read with nothing running beside it."),
         "beside the work": Entry(color: "#1f77b4", summary: "The read while slow work runs on another thread."),
+        // Hit ratio (the policies replayed on the shared traces)
+        "KVCache MemoryCache (LRU)": Entry(color: "#1f77b4", summary: "KVCache's MemoryCache replayed through its "
+            + "API (value(forKey:), setValue on a miss; countLimit = the size): exact LRU today."),
+        "LRU": Entry(color: "#7a7a7a", summary: "Reference: least recently used, a list moved on every hit."),
+        "CLOCK": Entry(color: "#8c564b", summary: "Reference: second chance; a hit sets a bit, eviction clears "
+            + "set bits and evicts the first clear one in FIFO order."),
+        "SIEVE": Entry(color: "#2ca02c", summary: "Reference: SIEVE (NSDI '24); a FIFO whose hand clears visited "
+            + "bits and evicts the first unvisited key, survivors stay in place."),
+        "S3-FIFO": Entry(color: "#d62728", summary: "Reference: S3-FIFO (SOSP '23); small FIFO 10 %, main FIFO "
+            + "90 % with 2-bit frequencies, a ghost FIFO as long as the main one."),
+        "ARC": Entry(color: "#9467bd", summary: "Reference: ARC (FAST '03); recency and frequency LRU lists with "
+            + "ghosts, the split adapted on ghost hits."),
+        "2Q": Entry(color: "#ff7f0e", summary: "Reference: full 2Q (VLDB '94); A1in FIFO 25 %, A1out ghosts 50 %, "
+            + "Am LRU for keys seen again."),
+        "W-TinyLFU (1%)": Entry(color: "#17becf", summary: "Reference: static W-TinyLFU; a 1 % LRU window, a "
+            + "99 % segmented LRU (20 % probation, 80 % protected), admission by a count-min sketch with aging."),
     ]
 
     /// Colours for names not listed (none should be): distinct from the ones above.

@@ -22,14 +22,16 @@ struct TargetCheck: Codable, Sendable, Equatable {
     var ratio: Double?
     /// The figure when it is a time, formatted with its unit ("1.5 ms").
     var time: String?
+    /// The figure when it is neither, with its unit ("32.83 %", "-8.01 points").
+    var value: String?
     /// The medians the figure comes from, with their units.
     var detail: String
     var status: Status
 
-    /// The figure as shown: "1.12×" or "1.5 ms"; "–" when not measured.
+    /// The figure as shown: "1.12×", "1.5 ms" or "32.83 %"; "–" when not measured.
     var figure: String {
         if let ratio { return Self.format(ratio: ratio) }
-        return time ?? "–"
+        return time ?? value ?? "–"
     }
 
     static func format(ratio: Double) -> String {
@@ -40,7 +42,7 @@ struct TargetCheck: Codable, Sendable, Equatable {
 
 enum Targets {
     /// Every target, in the order the report lists them.
-    static func evaluate(_ comparisons: [Comparison]) -> [TargetCheck] {
+    static func evaluate(_ comparisons: [Comparison], hitRatios: [HitRatioRow] = []) -> [TargetCheck] {
         let lookup = Lookup(comparisons: comparisons)
         var checks: [TargetCheck] = []
 
@@ -101,7 +103,58 @@ enum Targets {
             checks.append(lookup.scaling(size: size, atLeast: 1.8))
         }
         checks.append(lookup.worstRead(atMostMilliseconds: 5))
+
+        // Hit ratio (issue 15): KVCache's default policy on the shared traces.
+        checks.append(hitRatioGap(hitRatios, atMostPoints: 1))
+        checks.append(hitRatio(hitRatios, trace: "oltp", capacity: 1_000, atLeastPercent: 40))
         return checks
+    }
+
+    static let hitRatioSubject = "KVCache MemoryCache (default policy)"
+
+    /// In every row, KVCache's default policy at most `bound` points below the row's
+    /// best reference policy: the largest gap.
+    static func hitRatioGap(_ rows: [HitRatioRow], atMostPoints bound: Double) -> TargetCheck {
+        let name = "every trace and size, within \(String(format: "%.1f", bound)) point of the row's best "
+            + "reference policy, \(hitRatioSubject)"
+        let boundText = "≥ " + String(format: "%.1f", -bound) + " points"
+        let gaps = rows.compactMap { row -> (row: HitRatioRow, subject: HitRatioRow.Cell, best: HitRatioRow.Cell)? in
+            guard let subject = row.kvcacheDefault, let best = row.bestReference else { return nil }
+            return (row, subject, best)
+        }
+        guard let worst = gaps.min(by: { $0.subject.hitRatio - $0.best.hitRatio < $1.subject.hitRatio - $1.best.hitRatio })
+        else {
+            return TargetCheck(area: "hit ratio", name: name, bound: boundText, ratio: nil, time: nil,
+                               detail: "not measured in this run", status: .notMeasured)
+        }
+        let gap = worst.subject.hitRatio - worst.best.hitRatio
+        let within = gaps.filter { $0.subject.hitRatio - $0.best.hitRatio >= -bound }.count
+        let detail = "\(within) of \(gaps.count) trace × size rows within; largest gap \(worst.row.trace) @ "
+            + "\(worst.row.capacity.formatted()) entries: \(worst.subject.policy) "
+            + String(format: "%.2f %%", worst.subject.hitRatio) + " · \(worst.best.policy) "
+            + String(format: "%.2f %%", worst.best.hitRatio)
+        return TargetCheck(area: "hit ratio", name: name, bound: boundText, ratio: nil, time: nil,
+                           value: String(format: "%+.2f points", gap), detail: detail,
+                           status: within == gaps.count ? .met : .notMet)
+    }
+
+    /// KVCache's default policy's hit ratio on `trace` at `capacity` entries, at least `bound` %.
+    static func hitRatio(_ rows: [HitRatioRow], trace: String, capacity: Int, atLeastPercent bound: Double)
+        -> TargetCheck {
+        let name = "\(trace) @ \(capacity.formatted()) entries hit ratio, \(hitRatioSubject)"
+        let boundText = "≥ " + String(format: "%.1f", bound) + " %"
+        guard let row = rows.first(where: { $0.trace == trace && $0.capacity == capacity }),
+              let subject = row.kvcacheDefault else {
+            return TargetCheck(area: "hit ratio", name: name, bound: boundText, ratio: nil, time: nil,
+                               detail: "not measured in this run", status: .notMeasured)
+        }
+        var detail = "\(subject.policy) \(subject.hits.formatted()) hits of \(row.requests.formatted()) requests"
+        if let best = row.bestReference {
+            detail += " · best reference policy \(best.policy) " + String(format: "%.2f %%", best.hitRatio)
+        }
+        return TargetCheck(area: "hit ratio", name: name, bound: boundText, ratio: nil, time: nil,
+                           value: String(format: "%.2f %%", subject.hitRatio), detail: detail,
+                           status: subject.hitRatio >= bound ? .met : .notMet)
     }
 
     /// Finds comparisons and rows, and turns them into checks.

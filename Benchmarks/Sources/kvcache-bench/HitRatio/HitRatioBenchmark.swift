@@ -1,0 +1,139 @@
+import Foundation
+
+/// Replays the shared traces (`../shared/traces`) through KVCache's MemoryCache and
+/// through the reference policies of this folder at several cache sizes, and prints
+/// per trace the hit ratios and each cell's gap to the best of its row.
+struct HitRatioBenchmark {
+    /// A policy in the tables: how to replay a trace through it.
+    struct Contender: Sendable {
+        var name: String
+        /// The short column title.
+        var column: String
+        var isKVCache: Bool
+        var isDefault: Bool
+        var replay: @Sendable (_ keys: [Int], _ capacity: Int) -> Int
+
+        init<P: Policy>(_ policy: P.Type, column: String, isKVCache: Bool = false, isDefault: Bool = false) {
+            name = P.name
+            self.column = column
+            self.isKVCache = isKVCache
+            self.isDefault = isDefault
+            replay = { keys, capacity in P.hits(replaying: keys, capacity: capacity) }
+        }
+    }
+
+    /// KVCache's policies first (today MemoryCache's exact LRU), then the references.
+    static let contenders: [Contender] = [
+        Contender(KVCacheMemoryReplay.self, column: "KVCache (LRU)", isKVCache: true, isDefault: true),
+        Contender(LRUPolicy.self, column: "LRU"),
+        Contender(ClockPolicy.self, column: "CLOCK"),
+        Contender(SievePolicy.self, column: "SIEVE"),
+        Contender(S3FIFOPolicy.self, column: "S3-FIFO"),
+        Contender(ARCPolicy.self, column: "ARC"),
+        Contender(TwoQueuePolicy.self, column: "2Q"),
+        Contender(WTinyLFUPolicy.self, column: "W-TinyLFU"),
+    ]
+
+    /// Where the traces are.
+    var directory: URL
+    /// The traces to replay, with their sizes.
+    var traces: [Trace.Entry]
+
+    /// The traces as `options` scale them: `--quick` replays only gli (6,015
+    /// requests), a smoke run of the code path; otherwise every trace. `only`
+    /// narrows to the named traces.
+    init(directory: URL, scale: CommonOptions.Scale, only: [String] = []) {
+        self.directory = directory
+        var traces = Trace.catalog
+        if !only.isEmpty { traces = traces.filter { only.contains($0.name) } }
+        if scale == .quick { traces = traces.filter { $0.name == "gli" } }
+        self.traces = traces
+    }
+
+    /// Why the traces cannot be replayed, or nil when their folder is there.
+    var absence: String? {
+        var isDirectory: ObjCBool = false
+        if FileManager.default.fileExists(atPath: directory.path, isDirectory: &isDirectory), isDirectory.boolValue {
+            return nil
+        }
+        return "hit ratio: skipped, the traces are not at \(directory.path) (they live beside the repository "
+            + "in ../shared/traces; pass --traces DIR)"
+    }
+
+    /// Replays every trace; notes and skips the ones that are missing.
+    func run(into report: Report) {
+        if let absence {
+            report.note(absence)
+            return
+        }
+        for entry in traces {
+            let trace: Trace
+            do {
+                Progress.log("hit ratio: loading \(entry.file)")
+                trace = try Trace.load(entry, from: directory)
+            } catch {
+                report.note("hit ratio: \(entry.name) skipped: \(error)")
+                continue
+            }
+            var rows: [HitRatioRow] = []
+            var skipped: [Int] = []
+            for capacity in entry.capacities {
+                // A cache as large as the trace's key set evicts nothing: every policy ties.
+                guard capacity < trace.distinctKeys else {
+                    skipped.append(capacity)
+                    continue
+                }
+                Progress.log("hit ratio: \(trace.name) at \(capacity.formatted()) entries")
+                rows.append(Self.measure(trace, capacity: capacity))
+            }
+            var notes: [String] = []
+            if !skipped.isEmpty {
+                let ratio = 100 * Double(trace.keys.count - trace.distinctKeys) / Double(trace.keys.count)
+                notes.append(skipped.map { $0.formatted() }.joined(separator: ", ")
+                    + " entries not replayed: the trace has only \(trace.distinctKeys.formatted()) distinct keys, "
+                    + "so nothing is evicted and every policy hits " + String(format: "%.2f %%", ratio))
+            }
+            Output.print(Self.render(rows, trace: trace, notes: notes))
+            report.add(hitRatios: rows)
+        }
+    }
+
+    /// Every contender's hits on `trace` with `capacity` entries.
+    static func measure(_ trace: Trace, capacity: Int) -> HitRatioRow {
+        let hits = contenders.map { contender in
+            (policy: contender.name, isKVCache: contender.isKVCache, isDefault: contender.isDefault,
+             hits: contender.replay(trace.keys, capacity))
+        }
+        return HitRatioRow(trace: trace.name, capacity: capacity, requests: trace.keys.count,
+                           distinctKeys: trace.distinctKeys, hits: hits)
+    }
+
+    /// One table per trace: sizes down, policies across; each cell the hit ratio
+    /// and its gap to the row's best, the best marked `*`.
+    static func render(_ rows: [HitRatioRow], trace: Trace, notes: [String] = []) -> String {
+        var lines = ["hit ratio · \(trace.name) (\(trace.keys.count.formatted()) requests, "
+            + "\(trace.distinctKeys.formatted()) distinct keys) · % of requests, gap to the row's best in points, "
+            + "* the best"]
+        let columns = contenders.map(\.column)
+        let table = rows.map { row in
+            [row.capacity.formatted()] + row.cells.map(cellText(row))
+        }
+        lines.append(ConsoleTable.render(header: ["entries"] + columns, rows: table))
+        for row in rows {
+            guard let kvcache = row.kvcacheDefault, let reference = row.bestReference else { continue }
+            lines.append("  \(row.capacity.formatted()) entries: \(kvcache.policy) "
+                + String(format: "%.2f %%, %+.2f points to the best reference policy", kvcache.hitRatio,
+                         kvcache.hitRatio - reference.hitRatio)
+                + " (\(reference.policy) " + String(format: "%.2f %%)", reference.hitRatio))
+        }
+        for note in notes { lines.append("  " + note) }
+        return lines.joined(separator: "\n") + "\n"
+    }
+
+    static func cellText(_ row: HitRatioRow) -> (HitRatioRow.Cell) -> String {
+        { cell in
+            row.isBest(cell) ? String(format: "%.2f *", cell.hitRatio)
+                : String(format: "%.2f %+.2f", cell.hitRatio, cell.gapToBest)
+        }
+    }
+}
