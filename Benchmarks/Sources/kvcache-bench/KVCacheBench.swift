@@ -53,9 +53,29 @@ extension KVCacheBench {
         @Option(help: "Distinct keys (default 100000; 20000 with --quick, 200000 with --full).")
         var keys: Int?
 
+        @Option(help: ArgumentHelp(
+            "Thread counts to run every workload with, comma-separated (default 1,2; at most 64).",
+            valueName: "1,2,4"))
+        var threads: String = "1,2"
+
+        func validate() throws {
+            _ = try Self.threadCounts(threads)
+        }
+
+        static func threadCounts(_ text: String) throws -> [Int] {
+            let counts = text.split(separator: ",").map { Int($0.trimmingCharacters(in: .whitespaces)) }
+            guard !counts.isEmpty, counts.allSatisfy({ $0 != nil && (1...64).contains($0!) }) else {
+                throw ValidationError("--threads takes thread counts from 1 to 64, comma-separated (1,2,4), not '\(text)'")
+            }
+            return Array(Set(counts.map { $0! })).sorted()
+        }
+
         func run() throws {
+            let counts = try Self.threadCounts(threads)
             try Session(options: options).run { report, _ in
-                MemoryBenchmark(options: options, keyCount: keys).run(into: report)
+                var benchmark = MemoryBenchmark(options: options, keyCount: keys)
+                benchmark.threadCounts = counts
+                benchmark.run(into: report)
             }
         }
     }

@@ -19,7 +19,7 @@ import Testing
 
     @Test func everyTargetIsListedAndNotMeasuredWithoutComparisons() {
         let checks = Targets.evaluate([])
-        #expect(checks.count == 23)
+        #expect(checks.count == 25)
         #expect(checks.allSatisfy { $0.status == .notMeasured && $0.figure == "–" })
         #expect(Set(checks.map(\.area)) == ["memory", "disk", "python diskcache", "facade", "concurrency",
                                             "hit ratio"])
@@ -64,6 +64,23 @@ import Testing
         #expect(speedup.figure == "4.89×")
         #expect(speedup.detail.contains("the floor (Dictionary+mutex) is 5.50× faster"))
         #expect(try check(checks, "get-hit uniform, KVCache MemoryCache").status == .met)
+    }
+
+    /// Issue 15: a memory get hit with two threads against one, as throughput.
+    @Test func memoryScalingIsOneThreadsTimeOverTwoThreads() throws {
+        let checks = Targets.evaluate([
+            comparison("memory", "1 thread", "get-hit uniform", [("Dictionary+mutex", 80), ("KVCache MemoryCache", 100)]),
+            comparison("memory", "2 threads", "get-hit uniform", [("Dictionary+mutex", 70), ("KVCache MemoryCache", 92)]),
+            comparison("memory", "1 thread", "get-hit zipf0.9", [("Dictionary+mutex", 80), ("KVCache MemoryCache", 100)]),
+            comparison("memory", "2 threads", "get-hit zipf0.9", [("Dictionary+mutex", 70), ("KVCache MemoryCache", 50)]),
+        ])
+        let uniform = try check(checks, "get-hit uniform, 2 threads ÷ 1 thread")
+        #expect(uniform.status == .notMet)
+        #expect(uniform.figure == "1.09×")
+        #expect(uniform.bound == "≥ 1.8×")
+        let zipf = try check(checks, "get-hit zipf0.9, 2 threads ÷ 1 thread")
+        #expect(zipf.status == .met)
+        #expect(zipf.figure == "2.00×")
     }
 
     @Test func timeTargetsCompareTheTimeItself() throws {
@@ -118,7 +135,7 @@ import Testing
         let text = Targets.render(Targets.evaluate([
             comparison("cache", "memory holds everything", "mix 90 % get", [("levels by hand", 1_000), ("Cache", 1_200)]),
         ]))
-        #expect(text.hasPrefix("targets: 0 of 1 measured met (22 not measured in this run)"))
+        #expect(text.hasPrefix("targets: 0 of 1 measured met (24 not measured in this run)"))
         #expect(text.contains("not met"))
     }
 

@@ -56,6 +56,10 @@ enum Targets {
         checks.append(lookup.ratio(
             area: "memory", name: "set-with-eviction, \(memory) ÷ \(dictionary) insert", atMost: 2,
             at: ("memory", "1 thread", "set-with-eviction"), subject: memory, reference: dictionary))
+        // Reads that scale (issue 15): two threads' get hits against one thread's.
+        for workload in ["get-hit uniform", "get-hit zipf0.9"] {
+            checks.append(lookup.memoryScaling(workload: workload, subject: memory, atLeast: 1.8))
+        }
         checks.append(lookup.speedup(
             area: "memory", name: "get-hit uniform, faster than NSCache", atLeast: 10,
             at: ("memory", "1 thread", "get-hit uniform"), subject: memory, slower: "NSCache", comparesFloor: true))
@@ -273,6 +277,21 @@ enum Targets {
             return TargetCheck(area: "concurrency", name: name, bound: boundText, ratio: ratio, time: nil,
                                detail: "1 thread " + TablePrinter.rate(perSecond: 1e9 / one) + " reads/s · 2 threads "
                                    + TablePrinter.rate(perSecond: 1e9 / two) + " reads/s",
+                               status: ratio >= bound ? .met : .notMet)
+        }
+
+        /// 2 threads ÷ 1 thread throughput of a memory workload for `subject`.
+        func memoryScaling(workload: String, subject: String, atLeast bound: Double) -> TargetCheck {
+            let name = "\(workload), 2 threads ÷ 1 thread throughput, \(subject)"
+            let boundText = "≥ " + String(format: "%g", bound) + "×"
+            guard let one = median(comparison(("memory", "1 thread", workload)), subject),
+                  let two = median(comparison(("memory", "2 threads", workload)), subject), two > 0 else {
+                return missing("memory", name, boundText)
+            }
+            let ratio = one / two
+            return TargetCheck(area: "memory", name: name, bound: boundText, ratio: ratio, time: nil,
+                               detail: "1 thread " + TablePrinter.rate(perSecond: 1e9 / one) + " gets/s · 2 threads "
+                                   + TablePrinter.rate(perSecond: 1e9 / two) + " gets/s",
                                status: ratio >= bound ? .met : .notMet)
         }
 

@@ -1,5 +1,7 @@
-/// `kvcache-bench memory`: every memory strategy on every workload, single
-/// thread and two threads, strategies interleaved within each run.
+/// `kvcache-bench memory`: every memory strategy on every workload, with one thread
+/// and two (or the counts `--threads` gives), strategies interleaved within each run.
+/// With several threads a figure is the wall time over all operations, so
+/// 1-thread ÷ n-thread ns/op is the throughput scaling.
 struct MemoryBenchmark {
     /// Add a strategy here to compare it.
     static let strategies: [any MemoryStrategy.Type] = [
