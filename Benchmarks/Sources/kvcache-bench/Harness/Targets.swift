@@ -267,31 +267,29 @@ enum Targets {
 
         /// 1-thread ÷ 2-thread wall time per read of DiskCache: the throughput ratio.
         func scaling(size: String, atLeast bound: Double) -> TargetCheck {
-            let name = "\(size) get-hit, 2 threads ÷ 1 thread throughput, DiskCache"
-            let boundText = "≥ " + String(format: "%g", bound) + "×"
             let found = comparison(("concurrency", size, "disk get hit: DiskCache"))
-            guard let one = median(found, "1 thread"), let two = median(found, "2 threads"), two > 0 else {
-                return missing("concurrency", name, boundText)
-            }
-            let ratio = one / two
-            return TargetCheck(area: "concurrency", name: name, bound: boundText, ratio: ratio, time: nil,
-                               detail: "1 thread " + TablePrinter.rate(perSecond: 1e9 / one) + " reads/s · 2 threads "
-                                   + TablePrinter.rate(perSecond: 1e9 / two) + " reads/s",
-                               status: ratio >= bound ? .met : .notMet)
+            return throughputScaling(area: "concurrency", name: "\(size) get-hit, 2 threads ÷ 1 thread throughput, DiskCache",
+                                     one: median(found, "1 thread"), two: median(found, "2 threads"),
+                                     unit: "reads/s", atLeast: bound)
         }
 
         /// 2 threads ÷ 1 thread throughput of a memory workload for `subject`.
         func memoryScaling(workload: String, subject: String, atLeast bound: Double) -> TargetCheck {
-            let name = "\(workload), 2 threads ÷ 1 thread throughput, \(subject)"
+            throughputScaling(area: "memory", name: "\(workload), 2 threads ÷ 1 thread throughput, \(subject)",
+                              one: median(comparison(("memory", "1 thread", workload)), subject),
+                              two: median(comparison(("memory", "2 threads", workload)), subject),
+                              unit: "gets/s", atLeast: bound)
+        }
+
+        /// One thread's ns per operation over two threads' (wall time over all operations).
+        private func throughputScaling(area: String, name: String, one: Double?, two: Double?, unit: String,
+                                       atLeast bound: Double) -> TargetCheck {
             let boundText = "≥ " + String(format: "%g", bound) + "×"
-            guard let one = median(comparison(("memory", "1 thread", workload)), subject),
-                  let two = median(comparison(("memory", "2 threads", workload)), subject), two > 0 else {
-                return missing("memory", name, boundText)
-            }
+            guard let one, let two, two > 0 else { return missing(area, name, boundText) }
             let ratio = one / two
-            return TargetCheck(area: "memory", name: name, bound: boundText, ratio: ratio, time: nil,
-                               detail: "1 thread " + TablePrinter.rate(perSecond: 1e9 / one) + " gets/s · 2 threads "
-                                   + TablePrinter.rate(perSecond: 1e9 / two) + " gets/s",
+            return TargetCheck(area: area, name: name, bound: boundText, ratio: ratio, time: nil,
+                               detail: "1 thread " + TablePrinter.rate(perSecond: 1e9 / one) + " \(unit) · 2 threads "
+                                   + TablePrinter.rate(perSecond: 1e9 / two) + " \(unit)",
                                status: ratio >= bound ? .met : .notMet)
         }
 
