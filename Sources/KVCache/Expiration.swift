@@ -16,6 +16,16 @@ public enum Expiration: Sendable, Hashable {
     /// whose interval is NaN has expired already.
     case at(Date)
 
+    /// The expiration of a stored deadline (seconds since 1970): `.never` for none
+    /// (nil, or infinity as the memory level keeps it), else `.at` it.
+    init(deadline: Double?) {
+        guard let deadline, deadline != .infinity else {
+            self = .never
+            return
+        }
+        self = .at(Date(timeIntervalSince1970: deadline))
+    }
+
     /// The absolute wall-clock deadline in seconds since 1970, or `nil` for `.never`.
     func deadline(from now: Double) -> Double? {
         switch self {

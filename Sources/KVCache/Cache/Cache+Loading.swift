@@ -118,9 +118,9 @@ extension Cache {
         return try writes.mutate(key) {
             guard try self.expiration(forKey: key) == expected else { return false }
             if diskWrite == .skipped {
-                try disk.removeValue(forKey: key)
+                try disk.removeValue(forKey: key, reportsChange: false)
             } else {
-                try disk.setValue(data, forKey: key, expiration: expiration)
+                try disk.setValue(data, forKey: key, expiration: expiration, extendedData: nil, reportsChange: false)
             }
             memory.setValue(value, forKey: key, cost: cost, expiration: expiration)
             return true

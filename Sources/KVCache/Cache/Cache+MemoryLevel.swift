@@ -79,6 +79,12 @@ extension Cache {
             cache.removeValues { shouldRemove($0.string) }
         }
 
+        /// Removes the entries whose key starts with `prefix`, byte-wise (as the disk level compares).
+        func removeValues(withPrefix prefix: String) {
+            let prefixBytes = Array(prefix.utf8)
+            cache.removeValues { $0.string.utf8.starts(with: prefixBytes) }
+        }
+
         /// See ``MemoryCache/removeAll()``.
         public func removeAll() { cache.removeAll() }
 

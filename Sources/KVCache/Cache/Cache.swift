@@ -162,7 +162,7 @@ public final class Cache<Value: Sendable>: Sendable {
         let entry: (data: Data, expiration: Expiration)?
         if let write = writes.pendingWrite(forKey: key) {
             entry = write.isExpired(at: disk.configuration.clock())
-                ? nil : (write.data, write.deadline.map { .at(Date(timeIntervalSince1970: $0)) } ?? .never)
+                ? nil : (write.data, Expiration(deadline: write.deadline))
         } else {
             entry = try disk.entry(forKey: key)
         }
@@ -177,7 +177,7 @@ public final class Cache<Value: Sendable>: Sendable {
             counters.withLock { $0.decodingFailures &+= 1 }
             if removesUndecodableValues {
                 // Only if nothing replaced it meanwhile: the new value may decode.
-                try writes.mutateIfUnchanged(token) { try disk.removeValue(forKey: key) }
+                try writes.mutateIfUnchanged(token) { try disk.removeValue(forKey: key, reportsChange: false) }
             }
             throw KVCacheError.decodingFailed(key: key, message: String(describing: error), underlyingError: error)
         }
@@ -203,7 +203,7 @@ public final class Cache<Value: Sendable>: Sendable {
         if let expiration = memory.expiration(forKey: key) { return expiration }
         if let write = writes.pendingWrite(forKey: key) {
             if write.isExpired(at: disk.configuration.clock()) { return nil }
-            return write.deadline.map { .at(Date(timeIntervalSince1970: $0)) } ?? .never
+            return Expiration(deadline: write.deadline)
         }
         guard let info = try disk.info(forKey: key) else { return nil }
         return info.expirationDate.map { .at($0) } ?? .never
@@ -248,7 +248,7 @@ public final class Cache<Value: Sendable>: Sendable {
         switch diskWrite {
         case .immediate:
             try writes.mutate(key) {
-                try disk.setValue(data, forKey: key, expiration: expiration, extendedData: extendedData)
+                try disk.setValue(data, forKey: key, expiration: expiration, extendedData: extendedData, reportsChange: false)
                 memory.setValue(value, forKey: key, cost: cost, expiration: expiration)
             }
         case .background:
@@ -258,7 +258,7 @@ public final class Cache<Value: Sendable>: Sendable {
         case .skipped:
             // An older value left on disk would come back once memory evicts this one.
             try writes.mutate(key) {
-                try disk.removeValue(forKey: key)
+                try disk.removeValue(forKey: key, reportsChange: false)
                 memory.setValue(value, forKey: key, cost: cost, expiration: expiration)
             }
         }
@@ -271,7 +271,7 @@ public final class Cache<Value: Sendable>: Sendable {
         try validate(key)
         return try writes.mutate(key, supersedesQueuedWrite: false) {
             let queued = writes.retimeQueuedWrite(forKey: key, expiration: expiration)
-            let onDisk = try disk.touch(key, expiration: expiration)
+            let onDisk = try disk.touch(key, expiration: expiration, reportsChange: false)
             let inMemory = memory.touch(key, expiration: expiration)
             return queued || onDisk || inMemory
         }
@@ -288,7 +288,8 @@ public final class Cache<Value: Sendable>: Sendable {
         // Not superseding a queued write: one there means the key has a value.
         return try writes.mutate(key, supersedesQueuedWrite: false) {
             if writes.pendingWrite(forKey: key) != nil || memory.contains(key) { return false }
-            guard try disk.setValueIfAbsent(data, forKey: key, expiration: expiration) else { return false }
+            guard try disk.setValueIfAbsent(data, forKey: key, expiration: expiration, extendedData: nil,
+                                           reportsChange: false) else { return false }
             memory.setValue(value, forKey: key, cost: cost, expiration: expiration)
             counters.withLock { $0.sets &+= 1 }
             return true
@@ -308,7 +309,7 @@ public final class Cache<Value: Sendable>: Sendable {
             costs[key] = cost
         }
         try writes.mutate(keys: Array(values.keys)) {
-            try disk.setValues(encoded, expiration: expiration)
+            try disk.setValues(encoded, expiration: expiration, reportsChange: false)
             for (key, value) in values {
                 memory.setValue(value, forKey: key, cost: costs[key] ?? 0, expiration: expiration)
             }
@@ -330,7 +331,7 @@ public final class Cache<Value: Sendable>: Sendable {
     /// back from disk after memory dropped it).
     public func removeValue(forKey key: String) throws {
         try writes.mutate(key) {
-            try disk.removeValue(forKey: key)
+            try disk.removeValue(forKey: key, reportsChange: false)
             memory.removeValue(forKey: key)
         }
     }
@@ -342,19 +343,16 @@ public final class Cache<Value: Sendable>: Sendable {
     /// some of the disk entries may be gone.
     @discardableResult
     public func removeValues(withPrefix prefix: String) throws -> Int {
-        let prefixBytes = Array(prefix.utf8)
-        return try writes.removeValues(withPrefix: prefix, disk: {
-            try disk.removeValues(withPrefix: prefix)
-        }, memory: {
-            memory.cache.removeValues { $0.string.utf8.starts(with: prefixBytes) }
-        })
+        try writes.removeValues(withPrefix: prefix, disk: {
+            try disk.removeValues(withPrefix: prefix, reportsChange: false)
+        }, memory: { memory.removeValues(withPrefix: prefix) })
     }
 
     /// Removes every value from both levels (queued background writes are dropped).
     public func removeAll() throws {
         try writes.mutate(nil) {
             memory.removeAll()
-            try disk.removeAll()
+            try disk.removeAll(reportsChange: false)
         }
     }
 
@@ -362,7 +360,7 @@ public final class Cache<Value: Sendable>: Sendable {
     public func removeAll(progress: (_ removed: Int, _ total: Int) -> Void) throws {
         try writes.mutate(nil) {
             memory.removeAll()
-            try disk.removeAll(progress: progress)
+            try disk.removeAll(reportsChange: false, progress: progress)
         }
     }
 
@@ -393,19 +391,15 @@ public final class Cache<Value: Sendable>: Sendable {
         if let failure { throw failure }
     }
 
-    /// Drops the memory copies a change made directly through `disk` made stale. The cache's
-    /// own writes to the disk level (made inside its mutations) keep both levels in step
-    /// already. As a mutation, so a promotion that read the old value is dropped too.
+    /// Drops the memory copies a change made directly through `disk` made stale (the cache's
+    /// own writes do not report theirs). As a mutation, so a promotion that read the old value
+    /// is dropped too.
     func diskChangedDirectly(_ change: DiskCache.DirectChange) {
-        if writes.isMutatingOnThisThread { return }
         switch change {
         case .key(let key):
             writes.mutate(key) { _ = memory.removeValue(forKey: key) }
         case .prefix(let prefix):
-            let prefixBytes = Array(prefix.utf8)
-            writes.removeValues(withPrefix: prefix, disk: {}, memory: {
-                memory.cache.removeValues { $0.string.utf8.starts(with: prefixBytes) }
-            })
+            writes.removeValues(withPrefix: prefix, disk: {}, memory: { memory.removeValues(withPrefix: prefix) })
         case .all:
             writes.mutate(nil) { memory.removeAll() }
         }

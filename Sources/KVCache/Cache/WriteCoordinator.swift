@@ -56,9 +56,6 @@ final class WriteCoordinator: @unchecked Sendable {
     /// Held across each mutation, and by the background queue while a write lands.
     /// Recursive: `removeAll`'s progress runs under it and may call back.
     private let mutationLock = NSRecursiveLock()
-    /// The thread that holds `mutationLock`, and how many times: the cache's own writes to
-    /// the disk level run there, and the disk level's report of them is ignored.
-    private let mutationHolder = MutexBox<(thread: pthread_t, depth: Int)?>(nil)
     private let keys = KeyLockTable()
     private let gate = MutationGate()
     // Guarded by its box; taken alone or inside the locks above, never the other way round.
@@ -69,22 +66,6 @@ final class WriteCoordinator: @unchecked Sendable {
     nonisolated(unsafe) var duringMutation: ((String) -> Void)?
     /// Test hook: called when a read that found its key on disk is about to promote it.
     nonisolated(unsafe) var willPromote: ((String) -> Void)?
-
-    private func lockMutations() {
-        mutationLock.lock()
-        mutationHolder.withLock { holder in holder = (pthread_self(), (holder?.depth ?? 0) + 1) }
-    }
-
-    private func unlockMutations() {
-        mutationHolder.withLock { holder in holder = holder!.depth > 1 ? (holder!.thread, holder!.depth - 1) : nil }
-        mutationLock.unlock()
-    }
-
-    /// Whether the calling thread is inside one of this cache's mutations (or lands a
-    /// background write).
-    var isMutatingOnThisThread: Bool {
-        mutationHolder.withLock { holder in holder.map { pthread_equal($0.thread, pthread_self()) != 0 } ?? false }
-    }
 
     init(disk: DiskCache) {
         self.disk = disk
@@ -151,8 +132,8 @@ final class WriteCoordinator: @unchecked Sendable {
     func mutate<Result>(_ key: String?, supersedesQueuedWrite: Bool = true,
                         _ body: () throws -> Result) rethrows -> Result {
         try DeferredCallbacks.whileDeferring {
-            lockMutations()
-            defer { unlockMutations() }
+            mutationLock.lock()
+            defer { mutationLock.unlock() }
             guard let key else {
                 return try gate.withExclusive {
                     state.withLock { state in
@@ -198,8 +179,8 @@ final class WriteCoordinator: @unchecked Sendable {
     func mutate<Result>(keys: [String], _ body: () throws -> Result) rethrows -> Result {
         let sorted = Set(keys.map(ByteWiseKey.init)).sorted { $0.string.utf8.lexicographicallyPrecedes($1.string.utf8) }
         return try DeferredCallbacks.whileDeferring {
-            lockMutations()
-            defer { unlockMutations() }
+            mutationLock.lock()
+            defer { mutationLock.unlock() }
             return try gate.withShared {
                 try withKeyLocks(sorted[...]) {
                     state.withLock { state in
@@ -231,8 +212,8 @@ final class WriteCoordinator: @unchecked Sendable {
     func removeValues<Result>(withPrefix prefix: String, disk: () throws -> Result,
                               memory: () -> Void) rethrows -> Result {
         try DeferredCallbacks.whileDeferring {
-            lockMutations()
-            defer { unlockMutations() }
+            mutationLock.lock()
+            defer { mutationLock.unlock() }
             let prefixBytes = Array(prefix.utf8)
             state.withLock { state in
                 state.epoch &+= 1
@@ -279,14 +260,15 @@ final class WriteCoordinator: @unchecked Sendable {
     }
 
     private func land(_ key: String, generation: UInt64) {
-        lockMutations()
-        defer { unlockMutations() }
+        mutationLock.lock()
+        defer { mutationLock.unlock() }
         guard let write = pendingWrite(forKey: key), write.generation == generation else { return }
         do {
             // A lifetime counts from the `setValue` call, unless the disk extends it on access.
             let expiration = disk.configuration.extendsExpirationOnAccess
-                ? write.expiration : write.deadline.map { .at(Date(timeIntervalSince1970: $0)) } ?? .never
-            try disk.setValue(write.data, forKey: key, expiration: expiration, extendedData: write.extendedData)
+                ? write.expiration : Expiration(deadline: write.deadline)
+            try disk.setValue(write.data, forKey: key, expiration: expiration, extendedData: write.extendedData,
+                              reportsChange: false)
         } catch {
             disk.diagnostics.failed("the background disk write of \(key) (kept in memory only)", error, path: disk.path)
             state.withLock { state in

@@ -45,10 +45,16 @@ extension DiskCache {
     /// Removes every entry, fast at any size: the rows go in one statement and the
     /// data folder is swapped for an empty one and deleted in the background.
     public func removeAll() throws {
+        try removeAll(reportsChange: true)
+    }
+
+    /// The same, telling `directChanges` only if `reportsChange`: the ``Cache`` around this level
+    /// passes false for its own writes, which keep its memory level in step already.
+    func removeAll(reportsChange: Bool) throws {
         var trash: [String] = []
         try performWork(freesSpace: true, emptiesDataFolder: true, prepare: { try $0.removeAllWork() },
                         finish: { trash = $0.removedAll($1) })
-        reportDirectChange(.all)
+        if reportsChange { reportDirectChange(.all) }
         guard !trash.isEmpty else { return }
         backgroundQueue.async(group: backgroundWork) { [trash] in
             for folder in trash { FileStore.removeDataFolder(folder) }
@@ -61,6 +67,12 @@ extension DiskCache {
     /// on between and during the steps. An empty prefix removes every entry.
     @discardableResult
     public func removeValues(withPrefix prefix: String) throws -> Int {
+        try removeValues(withPrefix: prefix, reportsChange: true)
+    }
+
+    /// The same, telling `directChanges` only if `reportsChange`: the ``Cache`` around this level
+    /// passes false for its own writes, which keep its memory level in step already.
+    func removeValues(withPrefix prefix: String, reportsChange: Bool) throws -> Int {
         let limit = KVStorage.trimStepLimit
         let work = KVStorage.removeValuesWork(withPrefix: prefix, limit: limit)
         var removed = 0
@@ -71,7 +83,7 @@ extension DiskCache {
             }, finish: { storage, count in storage.counters.evictions[.removed, default: 0] += count })
             removed += step
             if step < limit {
-                reportDirectChange(.prefix(prefix))
+                if reportsChange { reportDirectChange(.prefix(prefix)) }
                 return removed
             }
         }
@@ -80,6 +92,12 @@ extension DiskCache {
     /// Removes every entry in steps, reporting `(removed, total)` after each step
     /// (from the calling thread, without the lock held). Other callers may run between steps.
     public func removeAll(progress: (_ removed: Int, _ total: Int) -> Void) throws {
+        try removeAll(reportsChange: true, progress: progress)
+    }
+
+    /// The same, telling `directChanges` only if `reportsChange`: the ``Cache`` around this level
+    /// passes false for its own writes, which keep its memory level in step already.
+    func removeAll(reportsChange: Bool, progress: (_ removed: Int, _ total: Int) -> Void) throws {
         let total = try totalCount
         var removed = 0
         progress(0, total)
@@ -91,6 +109,6 @@ extension DiskCache {
             removed += step
             progress(removed, max(total, removed))
         }
-        reportDirectChange(.all)
+        if reportsChange { reportDirectChange(.all) }
     }
 }

@@ -188,6 +188,14 @@ public final class DiskCache: Sendable {
     /// extended data (small metadata kept beside the value).
     public func setValue(_ data: Data, forKey key: String, expiration: Expiration = .never,
                          extendedData: Data? = nil) throws {
+        try setValue(data, forKey: key, expiration: expiration, extendedData: extendedData, reportsChange: true)
+    }
+
+    /// The same, telling `directChanges` only if `reportsChange`: the ``Cache`` around this level
+    /// passes false for its own writes, which keep its memory level in step already.
+    @usableFromInline
+    func setValue(_ data: Data, forKey key: String, expiration: Expiration, extendedData: Data?,
+                  reportsChange: Bool) throws {
         try KVStorage.validate(extendedData: extendedData)
         // Inline values (the common small set) take the lock once.
         if let name = try writeFileWithoutLock(data, forKey: key) {
@@ -198,7 +206,7 @@ public final class DiskCache: Sendable {
         } else {
             try perform { try $0.setValue(data, forKey: key, expiration: expiration, extendedData: extendedData) }
         }
-        reportDirectChange(.key(key))
+        if reportsChange { reportDirectChange(.key(key)) }
     }
 
     /// A change made through a write method, as `directChanges` hears of it.
@@ -242,6 +250,12 @@ public final class DiskCache: Sendable {
     /// callers go on meanwhile.
     @discardableResult
     public func touch(_ key: String, expiration: Expiration) throws -> Bool {
+        try touch(key, expiration: expiration, reportsChange: true)
+    }
+
+    /// The same, telling `directChanges` only if `reportsChange`: the ``Cache`` around this level
+    /// passes false for its own writes, which keep its memory level in step already.
+    func touch(_ key: String, expiration: Expiration, reportsChange: Bool) throws -> Bool {
         try KVStorage.validate(key, options: reader.options)
         let touched = try performWork(freesSpace: false, prepare: { storage in
             try storage.requireWritable()
@@ -259,7 +273,7 @@ public final class DiskCache: Sendable {
                 return transaction.database.changes
             }
         }, finish: { _, _ in }) > 0
-        if touched { reportDirectChange(.key(key)) }
+        if touched && reportsChange { reportDirectChange(.key(key)) }
         return touched
     }
 
@@ -269,6 +283,13 @@ public final class DiskCache: Sendable {
     @discardableResult
     public func setValueIfAbsent(_ data: Data, forKey key: String, expiration: Expiration = .never,
                                  extendedData: Data? = nil) throws -> Bool {
+        try setValueIfAbsent(data, forKey: key, expiration: expiration, extendedData: extendedData, reportsChange: true)
+    }
+
+    /// The same, telling `directChanges` only if `reportsChange`: the ``Cache`` around this level
+    /// passes false for its own writes, which keep its memory level in step already.
+    func setValueIfAbsent(_ data: Data, forKey key: String, expiration: Expiration, extendedData: Data?,
+                          reportsChange: Bool) throws -> Bool {
         try KVStorage.validate(extendedData: extendedData)
         try KVStorage.validate(key, options: reader.options)
         let stored: Bool
@@ -289,7 +310,7 @@ public final class DiskCache: Sendable {
                 return true
             }
         }
-        if stored { reportDirectChange(.key(key)) }
+        if stored && reportsChange { reportDirectChange(.key(key)) }
         return stored
     }
 
@@ -298,6 +319,12 @@ public final class DiskCache: Sendable {
     /// values are written first, without the lock. If it throws, none was stored. Keys
     /// are checked first: one bad key stores nothing.
     public func setValues(_ values: [String: Data], expiration: Expiration = .never) throws {
+        try setValues(values, expiration: expiration, reportsChange: true)
+    }
+
+    /// The same, telling `directChanges` only if `reportsChange`: the ``Cache`` around this level
+    /// passes false for its own writes, which keep its memory level in step already.
+    func setValues(_ values: [String: Data], expiration: Expiration, reportsChange: Bool) throws {
         guard !values.isEmpty else { return }
         for key in values.keys { try KVStorage.validate(key, options: reader.options) }
         var batch: [KVStorage.BatchValue] = []
@@ -317,7 +344,7 @@ public final class DiskCache: Sendable {
                 storage.counters.sets += count
                 for name in reserved { storage.releaseFileName(name) }
             })
-            for key in values.keys { reportDirectChange(.key(key)) }
+            if reportsChange { for key in values.keys { reportDirectChange(.key(key)) } }
         } catch {
             let files = files
             store.withLock { storage in for name in reserved { storage.releaseFileName(name) } }
@@ -338,8 +365,15 @@ public final class DiskCache: Sendable {
 
     /// Removes the value for `key`, if any.
     public func removeValue(forKey key: String) throws {
+        try removeValue(forKey: key, reportsChange: true)
+    }
+
+    /// The same, telling `directChanges` only if `reportsChange`: the ``Cache`` around this level
+    /// passes false for its own writes, which keep its memory level in step already.
+    @usableFromInline
+    func removeValue(forKey key: String, reportsChange: Bool) throws {
         try perform { _ = try $0.removeValue(forKey: key) }
-        reportDirectChange(.key(key))
+        if reportsChange { reportDirectChange(.key(key)) }
     }
 
     /// True if a live value is stored for `key`.

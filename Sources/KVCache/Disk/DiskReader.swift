@@ -126,7 +126,7 @@ struct DiskReader: Sendable {
             if options.extendsExpirationOnAccess, let lifetime = row.lifetime {
                 expiration = .after(.clamping(seconds: lifetime))
             } else {
-                expiration = .at(Date(timeIntervalSince1970: deadline))
+                expiration = Expiration(deadline: deadline)
             }
         }
         if let filename = row.filename { return .file(name: filename, size: row.size, expiration) }

@@ -197,8 +197,7 @@ public final class MemoryCache<Key: Hashable & Sendable, Value: Sendable>: @unch
         mutex.lock()
         defer { mutex.unlock() }
         guard let index = storage.entry(forKey: key)?.index, !isExpired(at: index) else { return nil }
-        let deadline = storage.times(at: index).deadline
-        return deadline == .infinity ? .never : .at(Date(timeIntervalSince1970: deadline))
+        return Expiration(deadline: storage.times(at: index).deadline)
     }
 
     /// Gives `key`'s live entry a new expiration, counted from now; returns false if

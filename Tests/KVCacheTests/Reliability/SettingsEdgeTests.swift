@@ -65,7 +65,9 @@ import Testing
         #endif
         for (name, path) in settings {
             let outcome = try Self.tryDisk { $0[keyPath: path] = value }
-            #expect((outcome == .rejected) == (value < .zero) || name == "metricsInterval", "\(name) = \(value)")
+            // metricsInterval must be positive; the others may be zero.
+            let refused = name == "metricsInterval" ? !(value > .zero) : value < .zero
+            #expect((outcome == .rejected) == refused, "\(name) = \(value)")
         }
         let age = try Self.tryDisk { $0.ageLimit = value }
         #expect((age == .rejected) == (value < .zero), "ageLimit = \(value)")
