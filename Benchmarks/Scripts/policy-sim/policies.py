@@ -3,7 +3,6 @@ exact LRU, W-TinyLFU (1 % LRU window, SLRU main 20/80, count-min sketch of 4-bit
 halved every 10 x capacity increments) with a static or hill-climbed window, and a variant
 whose window moves on ghost hits as ARC's target does. Each returns its hit count."""
 from collections import OrderedDict
-import random
 
 def lru(keys, C):
     d=OrderedDict(); h=0
@@ -40,215 +39,162 @@ class Sketch:
     def freq(self,k):
         return min(self.t[i][self.idx(k,i)] for i in range(4))
 
-def wtinylfu(keys, C, window=0.01, adaptive=False, step=0.0625, decay=0.98, restart=0.05, period_mult=10, ghost=False, first_move=True, min_period=0):
-    sk=Sketch(C)
-    win=OrderedDict(); prob=OrderedDict(); prot=OrderedDict()
-    wmax=max(1,int(C*window))
-    h=0
-    # hill climber
-    sample_hits=0; sample_n=0; prev_rate=None; stepsz=step*C; period=max(min_period,period_mult*C)
-    for k in keys:
-        sk.inc(k)
-        hit=True
-        if k in win: win.move_to_end(k)
-        elif k in prob:
-            del prob[k]; prot[k]=1
-            pmax=int((C-wmax)*0.8)
-            while len(prot)>pmax:
-                v,_=prot.popitem(last=False); prob[v]=1
-        elif k in prot: prot.move_to_end(k)
-        else:
-            hit=False
-            win[k]=1
-            while len(win)>wmax:
-                cand,_=win.popitem(last=False)
-                mainmax=C-wmax
-                if len(prob)+len(prot)<mainmax:
-                    prob[cand]=1; continue
-                if prob: vict=next(iter(prob)); src=prob
-                else: vict=next(iter(prot)); src=prot
-                if sk.freq(cand)>sk.freq(vict):
-                    del src[vict]; prob[cand]=1
-            # main overflow after window shrink
-            while len(win)+len(prob)+len(prot)>C:
-                if prob: prob.popitem(last=False)
-                elif prot: prot.popitem(last=False)
-                else: win.popitem(last=False)
-        if hit: h+=1
-        if adaptive:
-            sample_n+=1; sample_hits+=hit
-            if sample_n>=period:
-                rate=sample_hits/sample_n
-                if prev_rate is not None:
-                    delta=rate-prev_rate
-                    if delta<0: stepsz=-stepsz
-                    stepsz*=decay
-                    if abs(delta)>=restart: stepsz=(step*C) if stepsz>=0 else -(step*C)
-                    wnew=min(C-1,max(1,int(wmax+stepsz)))
-                    wmax=wnew
-                elif first_move:
-                    wmax=min(C-1,max(1,int(wmax+stepsz)))
-                prev_rate=rate; sample_hits=0; sample_n=0
-    return h
+class WTinyLFU:
+    """A 1 % LRU window in front of an SLRU main space (20 % probation, 80 % protected),
+    admitting a window victim into the main space only if the sketch counts it more often
+    than the main space's victim. `window` is the window's target size (a float, so that
+    adaptations may move it by less than one entry); with `ghosts`, rejected candidates and
+    main victims are remembered (as many as the capacity) so their return can be seen."""
 
-def wtinylfu_ghost(keys, C, window=0.01, ghost_scale=1.0, min_window=1, gain=1.0, climb=False, step=0.0625, decay=0.98, restart=0.05, period_mult=10):
-    sk=Sketch(C)
-    win=OrderedDict(); prob=OrderedDict(); prot=OrderedDict()
-    gW=OrderedDict(); gM=OrderedDict()
-    wf=max(1.0,C*window)  # float target
-    h=0
-    gcap=int(C*ghost_scale)
-    sample_hits=0; sample_n=0; prev_rate=None; stepsz=step*C; period=period_mult*C
-    for k in keys:
-        sk.inc(k)
-        if climb:
-            sample_n+=1
-            if sample_n>=period:
-                rate=sample_hits/sample_n
-                if prev_rate is not None:
-                    delta=rate-prev_rate
-                    if delta<0: stepsz=-stepsz
-                    stepsz*=decay
-                    if abs(delta)>=restart: stepsz=(step*C) if stepsz>=0 else -(step*C)
-                wf=min(C-1.0,max(1.0,wf+stepsz))
-                prev_rate=rate; sample_hits=0; sample_n=0
-        wmax=int(wf)
-        if k in win: win.move_to_end(k); h+=1; sample_hits+=1; continue
+    def __init__(self, C, window=0.01, ghosts=False):
+        self.C = C
+        self.sketch = Sketch(C)
+        self.win = OrderedDict(); self.prob = OrderedDict(); self.prot = OrderedDict()
+        self.window = max(1.0, C * window)
+        self.ghosts = ghosts
+        self.ghost_window = OrderedDict(); self.ghost_main = OrderedDict()
+
+    def resize(self, delta):
+        self.window = min(self.C - 1.0, max(1.0, self.window + delta))
+
+    def _remember(self, ghosts, key):
+        if self.ghosts:
+            ghosts[key] = 1
+            if len(ghosts) > self.C: ghosts.popitem(last=False)
+
+    def access(self, k):
+        """Returns (hit, ghost): ghost is 'window' or 'main' when a miss returns a key that
+        the admission rejected or that the main space evicted."""
+        self.sketch.inc(k)
+        wmax = int(self.window)
+        win, prob, prot = self.win, self.prob, self.prot
+        if k in win:
+            win.move_to_end(k); return True, None
         if k in prob:
-            del prob[k]; prot[k]=1; h+=1; sample_hits+=1
-            pmax=int((C-wmax)*0.8)
-            while len(prot)>pmax:
-                v,_=prot.popitem(last=False); prob[v]=1
-            continue
-        if k in prot: prot.move_to_end(k); h+=1; sample_hits+=1; continue
-        # miss: adapt
-        if k in gW:
-            d=gain*max(1.0, len(gM)/max(1,len(gW)))
-            wf=min(C-1.0, wf+d); del gW[k]
-        elif k in gM:
-            d=gain*max(1.0, len(gW)/max(1,len(gM)))
-            wf=max(float(min_window), wf-d); del gM[k]
-        wmax=int(wf)
-        win[k]=1
-        while len(win)>wmax:
-            cand,_=win.popitem(last=False)
-            mainmax=C-wmax
-            if len(prob)+len(prot)<mainmax:
-                prob[cand]=1; continue
-            if prob: vict=next(iter(prob)); src=prob
-            else: vict=next(iter(prot)); src=prot
-            if sk.freq(cand)>sk.freq(vict):
-                del src[vict]; prob[cand]=1
-                gM[vict]=1
-                if len(gM)>gcap: gM.popitem(last=False)
+            del prob[k]; prot[k] = 1
+            while len(prot) > int((self.C - wmax) * 0.8):
+                v, _ = prot.popitem(last=False); prob[v] = 1
+            return True, None
+        if k in prot:
+            prot.move_to_end(k); return True, None
+        ghost = None
+        if k in self.ghost_window: ghost = 'window'; del self.ghost_window[k]
+        elif k in self.ghost_main: ghost = 'main'; del self.ghost_main[k]
+        win[k] = 1
+        while len(win) > wmax:
+            cand, _ = win.popitem(last=False)
+            if len(prob) + len(prot) < self.C - wmax:
+                prob[cand] = 1; continue
+            src = prob if prob else prot
+            vict = next(iter(src))
+            if self.sketch.freq(cand) > self.sketch.freq(vict):
+                del src[vict]; prob[cand] = 1
+                self._remember(self.ghost_main, vict)
             else:
-                gW[cand]=1
-                if len(gW)>gcap: gW.popitem(last=False)
-        while len(win)+len(prob)+len(prot)>C:
-            if prob: v,_=prob.popitem(last=False)
-            elif prot: v,_=prot.popitem(last=False)
-            else: v,_=win.popitem(last=False)
-            gM[v]=1
-            if len(gM)>gcap: gM.popitem(last=False)
+                self._remember(self.ghost_window, cand)
+        while len(win) + len(prob) + len(prot) > self.C:  # after the window shrank
+            src = prob if prob else (prot if prot else win)
+            v, _ = src.popitem(last=False)
+            if src is not win: self._remember(self.ghost_main, v)
+        return False, ghost
+
+
+class HillClimber:
+    """Caffeine's climber: every sample of `period` x capacity requests, step the window in
+    the direction that raised the hit rate (reversing when it fell); the step decays, and a
+    change of `restart` or more restores it. `first_move`: step before any comparison."""
+
+    def __init__(self, C, step=0.0625, decay=0.98, restart=0.05, period=10, first_move=True):
+        self.C = C; self.size = step * C; self.step = step * C; self.decay = decay
+        self.restart = restart; self.period = period; self.first_move = first_move
+        self.hits = 0; self.n = 0; self.previous = None
+
+    def record(self, hit):
+        """Returns the window change due after this request (0 mostly)."""
+        self.hits += hit; self.n += 1
+        if self.n < self.period * self.C: return 0.0
+        rate = self.hits / self.n
+        self.hits = 0; self.n = 0
+        previous, self.previous = self.previous, rate
+        if previous is None:
+            return self.step if self.first_move else 0.0
+        delta = rate - previous
+        if delta < 0: self.step = -self.step
+        self.step *= self.decay
+        if abs(delta) >= self.restart:
+            self.step = self.size if self.step >= 0 else -self.size
+            self.restarted()
+        else:
+            self.settled()
+        return self.step
+
+    def restarted(self): pass
+    def settled(self): pass
+
+
+class GrowingClimber(HillClimber):
+    """Samples of `first` x capacity, doubling up to `last` while the rate settles."""
+    def __init__(self, C, first=1.0, last=10.0, **options):
+        super().__init__(C, period=first, **options); self.first = first; self.last = last
+    def restarted(self): self.period = self.first
+    def settled(self): self.period = min(self.last, self.period * 2)
+
+
+def wtinylfu(keys, C, window=0.01, adaptive=False, period_mult=10, first_move=True, **options):
+    cache = WTinyLFU(C, window)
+    climber = HillClimber(C, period=period_mult, first_move=first_move, **options) if adaptive else None
+    h = 0
+    for k in keys:
+        hit, _ = cache.access(k)
+        h += hit
+        if climber: cache.resize(climber.record(hit))
     return h
 
-def wtinylfu_climb2(keys, C, window=0.01, step=0.0625, decay=0.98, restart=0.05,
-                    first_period=1.0, max_period=10.0, grow=2.0, no_first_move=False):
-    """W-TinyLFU whose hill climber samples short periods while the hit rate moves and
-    longer ones (up to max_period x C) once it settles."""
-    sk=Sketch(C)
-    win=OrderedDict(); prob=OrderedDict(); prot=OrderedDict()
-    wf=max(1.0,C*window); h=0
-    period_mult=first_period; sample_hits=0; sample_n=0; prev=None; stepsz=step*C
+
+def wtinylfu_climb2(keys, C, first_period=1.0, max_period=10.0, no_first_move=False):
+    """W-TinyLFU whose climber samples short periods while the hit rate moves and longer
+    ones (up to max_period x C) once it settles."""
+    cache = WTinyLFU(C)
+    climber = GrowingClimber(C, first=first_period, last=max_period, first_move=not no_first_move)
+    h = 0
     for k in keys:
-        sk.inc(k)
-        wmax=int(wf)
-        hit=True
-        if k in win: win.move_to_end(k)
-        elif k in prob:
-            del prob[k]; prot[k]=1
-            pmax=int((C-wmax)*0.8)
-            while len(prot)>pmax:
-                v,_=prot.popitem(last=False); prob[v]=1
-        elif k in prot: prot.move_to_end(k)
-        else:
-            hit=False
-            win[k]=1
-            while len(win)>wmax:
-                cand,_=win.popitem(last=False)
-                if len(prob)+len(prot)<C-wmax:
-                    prob[cand]=1; continue
-                if prob: vict=next(iter(prob)); src=prob
-                else: vict=next(iter(prot)); src=prot
-                if sk.freq(cand)>sk.freq(vict):
-                    del src[vict]; prob[cand]=1
-            while len(win)+len(prob)+len(prot)>C:
-                if prob: prob.popitem(last=False)
-                elif prot: prot.popitem(last=False)
-                else: win.popitem(last=False)
-        h+=hit; sample_hits+=hit; sample_n+=1
-        if sample_n>=period_mult*C:
-            rate=sample_hits/sample_n
-            if prev is not None:
-                delta=rate-prev
-                if delta<0: stepsz=-stepsz
-                stepsz*=decay
-                if abs(delta)>=restart:
-                    stepsz=(step*C) if stepsz>=0 else -(step*C); period_mult=first_period
-                else:
-                    period_mult=min(max_period, period_mult*grow)
-                wf=min(C-1.0,max(1.0,wf+stepsz))
-            elif not no_first_move:
-                wf=min(C-1.0,max(1.0,wf+stepsz))
-            prev=rate; sample_hits=0; sample_n=0
+        hit, _ = cache.access(k)
+        h += hit
+        cache.resize(climber.record(hit))
     return h
 
-def wtinylfu_ghost_direction(keys, C, window=0.01, step=0.0625, decay=0.98, period_mult=10, min_ghost_hits=1):
-    """W-TinyLFU whose climber takes the direction of its next step from the sample's ghost
-    hits (rejected window candidates asked again: grow; main victims asked again: shrink),
-    and the climber's own rule when the sample had too few."""
-    sk=Sketch(C)
-    win=OrderedDict(); prob=OrderedDict(); prot=OrderedDict(); gW=OrderedDict(); gM=OrderedDict()
-    wf=max(1.0,C*window); h=0; stepsz=step*C; prev=None; sample_hits=0; sample_n=0; gw_hits=0; gm_hits=0
+
+def wtinylfu_ghost(keys, C):
+    """The window moved on every ghost hit, as ARC moves its target: a rejected candidate
+    returning grows it, a main victim returning shrinks it, by the ratio of the ghost lists."""
+    cache = WTinyLFU(C, ghosts=True)
+    h = 0
     for k in keys:
-        sk.inc(k)
-        wmax=int(wf); hit=True
-        if k in win: win.move_to_end(k)
-        elif k in prob:
-            del prob[k]; prot[k]=1
-            pmax=int((C-wmax)*0.8)
-            while len(prot)>pmax:
-                v,_=prot.popitem(last=False); prob[v]=1
-        elif k in prot: prot.move_to_end(k)
-        else:
-            hit=False
-            if k in gW: gw_hits+=1; del gW[k]
-            elif k in gM: gm_hits+=1; del gM[k]
-            win[k]=1
-            while len(win)>wmax:
-                cand,_=win.popitem(last=False)
-                if len(prob)+len(prot)<C-wmax:
-                    prob[cand]=1; continue
-                if prob: vict=next(iter(prob)); src=prob
-                else: vict=next(iter(prot)); src=prot
-                if sk.freq(cand)>sk.freq(vict):
-                    del src[vict]; prob[cand]=1; gM[vict]=1
-                    if len(gM)>C: gM.popitem(last=False)
-                else:
-                    gW[cand]=1
-                    if len(gW)>C: gW.popitem(last=False)
-            while len(win)+len(prob)+len(prot)>C:
-                if prob: v,_=prob.popitem(last=False)
-                elif prot: v,_=prot.popitem(last=False)
-                else: v,_=win.popitem(last=False)
-        h+=hit; sample_hits+=hit; sample_n+=1
-        if sample_n>=period_mult*C:
-            rate=sample_hits/sample_n
-            size=abs(stepsz)*decay
-            if gw_hits+gm_hits>=min_ghost_hits and gw_hits!=gm_hits:
-                stepsz=size if gw_hits>gm_hits else -size
-            elif prev is not None:
-                stepsz=(-stepsz if rate<prev else stepsz)*decay
-            wf=min(C-1.0,max(1.0,wf+stepsz))
-            prev=rate; sample_hits=0; sample_n=0; gw_hits=0; gm_hits=0
+        hit, ghost = cache.access(k)
+        h += hit
+        gw, gm = len(cache.ghost_window), len(cache.ghost_main)
+        if ghost == 'window': cache.resize(max(1.0, gm / max(1, gw)))
+        elif ghost == 'main': cache.resize(-max(1.0, gw / max(1, gm)))
+    return h
+
+
+def wtinylfu_ghost_direction(keys, C, period_mult=10, step=0.0625, decay=0.98):
+    """A climber that takes its next step's direction from the sample's ghost hits (more
+    rejected candidates returning: grow; more main victims: shrink), and from the hit rate
+    when they tie."""
+    cache = WTinyLFU(C, ghosts=True)
+    h = 0; hits = 0; n = 0; previous = None; size = step * C; counts = {'window': 0, 'main': 0}
+    stepsize = size
+    for k in keys:
+        hit, ghost = cache.access(k)
+        h += hit; hits += hit; n += 1
+        if ghost: counts[ghost] += 1
+        if n >= period_mult * C:
+            rate = hits / n
+            if counts['window'] != counts['main']:
+                stepsize = abs(stepsize) * decay * (1 if counts['window'] > counts['main'] else -1)
+            elif previous is not None:
+                stepsize = (-stepsize if rate < previous else stepsize) * decay
+            cache.resize(stepsize)
+            previous = rate; hits = 0; n = 0; counts = {'window': 0, 'main': 0}
     return h
