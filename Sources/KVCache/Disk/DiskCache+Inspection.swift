@@ -46,13 +46,10 @@ extension DiskCache {
         // process has writes to commit first (their commit waits without the lock).
         if reader.buffer.mayHoldWrites { try perform { try $0.commit() } }
         let now = reader.options.clock()
-        let counters = statistics
-        var inspection = try read { reader, _ in
-            try reader.pool.withConnection { try Inspection(manifest: $0.database, now: now) }
+        var (inspection, totals) = try read { reader, _ in
+            try reader.pool.withConnection { try Inspection.read(from: $0.database, now: now) }
         }
-        let totals = inspection.statistics
-        inspection.statistics = counters
-        inspection.statistics.setTotals(from: totals)
+        inspection.statistics = statistics(totals: totals)
         inspection.directory = path
         inspection.manifestSize = KVStorage.fileSize(atPath: reader.pool.path) ?? 0
         inspection.walSize = KVStorage.fileSize(atPath: reader.pool.path + "-wal") ?? 0
@@ -62,10 +59,15 @@ extension DiskCache {
 }
 
 extension DiskCache.Inspection {
-    /// What the manifest says, in one read transaction on `database`.
-    init(manifest database: Database, now: Double) throws {
-        self.init()
-        statistics.setTotals(try KVStorage.Totals.select(with: database.statement(Manifest.selectStats)))
+    /// What the manifest says, and its totals, in one read transaction on `database`.
+    static func read(from database: Database, now: Double) throws -> (Self, KVStorage.Totals) {
+        var inspection = Self()
+        let totals = try KVStorage.Totals.select(with: database.statement(Manifest.selectStats))
+        try inspection.readDetails(from: database, now: now)
+        return (inspection, totals)
+    }
+
+    private mutating func readDetails(from database: Database, now: Double) throws {
         expiredCount = try database.statement(Manifest.countExpired).run { statement in
             try statement.bind(now, at: 1)
             return try statement.step() ? Int(statement.int64(at: 0)) : 0

@@ -60,6 +60,12 @@ extension DiskCache {
     public var statistics: Statistics {
         let totals = (try? read { reader, _ in try reader.totals() })
             ?? reader.buffer.withLock { $0.committedTotals }
+        return statistics(totals: totals)
+    }
+
+    /// This process's counters with the store's `totals` (read by the caller, as `inspect()`
+    /// reads them in its own transaction).
+    func statistics(totals: KVStorage.Totals) -> Statistics {
         let counters = reader.buffer.withLock { $0.counters }
         let reads = reader.pool.readCounts
         var statistics = Statistics()
@@ -86,13 +92,4 @@ extension DiskCache.Statistics {
         inlineSize = totals.size - totals.fileSize
     }
 
-    /// Takes the totals of `other`, keeping these counters.
-    mutating func setTotals(from other: Self) {
-        count = other.count
-        size = other.size
-        fileCount = other.fileCount
-        fileSize = other.fileSize
-        inlineCount = other.inlineCount
-        inlineSize = other.inlineSize
-    }
 }
