@@ -53,10 +53,8 @@ extension MemoryPressureMonitor {
             where !(0...100).contains(value) {
                 throw KVCacheError.invalidArgument("\(name) must be a percentage in 0...100, not \(value)")
             }
-            for (name, value) in [("warningTrimFraction", warningTrimFraction), ("criticalTrimFraction", criticalTrimFraction)]
-            where !(0...1).contains(value) {
-                throw KVCacheError.invalidArgument("\(name) must be in 0...1, not \(value)")
-            }
+            try Validation.checkFraction(warningTrimFraction, "warningTrimFraction")
+            try Validation.checkFraction(criticalTrimFraction, "criticalTrimFraction")
             guard pollInterval > .zero else {
                 throw KVCacheError.invalidArgument("pollInterval must be positive, not \(pollInterval)")
             }
