@@ -39,7 +39,7 @@ struct HitRatioTraceTests {
     ])
     func lruHitsMatchTheOracle(trace name: String, capacity: Int, expectedHits: Int) throws {
         let trace = try SharedTraces.load(name)
-        let cache = KVCacheMemoryReplay(capacity: capacity)
+        let cache = KVCacheLRUReplay(capacity: capacity)
         var hits = 0
         for key in trace.keys where cache.access(key) { hits += 1 }
         #expect(hits == expectedHits, "KVCache MemoryCache")
@@ -52,7 +52,7 @@ struct HitRatioTraceTests {
         let trace = try SharedTraces.load("oltp")
         #expect(trace.keys.count == 914_145)
         for (capacity, percent) in [(250, 16.47), (500, 23.45), (2_000, 42.47)] {
-            let hits = KVCacheMemoryReplay.hits(replaying: trace.keys, capacity: capacity)
+            let hits = KVCacheLRUReplay.hits(replaying: trace.keys, capacity: capacity)
             #expect(Self.rounded(hits, of: trace.keys.count) == percent, "KVCache MemoryCache at \(capacity)")
             #expect(LRUPolicy.hits(replaying: trace.keys, capacity: capacity) == hits, "reference LRU at \(capacity)")
         }

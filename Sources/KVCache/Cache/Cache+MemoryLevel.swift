@@ -18,7 +18,8 @@ extension Cache {
                 ageLimit: configuration.ageLimit, lowWatermark: configuration.lowWatermark,
                 autoTrimInterval: configuration.autoTrimInterval,
                 releasesValuesInBackground: configuration.releasesValuesInBackground,
-                extendsExpirationOnAccess: configuration.extendsExpirationOnAccess)
+                extendsExpirationOnAccess: configuration.extendsExpirationOnAccess,
+                policy: configuration.policy)
             if let onEviction = configuration.onEviction {
                 // Evictions made under the facade's locks are reported once they are released.
                 byteWise.onEviction = { key, value, reason in

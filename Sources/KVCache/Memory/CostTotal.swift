@@ -26,6 +26,20 @@ struct CostTotal: Sendable, Equatable {
         if borrow { high &-= 1 }
     }
 
+    /// Adds another sum.
+    mutating func add(_ other: CostTotal) {
+        let (sum, overflow) = low.addingReportingOverflow(other.low)
+        low = sum
+        high &+= other.high &+ (overflow ? 1 : 0)
+    }
+
+    /// Subtracts a sum that is part of this one.
+    mutating func subtract(_ other: CostTotal) {
+        let (difference, borrow) = low.subtractingReportingOverflow(other.low)
+        low = difference
+        high &-= other.high &+ (borrow ? 1 : 0)
+    }
+
     /// The sum, or `Int64.max` if it is larger.
     @inlinable
     var clamped: Int64 {
@@ -39,9 +53,14 @@ struct CostTotal: Sendable, Equatable {
         limit != .max && (high != 0 || low > UInt64(max(limit, 0)))
     }
 
+    /// The sum as a `Double` (rounded above 2^53).
+    var asDouble: Double {
+        Double(high) * 18_446_744_073_709_551_616.0 + Double(low)
+    }
+
     /// The sum scaled by `fraction` (0...1), rounded down and clamped to `Int64.max`.
     func scaled(by fraction: Double) -> Int64 {
-        let value = (Double(high) * 18_446_744_073_709_551_616.0 + Double(low)) * fraction
+        let value = asDouble * fraction
         return value >= 9_223_372_036_854_775_807.0 ? .max : Int64(max(value, 0))
     }
 }

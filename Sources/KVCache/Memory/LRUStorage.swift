@@ -1,4 +1,6 @@
-/// The entries of a memory cache in least-recently-used order. Not thread-safe.
+/// The entries of a memory cache in least-recently-used order: one list under the
+/// `.lru` policy, or the adaptive policy's three (window, probation, protected),
+/// each in its own recency order. Not thread-safe.
 ///
 /// A hash table maps each key to its value and a slot index. Slots live in one
 /// contiguous slab and are threaded into a doubly-linked recency list by
@@ -94,6 +96,23 @@ final class LRUStorage<Key: Hashable, Value> {
 
     @usableFromInline static var none: Int32 { -1 }
 
+    /// Where an entry is under the adaptive policy.
+    @usableFromInline
+    enum Segment: UInt8 {
+        /// New entries, in recency order; the `.lru` policy's one list.
+        case window
+        /// Entries admitted from the window, not read since; the main space's victims come from here.
+        case probation
+        /// Entries read again while in probation.
+        case protected
+    }
+
+    /// The two ends of a list other than the window.
+    struct ListEnds {
+        var head: Int32 = LRUStorage.none
+        var tail: Int32 = LRUStorage.none
+    }
+
     // The owner's lock guarantees exclusive access, so run-time exclusivity
     // checks on these class properties are turned off (they cost a
     // thread-local lookup per access, across module boundaries).
@@ -107,18 +126,32 @@ final class LRUStorage<Key: Hashable, Value> {
     @usableFromInline @exclusivity(unchecked) var capacity: Int32 = 0
     @usableFromInline @exclusivity(unchecked) var initializedCount: Int32 = 0
     @usableFromInline @exclusivity(unchecked) var freeHead: Int32 = none
-    /// The most recently used entry.
+    /// The most recently used entry (of the window, when segmented).
     @usableFromInline @exclusivity(unchecked) var head: Int32 = none
-    /// The least recently used entry, the next to evict.
+    /// The least recently used entry (of the window, when segmented), the next to evict under `.lru`.
     @usableFromInline @exclusivity(unchecked) var tail: Int32 = none
     @usableFromInline @exclusivity(unchecked) var totalCost = CostTotal()
+    /// Each slot's segment under the adaptive policy; `nil` under `.lru`, where every
+    /// entry is on the one list (`head`, `tail`), which is also the window's.
+    @usableFromInline @exclusivity(unchecked) var segments: UnsafeMutablePointer<Segment>?
+    @exclusivity(unchecked) var probation = ListEnds()
+    @exclusivity(unchecked) var protected = ListEnds()
+    /// Entries and cost per segment (segmented storage only); probation's are the rest.
+    @exclusivity(unchecked) var windowSize = SegmentSize()
+    @exclusivity(unchecked) var protectedSize = SegmentSize()
     /// Entries whose deadline is finite; sweeping for expired entries is pointless without them.
     @usableFromInline @exclusivity(unchecked) var expiringCount = 0
 
     @usableFromInline
     init() {}
 
+    /// Storage whose entries are placed in segments (the adaptive policy's).
+    init(segmented: Bool) {
+        if segmented { segments = .allocate(capacity: 0) }
+    }
+
     deinit {
+        segments?.deallocate()
         if let slots, let links {
             slots.deinitialize(count: Int(initializedCount))
             slots.deallocate()
@@ -144,6 +177,16 @@ final class LRUStorage<Key: Hashable, Value> {
         swap(&tail, &other.tail)
         swap(&totalCost, &other.totalCost)
         swap(&expiringCount, &other.expiringCount)
+        swap(&segments, &other.segments)
+        swap(&probation, &other.probation)
+        swap(&protected, &other.protected)
+        swap(&windowSize, &other.windowSize)
+        swap(&protectedSize, &other.protectedSize)
+    }
+
+    /// An empty storage of the same kind (segmented or not).
+    func emptyCopy() -> LRUStorage {
+        LRUStorage(segmented: segments != nil)
     }
 
     /// Slots in the slab, used or free.
@@ -208,12 +251,13 @@ final class LRUStorage<Key: Hashable, Value> {
     }
 
     /// Stores a value, replacing and returning the key's previous entry if any.
-    /// The entry becomes the most recently used.
+    /// The entry becomes the most recently used (of its segment, when segmented).
+    /// Returns the entry's slot.
     @inlinable
     func setValue(
         _ value: Value, forKey key: Key, cost: Int64,
         accessTime: Double, deadline: Double, lifetime: Double
-    ) -> RemovedEntry? {
+    ) -> (index: Int32, replaced: RemovedEntry?) {
         // One hash lookup whether the key is new or not. A replaced entry
         // moves to the new slot and its old slot is freed.
         let index = peekFreeSlot()
@@ -232,10 +276,18 @@ final class LRUStorage<Key: Hashable, Value> {
         }
         totalCost.add(cost)
         if deadline != .infinity { expiringCount += 1 }
-        linkAtHead(index)
-        guard let old else { return nil }
+        if let segments {
+            // A replaced entry keeps its segment; a new one starts in the window.
+            let segment = old.map { segments[Int($0.index)] } ?? .window
+            segments[Int(index)] = segment
+            resize(segment, adding: cost)
+            linkAtHead(index, of: segment)
+        } else {
+            linkAtHead(index)
+        }
+        guard let old else { return (index, nil) }
         let oldCost = freeSlot(old.index)
-        return RemovedEntry(key: key, value: old.value, cost: oldCost)
+        return (index, RemovedEntry(key: key, value: old.value, cost: oldCost))
     }
 
     /// Removes the entry in a slot and frees the slot.
@@ -251,10 +303,16 @@ final class LRUStorage<Key: Hashable, Value> {
     /// list; returns the cost it held.
     @inlinable
     func freeSlot(_ index: Int32) -> Int64 {
-        unlink(index)
         let slot = slot(at: index)
-        slot.pointee.key = nil
         let cost = slot.pointee.cost
+        if let segments {
+            let segment = segments[Int(index)]
+            unlink(index, from: segment)
+            resize(segment, subtracting: cost)
+        } else {
+            unlink(index)
+        }
+        slot.pointee.key = nil
         totalCost.subtract(cost)
         if times(at: index).deadline != .infinity { expiringCount -= 1 }
         link(at: index).pointee.next = freeHead
@@ -270,10 +328,8 @@ final class LRUStorage<Key: Hashable, Value> {
 
     /// Sets every entry's access time, when age tracking starts.
     func stampAll(accessTime: Double) {
-        var index = head
-        while index != Self.none {
+        for index in 0..<initializedCount where slot(at: index).pointee.key != nil {
             mutableTimes(at: index).pointee.accessTime = accessTime
-            index = link(at: index).pointee.next
         }
     }
 
@@ -282,10 +338,11 @@ final class LRUStorage<Key: Hashable, Value> {
         for (key, entry) in table { body(key, entry.value) }
     }
 
-    /// The keys from most to least recently used (for tests).
-    var keysByRecency: [Key] {
+    /// The keys from most to least recently used (for tests): the window's (under
+    /// `.lru`, every entry's), or the given segment's.
+    func keysByRecency(in segment: Segment = .window) -> [Key] {
         var keys: [Key] = []
-        var index = head
+        var index = ends(of: segment).head
         while index != Self.none {
             keys.append(slot(at: index).pointee.key.unsafelyUnwrapped)
             index = link(at: index).pointee.next
@@ -335,6 +392,13 @@ final class LRUStorage<Key: Hashable, Value> {
             newTimes.advanced(by: Int(capacity)).initialize(repeating: Times(), count: Int(newCapacity - capacity))
             times.deallocate()
             self.times = newTimes
+        }
+        if let segments {
+            let newSegments = UnsafeMutablePointer<Segment>.allocate(capacity: Int(newCapacity))
+            newSegments.moveInitialize(from: segments, count: Int(capacity))
+            newSegments.advanced(by: Int(capacity)).initialize(repeating: .window, count: Int(newCapacity - capacity))
+            segments.deallocate()
+            self.segments = newSegments
         }
         slots = newSlots
         links = newLinks

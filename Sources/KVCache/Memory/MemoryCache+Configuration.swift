@@ -15,7 +15,7 @@ extension MemoryCache {
         /// insertion takes it over that limit.
         ///
         /// At 1 (the default) the cache evicts just enough to fit, which keeps
-        /// strict LRU order. Below 1 it purges down to the lower mark, so a full
+        /// the policy's order exactly. Below 1 it purges down to the lower mark, so a full
         /// cache does not evict on every insertion: with a cost limit of 100 MB
         /// and 0.6, crossing 100 MB trims to 60 MB.
         public var lowWatermark: Double
@@ -36,6 +36,10 @@ extension MemoryCache {
         /// Default: `false`.
         public var extendsExpirationOnAccess: Bool
 
+        /// Which entries leave first when a limit is reached. Default:
+        /// ``EvictionPolicy/adaptive``; ``EvictionPolicy/lru`` for exact least-recently-used order.
+        public var policy: EvictionPolicy
+
         /// Called for every entry that leaves the cache, with the reason, on the
         /// thread that made it leave (the background trim's thread for auto trims),
         /// never while the cache is locked.
@@ -50,6 +54,7 @@ extension MemoryCache {
             autoTrimInterval: Duration? = .seconds(5),
             releasesValuesInBackground: Bool = true,
             extendsExpirationOnAccess: Bool = false,
+            policy: EvictionPolicy = .adaptive,
             onEviction: (@Sendable (Key, Value, EvictionReason) -> Void)? = nil
         ) {
             self.countLimit = countLimit
@@ -59,6 +64,7 @@ extension MemoryCache {
             self.autoTrimInterval = autoTrimInterval
             self.releasesValuesInBackground = releasesValuesInBackground
             self.extendsExpirationOnAccess = extendsExpirationOnAccess
+            self.policy = policy
             self.onEviction = onEviction
         }
 

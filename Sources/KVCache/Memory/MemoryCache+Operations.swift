@@ -40,36 +40,43 @@ extension MemoryCache {
     ) -> Purge {
         let accessTime = limits.tracksAge ? clock.monotonicNow() : 0
         counters.sets &+= 1
-        if let old = storage.setValue(
+        let (index, old) = storage.setValue(
             value, forKey: key, cost: cost, accessTime: accessTime, deadline: deadline, lifetime: lifetime)
-        {
+        if let old {
             discard(key, old.value, cost: old.cost, reason: .replaced, into: &removals)
         }
+        // Whether this insertion crossed a limit, which starts a purge to the low
+        // watermarks, even if the adaptive policy's admission evicts to fit first.
+        let crossedCount = storage.count > limits.count
+        let crossedCost = storage.totalCost.exceeds(limits.cost)
+        if isAdaptive {
+            admitAdaptively(at: index, key: key, replaced: old != nil, into: &removals)
+        }
         var purge = Purge()
-        if storage.count > limits.count || storage.totalCost.exceeds(limits.cost) {
-            purge = evictTowardTargets(into: &removals)
+        if crossedCount || crossedCost {
+            purge = evictTowardTargets(count: crossedCount, cost: crossedCost, into: &removals)
         }
         takeFullReleaseBatch(into: &removals)
         return purge
     }
 
-    /// Evicts least recently used entries toward the low watermarks of the
-    /// exceeded limits, at most one burst; reports which are not done.
+    /// Evicts the policy's victims toward the low watermarks of the limits the
+    /// insertion crossed, at most one burst; reports which are not done.
     @inlinable
-    func evictTowardTargets(into removals: inout Removals) -> Purge {
+    func evictTowardTargets(count: Bool, cost: Bool, into removals: inout Removals) -> Purge {
         var budget = Self.burstSize
         var purge = Purge()
-        if storage.count > limits.count {
+        if count {
             while storage.count > limits.countTarget {
                 guard budget > 0 else { purge.count = true; break }
-                evictLeastRecentlyUsed(reason: .count, into: &removals)
+                evictNext(reason: .count, into: &removals)
                 budget -= 1
             }
         }
-        if storage.totalCost.exceeds(limits.cost) {
+        if cost || storage.totalCost.exceeds(limits.cost) {
             while storage.totalCost.exceeds(limits.costTarget) {
                 guard budget > 0 else { purge.cost = true; break }
-                evictLeastRecentlyUsed(reason: .cost, into: &removals)
+                evictNext(reason: .cost, into: &removals)
                 budget -= 1
             }
         }
@@ -137,7 +144,11 @@ extension MemoryCache {
         if extendsExpirationOnAccess, times.lifetime > 0 {
             storage.mutableTimes(at: index).pointee.deadline = clock.wallLowerBound() + times.lifetime
         }
-        storage.moveToFront(index)
+        if isAdaptive {
+            recordAdaptiveHit(at: index, key: key)
+        } else {
+            storage.moveToFront(index)
+        }
         counters.hits &+= 1
         let value = storage.table.values[position].value
         mutex.unlock()

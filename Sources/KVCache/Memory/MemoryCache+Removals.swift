@@ -69,10 +69,18 @@ extension MemoryCache {
         pendingCost = overflow ? .max : sum
     }
 
-    /// Evicts the least recently used entry. Called with the lock held.
+    /// Evicts the policy's next victim (under `.lru` the least recently used entry).
+    /// Called with the lock held.
     @inlinable
-    func evictLeastRecentlyUsed(reason: EvictionReason, into removals: inout Removals) {
-        guard let entry = storage.removeLeastRecentlyUsed() else { return }
+    func evictNext(reason: EvictionReason, into removals: inout Removals) {
+        let entry: LRUStorage<Key, Value>.RemovedEntry
+        if isAdaptive {
+            guard let index = nextAdaptiveVictim() else { return }
+            entry = storage.remove(at: index)
+        } else {
+            guard let removed = storage.removeLeastRecentlyUsed() else { return }
+            entry = removed
+        }
         discard(entry.key, entry.value, cost: entry.cost, reason: reason, into: &removals)
     }
 

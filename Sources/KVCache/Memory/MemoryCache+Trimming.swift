@@ -17,21 +17,29 @@ extension MemoryCache: MemoryPressureTrimmable {
         withLock { limits.age.isFinite ? .clamping(seconds: limits.age) : nil }
     }
 
-    /// Changes the most entries the cache holds; lowering it trims at once.
+    /// Changes the most entries the cache holds; lowering it trims at once. Under the
+    /// adaptive policy the window's share starts over from its first value.
     ///
     /// - Throws: `KVCacheError.invalidArgument` for a negative limit (nothing changes).
     public func setCountLimit(_ limit: Int) throws {
         try Validation.check(limit >= 0, "countLimit must not be negative, not \(limit)")
-        withLock { limits.setCount(limit) }
+        withLock {
+            limits.setCount(limit)
+            adaptive?.setLimits(count: limits.count, cost: limits.cost)
+        }
         trimToLimits()
     }
 
-    /// Changes the most total cost the cache holds; lowering it trims at once.
+    /// Changes the most total cost the cache holds; lowering it trims at once. Under the
+    /// adaptive policy the window's share starts over from its first value.
     ///
     /// - Throws: `KVCacheError.invalidArgument` for a negative limit (nothing changes).
     public func setCostLimit(_ limit: Int64) throws {
         try Validation.check(limit >= 0, "costLimit must not be negative, not \(limit)")
-        withLock { limits.setCost(limit) }
+        withLock {
+            limits.setCost(limit)
+            adaptive?.setLimits(count: limits.count, cost: limits.cost)
+        }
         trimToLimits()
     }
 
@@ -53,7 +61,7 @@ extension MemoryCache: MemoryPressureTrimmable {
         if age.isFinite { trimToAge(age, waitsForLock: true) }
     }
 
-    /// Evicts least recently used entries until at most `count` remain.
+    /// Evicts entries, in the policy's order, until at most `count` remain.
     ///
     /// - Throws: `KVCacheError.invalidArgument` for a negative count (nothing is evicted).
     public func trim(toCount count: Int) throws {
@@ -61,7 +69,7 @@ extension MemoryCache: MemoryPressureTrimmable {
         evictInBursts(reason: .count, waitsForLock: true) { storage.count > count }
     }
 
-    /// Evicts least recently used entries until their total cost is at most `cost`.
+    /// Evicts entries, in the policy's order, until their total cost is at most `cost`.
     ///
     /// - Throws: `KVCacheError.invalidArgument` for a negative cost (nothing is evicted).
     public func trim(toCost cost: Int64) throws {
@@ -81,7 +89,7 @@ extension MemoryCache: MemoryPressureTrimmable {
         trimToAge(age.seconds, waitsForLock: true)
     }
 
-    /// Evicts least recently used entries until at most `fraction` (0...1) of
+    /// Evicts entries, in the policy's order, until at most `fraction` (0...1) of
     /// the current count and total cost remain; 0 empties the cache.
     ///
     /// - Throws: `KVCacheError.invalidArgument` for a fraction outside 0...1 or NaN.
@@ -126,6 +134,17 @@ extension MemoryCache: MemoryPressureTrimmable {
 
     func trimToAge(_ age: Double, waitsForLock: Bool) {
         guard !age.isNaN, age < .infinity else { return }
+        guard !isAdaptive else {
+            // The adaptive policy's lists are not ordered by the time of the last
+            // read (probation holds entries in the order they were admitted), so the
+            // slab is scanned.
+            removeEntries(waitsForLock: waitsForLock) {
+                guard limits.tracksAge else { return nil }
+                let now = clock.monotonicNow() + clock.monotonicSlack()
+                return { now - $0.accessTime > max(age, 0) }
+            }
+            return
+        }
         evictInBursts(reason: .expired, waitsForLock: waitsForLock) {
             guard limits.tracksAge, storage.tail != LRUStorage<Key, Value>.none else { return false }
             let now = clock.monotonicNow() + clock.monotonicSlack()
@@ -139,7 +158,7 @@ extension MemoryCache: MemoryPressureTrimmable {
         inBursts(waitsForLock: waitsForLock) { removals in
             for _ in 0..<Self.burstSize {
                 guard shouldEvict() else { return true }
-                evictLeastRecentlyUsed(reason: reason, into: &removals)
+                evictNext(reason: reason, into: &removals)
             }
             return false
         }
@@ -147,15 +166,27 @@ extension MemoryCache: MemoryPressureTrimmable {
 
     /// Removes entries whose deadline has passed, scanning the slab a chunk at a time.
     func removeExpiredEntries(waitsForLock: Bool) {
+        removeEntries(waitsForLock: waitsForLock) {
+            guard storage.expiringCount > 0 else { return nil }
+            let now = clock.wallUpperBound()
+            return { $0.deadline <= now }
+        }
+    }
+
+    /// Removes, as expired, the entries whose times satisfy the test that `makeTest`
+    /// returns for each burst (with the lock held; nil when there is nothing to
+    /// remove), scanning the slab a chunk at a time.
+    func removeEntries(
+        waitsForLock: Bool, makeTest: () -> ((LRUStorage<Key, Value>.Times) -> Bool)?
+    ) {
         var cursor: Int32 = 0
         inBursts(waitsForLock: waitsForLock) { removals in
-            guard storage.expiringCount > 0 else { return true }
-            let now = clock.wallUpperBound()
+            guard let isExpired = makeTest() else { return true }
             let end = min(storage.initializedCount, cursor &+ 4096)
             var evicted = 0
             while cursor < end, evicted < Self.burstSize {
                 let slot = storage.slot(at: cursor)
-                if slot.pointee.key != nil, storage.times(at: cursor).deadline <= now {
+                if slot.pointee.key != nil, isExpired(storage.times(at: cursor)) {
                     expire(at: cursor, into: &removals)
                     evicted += 1
                 }

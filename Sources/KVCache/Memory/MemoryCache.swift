@@ -4,8 +4,10 @@ import Foundation
 /// Marks the queues that run background trims.
 private let trimQueueKey = DispatchSpecificKey<Bool>()
 
-/// A thread-safe, in-memory cache that evicts the least recently used entries
-/// to stay within a count, a total cost and an age limit.
+/// A thread-safe, in-memory cache that evicts entries to stay within a count, a
+/// total cost and an age limit: by default the ones least likely to be used again
+/// (``EvictionPolicy/adaptive``), or exactly the least recently used
+/// (``EvictionPolicy/lru``).
 ///
 /// Reads, writes and removals take constant time. Entries may also expire
 /// after a time given when they are stored. Evicted values are released on a
@@ -30,7 +32,11 @@ public final class MemoryCache<Key: Hashable & Sendable, Value: Sendable>: @unch
     @usableFromInline let mutex = PThreadMutex()
     /// A `let` whose contents are swapped out, not a `var`: reading a class
     /// reference from a `var` makes every read retain and release it.
-    @usableFromInline let storage = LRUStorage<Key, Value>()
+    @usableFromInline let storage: LRUStorage<Key, Value>
+    /// Whether entries are kept by the adaptive policy (else exact LRU).
+    @usableFromInline let isAdaptive: Bool
+    /// The adaptive policy's state; `nil` under `.lru`.
+    @exclusivity(unchecked) var adaptive: AdaptivePolicy<Key>?
     @usableFromInline @exclusivity(unchecked) var counters = MemoryCacheCounters()
     @usableFromInline @exclusivity(unchecked) var limits: MemoryCacheLimits
     /// Evicted values waiting to be handed to the background releaser in one batch.
@@ -67,6 +73,15 @@ public final class MemoryCache<Key: Hashable & Sendable, Value: Sendable>: @unch
 
     private init(validConfiguration configuration: Configuration, clock: CacheClock) {
         self.clock = clock
+        switch configuration.policy.kind {
+        case .lru:
+            isAdaptive = false
+            adaptive = nil
+        case .adaptive(let seed):
+            isAdaptive = true
+            adaptive = AdaptivePolicy(seed: seed, countLimit: configuration.countLimit, costLimit: configuration.costLimit)
+        }
+        storage = LRUStorage(segmented: isAdaptive)
         limits = MemoryCacheLimits(
             count: configuration.countLimit, cost: configuration.costLimit,
             age: configuration.ageLimit?.seconds ?? .infinity, lowWatermark: configuration.lowWatermark)
@@ -99,7 +114,7 @@ public final class MemoryCache<Key: Hashable & Sendable, Value: Sendable>: @unch
         timer?.cancel()
         if releasesValuesInBackground {
             // Swap the entries out so the releaser, not this thread, drops the last reference.
-            let entries = LRUStorage<Key, Value>()
+            let entries = storage.emptyCopy()
             storage.swapContents(with: entries)
             releaser.release(consume entries)
             releaser.release(takePendingReleases())
@@ -109,7 +124,7 @@ public final class MemoryCache<Key: Hashable & Sendable, Value: Sendable>: @unch
     // MARK: - Reading
 
     /// The value stored for `key`, or `nil` if there is none or it has expired.
-    /// A hit makes the entry the most recently used.
+    /// A hit counts as a use of the entry for the eviction policy.
     @inlinable
     public func value(forKey key: Key) -> Value? {
         mutex.lock()
@@ -122,7 +137,11 @@ public final class MemoryCache<Key: Hashable & Sendable, Value: Sendable>: @unch
             mutex.unlock()
             return nil
         }
-        storage.moveToFront(entry.index)
+        if isAdaptive {
+            recordAdaptiveHit(at: entry.index, key: key)
+        } else {
+            storage.moveToFront(entry.index)
+        }
         counters.hits &+= 1
         mutex.unlock()
         return entry.value
@@ -253,7 +272,7 @@ public final class MemoryCache<Key: Hashable & Sendable, Value: Sendable>: @unch
     /// Removes every entry. The entries are released in the background (when
     /// so configured) and reported to `onEviction` as removed.
     public func removeAll() {
-        let removed = LRUStorage<Key, Value>()
+        let removed = storage.emptyCopy()
         mutex.lock()
         storage.swapContents(with: removed)
         counters.removed &+= removed.count

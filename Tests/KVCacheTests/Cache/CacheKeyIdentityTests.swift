@@ -54,6 +54,7 @@ struct CacheKeyIdentityTests {
         let evicted = Locked<[String]>([])
         let cache = try fixture.make {
             $0.memory.countLimit = 1
+            $0.memory.policy = .lru
             $0.memory.releasesValuesInBackground = false
             $0.memory.onEviction = { key, _, reason in if reason == .count { evicted.withLock { $0.append(key) } } }
         }

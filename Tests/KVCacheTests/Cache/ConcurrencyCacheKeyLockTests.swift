@@ -141,6 +141,7 @@ import Testing
         let box = MutexBox<Cache<Data>?>(nil)
         let cache = try fixture.make {
             $0.memory.countLimit = 1
+            $0.memory.policy = .lru
             $0.memory.onEviction = { key, _, _ in
                 // Runs once the facade's locks are released: writing another key is fine.
                 guard key.hasPrefix("a") else { return }

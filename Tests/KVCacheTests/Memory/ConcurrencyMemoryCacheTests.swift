@@ -6,12 +6,13 @@ import Testing
 
 /// Hammering from many threads; CI runs these under ThreadSanitizer.
 @Suite struct ConcurrencyMemoryCacheTests {
-    @Test func manyThreadsKeepTheCacheConsistent() throws {
+    @Test(arguments: [EvictionPolicy.lru, .adaptive])
+    func manyThreadsKeepTheCacheConsistent(policy: EvictionPolicy) throws {
         let clock = ManualClock()
         let evictions = Locked(0)
         let cache: MemoryCache<Int, [Int]> = try makeCache(
             .init(
-                countLimit: 200, costLimit: 5_000, lowWatermark: 0.8, autoTrimInterval: nil,
+                countLimit: 200, costLimit: 5_000, lowWatermark: 0.8, autoTrimInterval: nil, policy: policy,
                 onEviction: { _, _, _ in evictions.withLock { $0 += 1 } }),
             clock: clock)
         DispatchQueue.concurrentPerform(iterations: 8) { thread in
@@ -52,19 +53,8 @@ import Testing
         // Every insertion either is still in the cache or left it in one of the counted ways.
         #expect(statistics.sets == statistics.count + statistics.totalEvictions)
         #expect(statistics.totalEvictions == evictions.value)
-        // The total cost matches the entries' costs, and the list matches the table.
-        cache.withLock {
-            var sum: Int64 = 0
-            var listed = 0
-            var index = cache.storage.head
-            while index != -1 {
-                sum += cache.storage.slot(at: index).pointee.cost
-                listed += 1
-                index = cache.storage.link(at: index).pointee.next
-            }
-            #expect(sum == cache.storage.totalCost.clamped)
-            #expect(listed == cache.storage.count)
-        }
+        // The total cost matches the entries' costs, and the lists match the table.
+        #expect(cache.withLock { cache.storage.invariantViolations() } == [])
     }
 
     @Test func backgroundReleaseAndTheTimerRaceWithCallers() throws {

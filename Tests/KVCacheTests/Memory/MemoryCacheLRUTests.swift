@@ -28,7 +28,7 @@ import Testing
     @Test func theCountLimitEvictsTheLeastRecentlyUsedEntry() throws {
         let log = EvictionLog<Int, Int>()
         let cache: MemoryCache<Int, Int> = try makeCache(
-            .init(countLimit: 3, autoTrimInterval: nil, onEviction: log.callback))
+            .init(countLimit: 3, autoTrimInterval: nil, policy: .lru, onEviction: log.callback))
         for key in 1...3 { cache[key] = key }
         _ = cache[1]
         cache[4] = 4
@@ -39,7 +39,7 @@ import Testing
     }
 
     @Test func aCountLimitOfZeroKeepsNothing() throws {
-        let cache: MemoryCache<Int, Int> = try makeCache(.init(countLimit: 0, autoTrimInterval: nil))
+        let cache: MemoryCache<Int, Int> = try makeCache(.init(countLimit: 0, autoTrimInterval: nil, policy: .lru))
         cache[1] = 1
         #expect(cache[1] == nil)
         #expect(cache.count == 0)
@@ -47,7 +47,7 @@ import Testing
 
     @Test func listStaysConsistentThroughRandomOperations() throws {
         // Checks the slab list against a simple array model of LRU.
-        let cache: MemoryCache<Int, Int> = try makeCache(.init(countLimit: 20, autoTrimInterval: nil))
+        let cache: MemoryCache<Int, Int> = try makeCache(.init(countLimit: 20, autoTrimInterval: nil, policy: .lru))
         var model: [Int] = []  // most recent first
         var generator = SeededGenerator(seed: 42)
         for _ in 0..<5_000 {

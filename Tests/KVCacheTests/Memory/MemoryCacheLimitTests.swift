@@ -5,7 +5,7 @@ import Testing
     @Test func theCostLimitEvictsLeastRecentlyUsedEntriesUntilTheCostFits() throws {
         let log = EvictionLog<Int, Int>()
         let cache: MemoryCache<Int, Int> = try makeCache(
-            .init(costLimit: 100, autoTrimInterval: nil, onEviction: log.callback))
+            .init(costLimit: 100, autoTrimInterval: nil, policy: .lru, onEviction: log.callback))
         for key in 1...4 { cache.setValue(key, forKey: key, cost: 25) }
         _ = cache[1]
         cache.setValue(5, forKey: 5, cost: 40)  // 140: evicts 2 and 3
@@ -16,16 +16,23 @@ import Testing
     }
 
     @Test func anEntryCostlierThanTheLimitIsNotKept() throws {
-        let cache: MemoryCache<Int, Int> = try makeCache(.init(costLimit: 10, autoTrimInterval: nil))
+        let cache: MemoryCache<Int, Int> = try makeCache(.init(costLimit: 10, autoTrimInterval: nil, policy: .lru))
         cache.setValue(1, forKey: 1, cost: 5)
         cache.setValue(2, forKey: 2, cost: 11)
         #expect(cache.count == 0)
         #expect(cache.totalCost == 0)
+        // The adaptive policy admits the costly entry only over a less used one, and
+        // neither is: it keeps entry 1.
+        let adaptive: MemoryCache<Int, Int> = try makeCache(.init(costLimit: 10, autoTrimInterval: nil))
+        adaptive.setValue(1, forKey: 1, cost: 5)
+        adaptive.setValue(2, forKey: 2, cost: 11)
+        #expect(adaptive[2] == nil)
+        #expect(adaptive.totalCost == 5)
     }
 
     @Test func crossingTheCountLimitPurgesDownToTheLowWatermark() throws {
         let cache: MemoryCache<Int, Int> = try makeCache(
-            .init(countLimit: 10, lowWatermark: 0.6, autoTrimInterval: nil))
+            .init(countLimit: 10, lowWatermark: 0.6, autoTrimInterval: nil, policy: .lru))
         for key in 0..<10 { cache[key] = key }
         #expect(cache.count == 10)
         cache[10] = 10
@@ -48,7 +55,7 @@ import Testing
 
     @Test func aPurgeLongerThanOneBurstStillReachesTheWatermark() throws {
         let cache: MemoryCache<Int, Int> = try makeCache(
-            .init(countLimit: 2_000, lowWatermark: 0.1, autoTrimInterval: nil))
+            .init(countLimit: 2_000, lowWatermark: 0.1, autoTrimInterval: nil, policy: .lru))
         for key in 0...2_000 { cache[key] = key }
         #expect(cache.count == 200)
         #expect(cache[2_000] == 2_000)

@@ -9,7 +9,7 @@ import Glibc
 @Suite struct MemoryCacheReleaseTests {
     @Test func evictedValuesAreReleasedOffTheCallersThread() throws {
         let recorder = DeinitRecorder()
-        let cache: MemoryCache<Int, TrackedValue> = try makeCache(.init(countLimit: 2, autoTrimInterval: nil))
+        let cache: MemoryCache<Int, TrackedValue> = try makeCache(.init(countLimit: 2, autoTrimInterval: nil, policy: .lru))
         for key in 0..<100 { cache.setValue(TrackedValue(key, recorder), forKey: key) }
         cache[99] = nil          // removed
         cache[98] = TrackedValue(-1, recorder)  // replaced
@@ -33,7 +33,7 @@ import Glibc
     @Test func valuesAreReleasedOnTheCallersThreadOutsideTheLockWhenConfigured() throws {
         let recorder = DeinitRecorder()
         let cache: MemoryCache<Int, TrackedValue> = try makeCache(
-            .init(countLimit: 2, autoTrimInterval: nil, releasesValuesInBackground: false))
+            .init(countLimit: 2, autoTrimInterval: nil, releasesValuesInBackground: false, policy: .lru))
         recorder.probedCache.withLock { $0 = cache }
         // The recorder holds the cache that holds values holding the recorder.
         defer { recorder.probedCache.withLock { $0 = nil } }
@@ -60,7 +60,7 @@ import Glibc
 
     @Test func theAutoTrimHandsOverValuesWaitingInABatch() throws {
         let recorder = DeinitRecorder()
-        let cache: MemoryCache<Int, TrackedValue> = try makeCache(.init(countLimit: 1_000, autoTrimInterval: nil))
+        let cache: MemoryCache<Int, TrackedValue> = try makeCache(.init(countLimit: 1_000, autoTrimInterval: nil, policy: .lru))
         for key in 0..<1_003 { cache.setValue(TrackedValue(key, recorder), forKey: key) }
         #expect(cache.withLock { cache.pendingReleases.count } == 3)
         cache.autoTrim()
@@ -72,7 +72,7 @@ import Glibc
         let clock = ManualClock()
         let log = EvictionLog<String, Int>()
         let cache: MemoryCache<String, Int> = try makeCache(
-            .init(countLimit: 3, costLimit: 100, autoTrimInterval: nil, onEviction: log.callback), clock: clock)
+            .init(countLimit: 3, costLimit: 100, autoTrimInterval: nil, policy: .lru, onEviction: log.callback), clock: clock)
         cache.setValue(1, forKey: "count1")
         cache.setValue(2, forKey: "count2")
         cache.setValue(3, forKey: "count3")
@@ -123,7 +123,7 @@ import Glibc
         let recorder = DeinitRecorder()
         let log = EvictionLog<Int, TrackedValue>()
         let cache: MemoryCache<Int, TrackedValue> = try makeCache(
-            .init(countLimit: 1, autoTrimInterval: nil, onEviction: log.callback))
+            .init(countLimit: 1, autoTrimInterval: nil, policy: .lru, onEviction: log.callback))
         for key in 0..<50 { cache.setValue(TrackedValue(key, recorder), forKey: key) }
         cache.waitForBackgroundWork()
         let caller = pthread_self()

@@ -93,5 +93,5 @@ extension MemoryCache: LockProbing {
     var slotCount: Int { withLock { storage.slotCount } }
 
     /// Keys from most to least recently used.
-    var keysByRecency: [Key] { withLock { storage.keysByRecency } }
+    var keysByRecency: [Key] { withLock { storage.keysByRecency() } }
 }

@@ -39,7 +39,8 @@ struct MemoryCacheTraceTests {
             return
         }
         let keys = try Self.load(trace)
-        let cache = try MemoryCache<Int32, Bool>(configuration: .init(countLimit: 1_000, autoTrimInterval: nil))
+        let cache = try MemoryCache<Int32, Bool>(
+            configuration: .init(countLimit: 1_000, autoTrimInterval: nil, policy: .lru))
         var hits = 0
         for key in keys {
             if cache.value(forKey: key) != nil {
@@ -51,6 +52,36 @@ struct MemoryCacheTraceTests {
         #expect(hits == expectedHits)
         #expect(cache.statistics.hits == expectedHits)
         #expect(cache.count == 1_000)
+    }
+
+    /// The adaptive policy's hits on every row of issue 15's table, pinned: the policy
+    /// is deterministic, so any change to what it evicts shows here. The same counts
+    /// come from the Python model it was ported from
+    /// (`Benchmarks/Scripts/policy-sim`, `wtinylfu(keys, C, adaptive=True)`).
+    @Test(arguments: [
+        ("oltp.gz", [250: 216_328, 1_000: 366_656, 2_000: 420_480, 4_000: 483_012]),
+        ("web07.trace.xz", [250: 34_142, 1_000: 40_500, 4_000: 46_531]),
+        ("web12.trace.xz", [250: 48_546, 1_000: 65_599, 4_000: 76_043]),
+        ("gli.trace.gz", [250: 858, 1_000: 3_011]),
+    ])
+    func adaptiveHitsArePinned(trace: String, expectedHits: [Int: Int]) throws {
+        let keys = try Self.load(trace).map(Int.init)
+        for (capacity, expected) in expectedHits.sorted(by: { $0.key < $1.key }) {
+            let cache = try MemoryCache<Int, Bool>(configuration: .init(
+                countLimit: capacity, autoTrimInterval: nil, releasesValuesInBackground: false))
+            var hits = 0
+            for key in keys {
+                if cache.value(forKey: key) != nil {
+                    hits += 1
+                } else {
+                    cache.setValue(true, forKey: key)
+                }
+            }
+            #expect(hits == expected, "\(trace) at \(capacity)")
+            #expect(cache.statistics.hits == hits)
+            #expect(cache.count == capacity)
+            #expect(cache.withLock { cache.storage.invariantViolations() } == [])
+        }
     }
 
     /// The keys of a trace, in request order (formats in the traces' README).

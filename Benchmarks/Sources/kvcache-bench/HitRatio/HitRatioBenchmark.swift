@@ -22,9 +22,10 @@ struct HitRatioBenchmark {
         }
     }
 
-    /// KVCache's policies first (today MemoryCache's exact LRU), then the references.
+    /// KVCache's policies first (the default, adaptive, then exact LRU), then the references.
     static let contenders: [Contender] = [
-        Contender(KVCacheMemoryReplay.self, column: "KVCache (LRU)", isKVCache: true, isDefault: true),
+        Contender(KVCacheAdaptiveReplay.self, column: "KVCache", isKVCache: true, isDefault: true),
+        Contender(KVCacheLRUReplay.self, column: "KVCache (LRU)", isKVCache: true),
         Contender(LRUPolicy.self, column: "LRU"),
         Contender(ClockPolicy.self, column: "CLOCK"),
         Contender(SievePolicy.self, column: "SIEVE"),

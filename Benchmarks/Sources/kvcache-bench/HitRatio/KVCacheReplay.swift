@@ -2,16 +2,19 @@ import KVCache
 
 /// KVCache's MemoryCache replayed as a policy: `value(forKey:)` on every request,
 /// `setValue` on a miss, with `countLimit` as the capacity, no background trim and
-/// values released inline, so every eviction happens on the request that causes
-/// it. Exact LRU today (issue 15 adds an adaptive policy).
-final class KVCacheMemoryReplay: Policy {
-    static let name = "KVCache MemoryCache (LRU)"
-    private let cache: MemoryCache<Int, Int>
+/// values released inline, so every eviction happens on the request that causes it.
+protocol KVCacheMemoryReplay: Policy {
+    static var policy: EvictionPolicy { get }
+    var cache: MemoryCache<Int, Int> { get }
+    init(cache: MemoryCache<Int, Int>)
+}
 
+extension KVCacheMemoryReplay {
     init(capacity: Int) {
         // Only a negative count limit is refused, and capacities here are positive.
-        cache = try! MemoryCache(configuration: .init(countLimit: max(1, capacity), autoTrimInterval: nil,
-                                                     releasesValuesInBackground: false))
+        self.init(cache: try! MemoryCache(configuration: .init(
+            countLimit: max(1, capacity), autoTrimInterval: nil, releasesValuesInBackground: false,
+            policy: Self.policy)))
     }
 
     func access(_ key: Int) -> Bool {
@@ -22,4 +25,20 @@ final class KVCacheMemoryReplay: Policy {
 
     /// The hits the cache itself counted (its statistics), to check the replay's own count.
     var recordedHits: Int { cache.statistics.hits }
+}
+
+/// MemoryCache with its default policy, the adaptive W-TinyLFU.
+struct KVCacheAdaptiveReplay: KVCacheMemoryReplay {
+    static let name = "KVCache MemoryCache (adaptive)"
+    static let policy = EvictionPolicy.adaptive
+    let cache: MemoryCache<Int, Int>
+    init(cache: MemoryCache<Int, Int>) { self.cache = cache }
+}
+
+/// MemoryCache with `policy: .lru`.
+struct KVCacheLRUReplay: KVCacheMemoryReplay {
+    static let name = "KVCache MemoryCache (LRU)"
+    static let policy = EvictionPolicy.lru
+    let cache: MemoryCache<Int, Int>
+    init(cache: MemoryCache<Int, Int>) { self.cache = cache }
 }

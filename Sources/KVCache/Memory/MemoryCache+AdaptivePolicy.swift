@@ -1,0 +1,81 @@
+// The adaptive policy's (W-TinyLFU's) steps. They run with the lock held, and only
+// when `isAdaptive`.
+extension MemoryCache {
+    /// Records a read hit: counts the use, moves the entry up within the segments,
+    /// and tells the climber.
+    @usableFromInline
+    func recordAdaptiveHit(at index: Int32, key: Key) {
+        recordAdaptiveUse(at: index, key: key)
+        adaptive!.record(hit: true, entries: storage.count)
+    }
+
+    /// Counts a use of an entry and moves it: to the front of the window or of
+    /// the protected segment, or from probation to protected (which may push the
+    /// protected segment's oldest back to probation).
+    func recordAdaptiveUse(at index: Int32, key: Key) {
+        adaptive!.sketch.increment(adaptive!.hash.hash(key))
+        switch storage.segment(at: index) {
+        case .window, .protected:
+            storage.moveToFront(index, in: storage.segment(at: index))
+        case .probation:
+            storage.move(index, to: .protected)
+            while adaptive!.protectedIsOver(storage.protectedSize),
+                  let demoted = storage.tail(of: .protected) {
+                storage.move(demoted, to: .probation)
+            }
+        }
+    }
+
+    /// After a value was stored at `index`: counts the use, and when the window is
+    /// over its share, moves its oldest entries to the main space, each admitted
+    /// only if the sketch counts it more often than the main space's victim (the
+    /// loser is evicted). A replaced value counts as a use and keeps its place.
+    @usableFromInline
+    func admitAdaptively(at index: Int32, key: Key, replaced: Bool, into removals: inout Removals) {
+        if replaced {
+            recordAdaptiveUse(at: index, key: key)
+            return
+        }
+        adaptive!.ensureSketchCapacity(forEntries: storage.count)
+        adaptive!.sketch.increment(adaptive!.hash.hash(key))
+        var budget = Self.burstSize
+        while budget > 0, adaptive!.windowIsOver(storage.windowSize),
+              let candidate = storage.tail(of: .window) {
+            budget -= 1
+            let main = storage.count - storage.windowSize.count
+            guard let reason = adaptive!.mainLacksRoom(SegmentSize(count: main), total: storage.totalCost) else {
+                storage.move(candidate, to: .probation)
+                continue
+            }
+            guard let victim = storage.tail(of: .probation) ?? storage.tail(of: .protected) else {
+                evict(at: candidate, reason: reason, into: &removals)
+                continue
+            }
+            if frequency(at: candidate) > frequency(at: victim) {
+                evict(at: victim, reason: reason, into: &removals)
+                storage.move(candidate, to: .probation)
+            } else {
+                evict(at: candidate, reason: reason, into: &removals)
+            }
+        }
+        adaptive!.record(hit: false, entries: storage.count)
+    }
+
+    /// The sketch's estimate for the entry at `index`.
+    private func frequency(at index: Int32) -> UInt8 {
+        let key = storage.slot(at: index).pointee.key.unsafelyUnwrapped
+        return adaptive!.sketch.frequency(adaptive!.hash.hash(key))
+    }
+
+    /// The entry a limit evicts next: probation's oldest, then protected's, then the window's.
+    @usableFromInline
+    func nextAdaptiveVictim() -> Int32? {
+        storage.tail(of: .probation) ?? storage.tail(of: .protected) ?? storage.tail(of: .window)
+    }
+
+    /// Evicts the entry at `index`.
+    func evict(at index: Int32, reason: EvictionReason, into removals: inout Removals) {
+        let entry = storage.remove(at: index)
+        discard(entry.key, entry.value, cost: entry.cost, reason: reason, into: &removals)
+    }
+}

@@ -1,0 +1,118 @@
+/// The adaptive policy's state and sizes: the frequency sketch that admits entries
+/// to the main space, the window's target size and the climber that moves it.
+///
+/// Sizes are kept per limit, entries and cost. The window gets its share of each
+/// limit that is set, the main space the rest, and the protected segment 80 % of the
+/// main space. A limit that is off (`Int.max`) constrains nothing.
+struct AdaptivePolicy<Key: Hashable> {
+    /// Limits and sizes in both dimensions, as `Double` so that an absent limit is `.infinity`.
+    typealias Size = WindowClimber.Step
+
+    /// The window's first share of each limit.
+    static var initialWindowShare: Double { 0.01 }
+    /// The protected segment's share of the main space.
+    static var protectedShare: Double { 0.8 }
+    /// The largest sketch, in entries (8 bytes each); more entries share counters.
+    static var largestSketch: Int { 1 << 24 }
+    /// The sketch allocated up front for a count limit (more is added as entries come).
+    static var initialSketch: Int { 4096 }
+
+    let hash: PolicyHash<Key>
+    var sketch: FrequencySketch
+    private var climber: WindowClimber
+    /// The limits: entries and cost, `.infinity` where off.
+    private(set) var capacity: Size
+    /// The window's target size: a fractional entry count, so that small steps add up.
+    private(set) var window: Size
+
+    init(seed: UInt64, countLimit: Int, costLimit: Int64) {
+        hash = PolicyHash(seed: seed)
+        capacity = Size(count: 0, cost: 0)
+        window = capacity
+        sketch = FrequencySketch(capacity: 16)
+        climber = WindowClimber(capacity: capacity)
+        setLimits(count: countLimit, cost: costLimit)
+    }
+
+    /// Starts over with new limits: the window at its first share, a new climber,
+    /// and a sketch sized for the count limit (kept if it is large enough).
+    mutating func setLimits(count: Int, cost: Int64) {
+        capacity = Size(
+            count: count == .max ? .infinity : Double(count),
+            cost: cost == .max ? .infinity : Double(cost))
+        window = Size(
+            count: capacity.count.isFinite ? max(1, capacity.count * Self.initialWindowShare) : .infinity,
+            cost: capacity.cost * Self.initialWindowShare)
+        clampWindow()
+        climber = WindowClimber(capacity: Size(
+            count: capacity.count.isFinite ? capacity.count : 0,
+            cost: capacity.cost.isFinite ? capacity.cost : 0))
+        let sketchCapacity = count == .max ? 16 : min(count, Self.initialSketch)
+        if sketch.capacity < sketchCapacity { sketch = FrequencySketch(capacity: sketchCapacity) }
+    }
+
+    /// Grows the sketch once the entries outnumber it (counts start over).
+    mutating func ensureSketchCapacity(forEntries entries: Int) {
+        guard entries > sketch.capacity, sketch.capacity < Self.largestSketch else { return }
+        let limit = capacity.count.isFinite ? Int(capacity.count) : Self.largestSketch
+        let grown = min(max(sketch.capacity * 2, entries), limit, Self.largestSketch)
+        if grown > sketch.capacity { sketch = FrequencySketch(capacity: grown) }
+    }
+
+    // MARK: - Sizes
+
+    /// The window's entries and cost when full (whole entries).
+    var windowMaximum: Size {
+        Size(count: window.count.rounded(.down), cost: window.cost)
+    }
+
+    /// The main space's entries and cost when full.
+    var mainMaximum: Size {
+        let window = windowMaximum
+        return Size(
+            count: capacity.count.isFinite ? capacity.count - window.count : .infinity,
+            cost: capacity.cost.isFinite ? capacity.cost - window.cost : .infinity)
+    }
+
+    /// Whether the window holds more than its share.
+    func windowIsOver(_ size: SegmentSize) -> Bool {
+        let maximum = windowMaximum
+        return Double(size.count) > maximum.count || size.cost.asDouble > maximum.cost
+    }
+
+    /// Whether the protected segment holds more than its share.
+    func protectedIsOver(_ size: SegmentSize) -> Bool {
+        let main = mainMaximum
+        let count = main.count.isFinite ? (main.count * Self.protectedShare).rounded(.down) : .infinity
+        return Double(size.count) > count || size.cost.asDouble > main.cost * Self.protectedShare
+    }
+
+    /// Whether a candidate from the window fits in the main space without an eviction;
+    /// returns the limit it lacks room in otherwise. Entries: the main space holds
+    /// `main` and gets its share. Cost: the cache's `total`, which counts the
+    /// candidate already, must fit the limit (the main space may use cost that the
+    /// window leaves unused, so a window emptied by one costly entry takes no room).
+    func mainLacksRoom(_ main: SegmentSize, total: CostTotal) -> EvictionReason? {
+        if Double(main.count) >= mainMaximum.count { return .count }
+        if total.asDouble > capacity.cost { return .cost }
+        return nil
+    }
+
+    // MARK: - Adapting
+
+    /// Records a request's outcome for the climber, moving the window at the end of a sample.
+    mutating func record(hit: Bool, entries: Int) {
+        let sampleCapacity = capacity.count.isFinite ? Int(capacity.count) : max(entries, 64)
+        let (sampleSize, overflow) = sampleCapacity.multipliedReportingOverflow(by: WindowClimber.samplePeriod)
+        guard let step = climber.record(hit: hit, sampleSize: overflow ? .max : sampleSize) else { return }
+        window.count += step.count
+        window.cost += step.cost
+        clampWindow()
+    }
+
+    /// Keeps the window at one entry or more and leaves the main space one entry or more.
+    private mutating func clampWindow() {
+        if capacity.count.isFinite { window.count = min(capacity.count - 1, max(1, window.count)) }
+        if capacity.cost.isFinite { window.cost = min(capacity.cost, max(0, window.cost)) }
+    }
+}

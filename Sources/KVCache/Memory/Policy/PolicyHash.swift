@@ -1,0 +1,70 @@
+/// The 32-bit hash a key is counted under in the frequency sketch.
+///
+/// Swift's `hashValue` is seeded per process, which would make the policy's
+/// choices differ from run to run; integers, strings and the ``Cache``'s byte-wise
+/// keys are hashed here from their value instead. Other types fall back to
+/// `hashValue`.
+struct PolicyHash<Key: Hashable> {
+    private enum Kind {
+        case int, string, byteWise, integer, hashValue
+    }
+
+    private let seed: UInt32
+    /// Chosen once, so a hash costs no dynamic cast for the common key types.
+    private let kind: Kind
+
+    init(seed: UInt64) {
+        self.seed = UInt32(truncatingIfNeeded: seed) ^ UInt32(truncatingIfNeeded: seed >> 32)
+        kind = if Key.self == Int.self {
+            .int
+        } else if Key.self == String.self {
+            .string
+        } else if Key.self == ByteWiseKey.self {
+            .byteWise
+        } else if Key.self is any BinaryInteger.Type {
+            .integer
+        } else {
+            .hashValue
+        }
+    }
+
+    func hash(_ key: Key) -> UInt32 {
+        let hash = switch kind {
+        case .int: Self.fold(unsafeBitCast(key, to: Int.self))
+        case .string: Self.bytes(unsafeBitCast(key, to: String.self))
+        case .byteWise: Self.bytes(unsafeBitCast(key, to: ByteWiseKey.self).string)
+        case .integer: Self.fold(Self.bits(of: key))
+        case .hashValue: Self.fold(key.hashValue)
+        }
+        return seed ^ hash
+    }
+
+    /// The low bits of a key whose type is an integer type.
+    private static func bits(of key: Key) -> Int {
+        let integer = key as! any BinaryInteger
+        return truncated(integer)
+    }
+
+    private static func truncated(_ integer: some BinaryInteger) -> Int {
+        Int(truncatingIfNeeded: integer)
+    }
+
+    /// A value that fits in 32 bits is its own hash (negative ones as two's
+    /// complement); a wider one is mixed down.
+    private static func fold(_ value: Int) -> UInt32 {
+        if Int(Int32(truncatingIfNeeded: value)) == value { return UInt32(truncatingIfNeeded: value) }
+        var z = UInt64(bitPattern: Int64(value))
+        z = (z ^ (z >> 33)) &* 0xFF51_AFD7_ED55_8CCD
+        z ^= z >> 33
+        return UInt32(truncatingIfNeeded: z) ^ UInt32(truncatingIfNeeded: z >> 32)
+    }
+
+    /// FNV-1a over the UTF-8 bytes, folded to 32 bits.
+    private static func bytes(_ string: String) -> UInt32 {
+        var hash: UInt64 = 0xCBF2_9CE4_8422_2325
+        for byte in string.utf8 {
+            hash = (hash ^ UInt64(byte)) &* 0x0000_0100_0000_01B3
+        }
+        return UInt32(truncatingIfNeeded: hash) ^ UInt32(truncatingIfNeeded: hash >> 32)
+    }
+}

@@ -1,0 +1,61 @@
+/// Adapts the share of the cache given to the recency window (Caffeine's hill
+/// climber): over each sample of requests it measures the hit rate, and steps the
+/// window in the direction that raised it, reversing when the rate fell. Steps decay
+/// as the rate settles; a large change in the rate (a new workload) restores them.
+struct WindowClimber {
+    /// A step in each limit: entries and cost.
+    struct Step: Equatable {
+        var count: Double
+        var cost: Double
+
+        static func * (step: Step, factor: Double) -> Step {
+            Step(count: step.count * factor, cost: step.cost * factor)
+        }
+    }
+
+    /// The first step, as a share of each limit.
+    static let stepShare = 0.0625
+    /// What each step is multiplied by while the hit rate settles.
+    static let decay = 0.98
+    /// A change of the hit rate that restores the first step's size.
+    static let restartThreshold = 0.05
+    /// A sample lasts this many times the cache's capacity in requests.
+    static let samplePeriod = 10
+
+    private let initialStep: Step
+    /// The next step's size...
+    private var step: Step
+    /// ...and direction: 1 grows the window, -1 shrinks it.
+    private var direction = 1.0
+    private var hits = 0
+    private var requests = 0
+    private var previousRate: Double?
+
+    /// A climber for a cache of `capacity` entries and cost (0 where a limit is off).
+    init(capacity: Step) {
+        initialStep = capacity * Self.stepShare
+        step = initialStep
+    }
+
+    /// Records a request; at the end of a sample of `sampleSize` requests, returns
+    /// how much the window should grow (negative: shrink).
+    mutating func record(hit: Bool, sampleSize: Int) -> Step? {
+        if hit { hits += 1 }
+        requests += 1
+        guard requests >= sampleSize else { return nil }
+        let rate = Double(hits) / Double(requests)
+        hits = 0
+        requests = 0
+        guard let previousRate else {
+            // The first sample has nothing to compare with: take a step to have something.
+            self.previousRate = rate
+            return step
+        }
+        self.previousRate = rate
+        let change = rate - previousRate
+        if change < 0 { direction = -direction }
+        step = step * Self.decay
+        if abs(change) >= Self.restartThreshold { step = initialStep }
+        return step * direction
+    }
+}

@@ -1,0 +1,190 @@
+import KVCacheTestSupport
+import Testing
+@testable import KVCache
+
+/// The adaptive policy (W-TinyLFU with a hill-climbed window), the default.
+@Suite struct MemoryCacheAdaptivePolicyTests {
+    /// Replays `keys` the way a read-through cache does: a read, and a set on a miss.
+    static func replay(_ keys: some Sequence<Int>, through cache: MemoryCache<Int, Int>) -> Int {
+        var hits = 0
+        for key in keys {
+            if cache[key] != nil { hits += 1 } else { cache[key] = key }
+        }
+        return hits
+    }
+
+    @Test func isTheDefault() throws {
+        #expect(MemoryCache<Int, Int>.Configuration().policy == .adaptive)
+        #expect(MemoryCache<Int, Int>().isAdaptive)
+        #expect(try !MemoryCache<Int, Int>(configuration: .init(policy: .lru)).isAdaptive)
+        #expect(EvictionPolicy.adaptive.description == "adaptive")
+        #expect(EvictionPolicy.adaptive(seed: 7).description == "adaptive(seed: 7)")
+        #expect(EvictionPolicy.lru.description == "lru")
+    }
+
+    @Test func aScanDoesNotFlushTheKeysInUse() throws {
+        // 50 keys read again and again, then 4,000 keys read once: LRU keeps none of
+        // the 50, the adaptive policy keeps them all (the scan's keys are used less).
+        // The scan ends before the climber's first sample (10 × 1,000 requests) moves
+        // the window, and the sketch (2,048 counters a row) seldom counts a scan key as
+        // often as a hot one.
+        let hot = 0..<50
+        var results: [EvictionPolicy: Int] = [:]
+        for policy in [EvictionPolicy.lru, .adaptive] {
+            let cache: MemoryCache<Int, Int> = try makeCache(.init(countLimit: 1_000, autoTrimInterval: nil, policy: policy))
+            for _ in 0..<10 { _ = Self.replay(hot, through: cache) }
+            _ = Self.replay(1_000..<5_000, through: cache)
+            results[policy] = hot.filter { cache.contains($0) }.count
+            #expect(cache.count == 1_000)
+            #expect(cache.withLock { cache.storage.invariantViolations() } == [])
+        }
+        #expect(results[.lru] == 0)
+        #expect(results[.adaptive] == 50)
+    }
+
+    @Test func theSameOperationsEvictTheSameEntries() throws {
+        // Strings are hashed from their bytes, not by Swift's per-process seed.
+        func survivors(seed: UInt64) throws -> [String] {
+            let cache: MemoryCache<String, Int> = try makeCache(
+                .init(countLimit: 64, autoTrimInterval: nil, policy: .adaptive(seed: seed)))
+            var generator = SeededGenerator(seed: 3)
+            for _ in 0..<20_000 {
+                let key = "key-\(generator.next() % 500)"
+                if cache[key] == nil { cache[key] = 1 }
+            }
+            return cache.withLock { [.window, .probation, .protected].flatMap { cache.storage.keysByRecency(in: $0) } }
+        }
+        #expect(try survivors(seed: 0) == survivors(seed: 0))
+        #expect(try survivors(seed: 9) == survivors(seed: 9))
+        #expect(try survivors(seed: 0) != survivors(seed: 9))
+    }
+
+    @Test func aReadInProbationProtectsTheEntry() throws {
+        let cache: MemoryCache<Int, Int> = try makeCache(.init(countLimit: 10, autoTrimInterval: nil))
+        for key in 0..<10 { cache[key] = key }
+        // The window holds 1 entry (1 % of 10, at least one): the others went to probation.
+        #expect(cache.withLock { cache.storage.keysByRecency(in: .window) } == [9])
+        #expect(cache.withLock { cache.storage.keysByRecency(in: .probation) } == Array((0..<9).reversed()))
+        _ = cache[3]
+        #expect(cache.withLock { cache.storage.keysByRecency(in: .protected) } == [3])
+        // A key leaving the window that was used no more often than probation's oldest
+        // loses to it (ties keep the incumbent): 9, then 10 are evicted, not 0.
+        cache[10] = 10
+        cache[11] = 11
+        #expect(cache[9] == nil)
+        #expect(cache[10] == nil)
+        #expect(cache.contains(0))
+        #expect(cache.count == 10)
+        #expect(cache.statistics.evictions[.count] == 2)
+    }
+
+    @Test func aCandidateUsedMoreOftenDisplacesTheVictim() throws {
+        let log = EvictionLog<Int, Int>()
+        let cache: MemoryCache<Int, Int> = try makeCache(.init(countLimit: 4, autoTrimInterval: nil, onEviction: log.callback))
+        for key in 0..<4 { cache[key] = key }
+        // 100 enters the window (evicting 3, which leaves the window no more used than
+        // probation's oldest) and is set twice more: three uses make it win over key 0.
+        for _ in 0..<3 { cache.setValue(100, forKey: 100) }
+        cache[4] = 4
+        #expect(cache.contains(100))
+        let evicted = log.entries.value.filter { $0.reason == .count }.map(\.key)
+        #expect(evicted == [3, 0])
+    }
+
+    @Test func costLimitsAreHonouredAndReportedAsCost() throws {
+        let log = EvictionLog<Int, Int>()
+        let cache: MemoryCache<Int, Int> = try makeCache(.init(costLimit: 1_000, autoTrimInterval: nil, onEviction: log.callback))
+        var generator = SeededGenerator(seed: 11)
+        for _ in 0..<5_000 {
+            let key = Int(generator.next() % 300)
+            if cache[key] == nil { cache.setValue(key, forKey: key, cost: Int64(1 + key % 50)) }
+            #expect(cache.totalCost <= 1_000)
+        }
+        #expect(Set(log.reasons) == [.cost])
+        #expect(cache.withLock { cache.storage.invariantViolations() } == [])
+        let statistics = cache.statistics
+        #expect(statistics.sets == statistics.count + statistics.totalEvictions)
+    }
+
+    @Test func theLowWatermarkPurgesUnderTheAdaptivePolicy() throws {
+        let cache: MemoryCache<Int, Int> = try makeCache(.init(countLimit: 10, lowWatermark: 0.6, autoTrimInterval: nil))
+        for key in 0..<10 { cache[key] = key }
+        cache[10] = 10
+        #expect(cache.count == 6)
+        #expect(cache.statistics.evictions[.count] == 5)
+        let big: MemoryCache<Int, Int> = try makeCache(.init(countLimit: 2_000, lowWatermark: 0.1, autoTrimInterval: nil))
+        for key in 0...2_000 { big[key] = key }
+        #expect(big.count == 200)
+        #expect(big.statistics.evictions[.count] == 1_801)
+    }
+
+    @Test func expirationAgeAndTrimsWorkUnderTheAdaptivePolicy() throws {
+        let clock = ManualClock()
+        let log = EvictionLog<Int, Int>()
+        let cache: MemoryCache<Int, Int> = try makeCache(
+            .init(countLimit: 100, ageLimit: .seconds(10), autoTrimInterval: nil, onEviction: log.callback), clock: clock)
+        for key in 0..<100 { cache[key] = key }
+        for key in 0..<20 { _ = cache[key] }  // into protected
+        clock.advance(by: 6)
+        for key in 50..<60 { _ = cache[key] }
+        cache.setValue(-1, forKey: -1, expiration: .after(.seconds(1)))
+        clock.advance(by: 6)
+        #expect(cache[-1] == nil)  // expired
+        // Only the entries read 6 s ago are younger than the age limit, in every segment.
+        try cache.trim(toAge: .seconds(10))
+        #expect(cache.count == 10)
+        #expect((50..<60).allSatisfy { cache.contains($0) })
+        #expect(Set(log.reasons) == [.count, .expired])
+        try cache.trim(toFraction: 0.5)
+        #expect(cache.count == 5)
+        try cache.trim(toCount: 0)
+        #expect(cache.count == 0)
+        #expect(cache.withLock { cache.storage.invariantViolations() } == [])
+    }
+
+    @Test func changingTheLimitsStartsTheWindowOver() throws {
+        let cache: MemoryCache<Int, Int> = try makeCache(.init(countLimit: 1_000, autoTrimInterval: nil))
+        #expect(cache.withLock { cache.adaptive!.window.count } == 10)
+        // A sample is 10 × 1,000 requests; the first one steps the window by 6.25 %.
+        _ = Self.replay((0..<10_000).map { $0 % 2_000 }, through: cache)
+        #expect(cache.withLock { cache.adaptive!.window.count } == 72.5)
+        try cache.setCountLimit(200)
+        #expect(cache.count == 200)
+        #expect(cache.withLock { cache.adaptive!.window.count } == 2)
+        #expect(cache.withLock { cache.storage.invariantViolations() } == [])
+    }
+
+    @Test func withoutACountLimitTheSketchGrowsWithTheEntries() throws {
+        let cache: MemoryCache<Int, Int> = try makeCache(.init(costLimit: 1 << 40, autoTrimInterval: nil))
+        for key in 0..<5_000 { cache.setValue(key, forKey: key, cost: 1) }
+        #expect(cache.withLock { cache.adaptive!.sketch.capacity } >= 5_000)
+        #expect(cache.count == 5_000)
+    }
+
+    @Test(arguments: [EvictionPolicy.lru, .adaptive])
+    func randomOperationsKeepTheStorageSound(policy: EvictionPolicy) throws {
+        let clock = ManualClock()
+        let cache: MemoryCache<Int, Int> = try makeCache(
+            .init(countLimit: 40, costLimit: 400, lowWatermark: 0.9, autoTrimInterval: nil, policy: policy), clock: clock)
+        var generator = SeededGenerator(seed: 5)
+        for step in 0..<20_000 {
+            let key = Int(generator.next() % 120)
+            switch generator.next() % 10 {
+            case 0..<4: _ = cache[key]
+            case 4..<7: cache.setValue(key, forKey: key, cost: Int64(generator.next() % 30))
+            case 7: cache.setValue(key, forKey: key, expiration: .after(.seconds(Double(generator.next() % 5))))
+            case 8: cache[key] = nil
+            default:
+                clock.advance(by: 1)
+                if step.isMultiple(of: 7) { try cache.trim(toCount: 30) }
+            }
+            #expect(cache.count <= 40)
+            #expect(cache.totalCost <= 400)
+        }
+        #expect(cache.withLock { cache.storage.invariantViolations() } == [])
+        let statistics = cache.statistics
+        #expect(statistics.sets == statistics.count + statistics.totalEvictions)
+        cache.removeAll()
+        #expect(cache.withLock { cache.storage.invariantViolations() } == [])
+    }
+}
