@@ -40,8 +40,12 @@ enum StrategyGuide {
         // Memory
         "Dictionary+mutex": Entry(color: "#7a7a7a", summary: "Floor. A Swift Dictionary behind a pthread mutex, "
             + "no eviction: the least a memory cache can do."),
-        "KVCache MemoryCache": Entry(color: "#1f77b4", summary: "KVCache's memory level: hash table plus "
-            + "intrusive LRU list under a pthread mutex, count / cost / age limits."),
+        "KVCache MemoryCache": Entry(color: "#1f77b4", summary: "KVCache's memory level with its default policy "
+            + "(adaptive W-TinyLFU): hash table plus intrusive lists and a frequency sketch under a pthread "
+            + "mutex, count / cost / age limits."),
+        "KVCache MemoryCache (LRU)": Entry(color: "#aec7e8", summary: "KVCache's memory level with policy: .lru "
+            + "(exact LRU): hash table plus one intrusive list under a pthread mutex. In the hit-ratio tables, "
+            + "replayed through its API as the adaptive one is."),
         "AutoPurging (sort on purge)": Entry(color: "#f0a000", summary: "AlamofireImage's AutoPurgingImageCache: "
             + "over the limit it sorts all entries by last access and purges to 60 %."),
         "NSCache": Entry(color: "#9467bd", summary: "swift-corelibs-foundation's NSCache: limits by count and "
@@ -62,8 +66,9 @@ enum StrategyGuide {
         "alone": Entry(color: "#7a7a7a", summary: "Latency floor: the same read with nothing running beside it."),
         "beside the work": Entry(color: "#1f77b4", summary: "The read while slow work runs on another thread."),
         // Hit ratio (the policies replayed on the shared traces)
-        "KVCache MemoryCache (LRU)": Entry(color: "#1f77b4", summary: "KVCache's MemoryCache replayed through its "
-            + "API (value(forKey:), setValue on a miss; countLimit = the size): exact LRU today."),
+        "KVCache MemoryCache (adaptive)": Entry(color: "#1f77b4", summary: "KVCache's MemoryCache with its default "
+            + "policy (adaptive W-TinyLFU), replayed through its API (value(forKey:), setValue on a miss; "
+            + "countLimit = the size)."),
         "LRU": Entry(color: "#7a7a7a", summary: "Reference: least recently used, a list moved on every hit."),
         "CLOCK": Entry(color: "#8c564b", summary: "Reference: second chance; a hit sets a bit, eviction clears "
             + "set bits and evicts the first clear one in FIFO order."),

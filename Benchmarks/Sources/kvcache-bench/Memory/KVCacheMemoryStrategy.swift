@@ -1,15 +1,17 @@
 import KVCache
 
-/// KVCache's `MemoryCache` with its default configuration (O(1) LRU, evicts
-/// one entry per insertion over the limit, releases values in the background).
-final class KVCacheMemoryStrategy: MemoryStrategy, @unchecked Sendable {
-    static let name = "KVCache MemoryCache"
+/// KVCache's `MemoryCache` with its default configuration (the adaptive policy,
+/// W-TinyLFU; evicts one entry per insertion over the limit, releases values in the
+/// background).
+class KVCacheMemoryStrategy: MemoryStrategy, @unchecked Sendable {
+    class var name: String { "KVCache MemoryCache" }
+    class var policy: EvictionPolicy { .adaptive }
 
     private let cache: MemoryCache<String, SmallValue>
 
-    init(countLimit: Int?) {
+    required init(countLimit: Int?) {
         // Only a negative count limit is refused, and the benchmarks' limits are positive.
-        cache = try! MemoryCache(configuration: .init(countLimit: countLimit ?? .max))
+        cache = try! MemoryCache(configuration: .init(countLimit: countLimit ?? .max, policy: Self.policy))
     }
 
     func setValue(_ value: SmallValue, forKey key: String) {
@@ -24,4 +26,10 @@ final class KVCacheMemoryStrategy: MemoryStrategy, @unchecked Sendable {
         cache.removeAll()
         cache.waitForBackgroundWork()
     }
+}
+
+/// `MemoryCache` with `policy: .lru` (exact LRU).
+final class KVCacheLRUMemoryStrategy: KVCacheMemoryStrategy, @unchecked Sendable {
+    override class var name: String { "KVCache MemoryCache (LRU)" }
+    override class var policy: EvictionPolicy { .lru }
 }

@@ -7,6 +7,7 @@ struct MemoryBenchmark {
     static let strategies: [any MemoryStrategy.Type] = [
         DictionaryMutexStrategy.self,
         KVCacheMemoryStrategy.self,
+        KVCacheLRUMemoryStrategy.self,
         AutoPurgingStrategy.self,
         NSCacheStrategy.self,
     ]
