@@ -54,6 +54,7 @@ struct CostTotal: Sendable, Equatable {
     }
 
     /// The sum as a `Double` (rounded above 2^53).
+    @inlinable
     var asDouble: Double {
         Double(high) * 18_446_744_073_709_551_616.0 + Double(low)
     }

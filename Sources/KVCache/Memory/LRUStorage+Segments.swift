@@ -1,6 +1,7 @@
 // The adaptive policy's three lists. Only segmented storage (`segments != nil`) uses them.
 extension LRUStorage {
     /// The ends of a segment's list.
+    @inlinable
     func ends(of segment: Segment) -> ListEnds {
         switch segment {
         case .window: ListEnds(head: head, tail: tail)
@@ -9,6 +10,7 @@ extension LRUStorage {
         }
     }
 
+    @inlinable
     func setEnds(_ ends: ListEnds, of segment: Segment) {
         switch segment {
         case .window: (head, tail) = (ends.head, ends.tail)
@@ -18,6 +20,7 @@ extension LRUStorage {
     }
 
     /// The segment of the entry in a slot.
+    @inlinable
     func segment(at index: Int32) -> Segment {
         segments.unsafelyUnwrapped[Int(index)]
     }
@@ -53,7 +56,7 @@ extension LRUStorage {
         }
     }
 
-    @usableFromInline
+    @inlinable
     func linkAtHead(_ index: Int32, of segment: Segment) {
         var ends = ends(of: segment)
         link(at: index).pointee = Link(previous: Self.none, next: ends.head)
@@ -62,7 +65,7 @@ extension LRUStorage {
         setEnds(ends, of: segment)
     }
 
-    @usableFromInline
+    @inlinable
     func unlink(_ index: Int32, from segment: Segment) {
         let link = link(at: index).pointee
         var ends = ends(of: segment)
@@ -72,6 +75,7 @@ extension LRUStorage {
     }
 
     /// Marks an entry as its segment's most recently used.
+    @inlinable
     func moveToFront(_ index: Int32, in segment: Segment) {
         guard index != ends(of: segment).head else { return }
         unlink(index, from: segment)
@@ -79,6 +83,7 @@ extension LRUStorage {
     }
 
     /// Moves an entry to the head of another segment.
+    @usableFromInline
     func move(_ index: Int32, to segment: Segment) {
         let from = self.segment(at: index)
         let cost = slot(at: index).pointee.cost
@@ -90,6 +95,7 @@ extension LRUStorage {
     }
 
     /// The least recently used entry of a segment, if it has any.
+    @inlinable
     func tail(of segment: Segment) -> Int32? {
         let tail = ends(of: segment).tail
         return tail == Self.none ? nil : tail

@@ -108,9 +108,16 @@ final class LRUStorage<Key: Hashable, Value> {
     }
 
     /// The two ends of a list other than the window.
+    @usableFromInline
     struct ListEnds {
-        var head: Int32 = LRUStorage.none
-        var tail: Int32 = LRUStorage.none
+        @usableFromInline var head: Int32
+        @usableFromInline var tail: Int32
+
+        @usableFromInline
+        init(head: Int32 = LRUStorage.none, tail: Int32 = LRUStorage.none) {
+            self.head = head
+            self.tail = tail
+        }
     }
 
     // The owner's lock guarantees exclusive access, so run-time exclusivity
@@ -134,11 +141,11 @@ final class LRUStorage<Key: Hashable, Value> {
     /// Each slot's segment under the adaptive policy; `nil` under `.lru`, where every
     /// entry is on the one list (`head`, `tail`), which is also the window's.
     @usableFromInline @exclusivity(unchecked) var segments: UnsafeMutablePointer<Segment>?
-    @exclusivity(unchecked) var probation = ListEnds()
-    @exclusivity(unchecked) var protected = ListEnds()
+    @usableFromInline @exclusivity(unchecked) var probation = ListEnds()
+    @usableFromInline @exclusivity(unchecked) var protected = ListEnds()
     /// Entries and cost per segment (segmented storage only); probation's are the rest.
-    @exclusivity(unchecked) var windowSize = SegmentSize()
-    @exclusivity(unchecked) var protectedSize = SegmentSize()
+    @usableFromInline @exclusivity(unchecked) var windowSize = SegmentSize()
+    @usableFromInline @exclusivity(unchecked) var protectedSize = SegmentSize()
     /// Entries whose deadline is finite; sweeping for expired entries is pointless without them.
     @usableFromInline @exclusivity(unchecked) var expiringCount = 0
 

@@ -3,8 +3,13 @@
 extension MemoryCache {
     /// Records a read hit: counts the use, moves the entry up within the segments,
     /// and tells the climber.
-    @usableFromInline
+    @inlinable
     func recordAdaptiveHit(at index: Int32, key: Key) {
+        // Without a limit only trims evict, in recency order: counting would serve nothing.
+        guard policyCountsUses else {
+            storage.moveToFront(index, in: storage.segment(at: index))
+            return
+        }
         recordAdaptiveUse(at: index, key: key)
         adaptive!.record(hit: true, entries: storage.count)
     }
@@ -12,8 +17,9 @@ extension MemoryCache {
     /// Counts a use of an entry and moves it: to the front of the window or of
     /// the protected segment, or from probation to protected (which may push the
     /// protected segment's oldest back to probation).
+    @inlinable
     func recordAdaptiveUse(at index: Int32, key: Key) {
-        adaptive!.sketch.increment(adaptive!.hash.hash(key))
+        adaptive!.countUse(of: key)
         switch storage.segment(at: index) {
         case .window, .protected:
             storage.moveToFront(index, in: storage.segment(at: index))
@@ -32,12 +38,13 @@ extension MemoryCache {
     /// loser is evicted). A replaced value counts as a use and keeps its place.
     @usableFromInline
     func admitAdaptively(at index: Int32, key: Key, replaced: Bool, into removals: inout Removals) {
+        guard policyCountsUses else { return }
         if replaced {
             recordAdaptiveUse(at: index, key: key)
             return
         }
         adaptive!.ensureSketchCapacity(forEntries: storage.count)
-        adaptive!.sketch.increment(adaptive!.hash.hash(key))
+        adaptive!.countUse(of: key)
         var budget = Self.burstSize
         while budget > 0, adaptive!.windowIsOver(storage.windowSize),
               let candidate = storage.tail(of: .window) {
@@ -64,7 +71,7 @@ extension MemoryCache {
     /// The sketch's estimate for the entry at `index`.
     private func frequency(at index: Int32) -> UInt8 {
         let key = storage.slot(at: index).pointee.key.unsafelyUnwrapped
-        return adaptive!.sketch.frequency(adaptive!.hash.hash(key))
+        return adaptive!.frequency(of: key)
     }
 
     /// The entry a limit evicts next: probation's oldest, then protected's, then the window's.

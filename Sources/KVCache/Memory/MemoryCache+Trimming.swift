@@ -26,6 +26,7 @@ extension MemoryCache: MemoryPressureTrimmable {
         withLock {
             limits.setCount(limit)
             adaptive?.setLimits(count: limits.count, cost: limits.cost)
+            policyCountsUses = adaptive?.isBounded ?? false
         }
         trimToLimits()
     }
@@ -39,6 +40,7 @@ extension MemoryCache: MemoryPressureTrimmable {
         withLock {
             limits.setCost(limit)
             adaptive?.setLimits(count: limits.count, cost: limits.cost)
+            policyCountsUses = adaptive?.isBounded ?? false
         }
         trimToLimits()
     }

@@ -36,7 +36,9 @@ public final class MemoryCache<Key: Hashable & Sendable, Value: Sendable>: @unch
     /// Whether entries are kept by the adaptive policy (else exact LRU).
     @usableFromInline let isAdaptive: Bool
     /// The adaptive policy's state; `nil` under `.lru`.
-    @exclusivity(unchecked) var adaptive: AdaptivePolicy<Key>?
+    @usableFromInline @exclusivity(unchecked) var adaptive: AdaptivePolicy<Key>?
+    /// Whether the adaptive policy counts uses: while some limit is set (`adaptive.isBounded`).
+    @usableFromInline @exclusivity(unchecked) var policyCountsUses = false
     @usableFromInline @exclusivity(unchecked) var counters = MemoryCacheCounters()
     @usableFromInline @exclusivity(unchecked) var limits: MemoryCacheLimits
     /// Evicted values waiting to be handed to the background releaser in one batch.
@@ -80,6 +82,7 @@ public final class MemoryCache<Key: Hashable & Sendable, Value: Sendable>: @unch
         case .adaptive(let seed):
             isAdaptive = true
             adaptive = AdaptivePolicy(seed: seed, countLimit: configuration.countLimit, costLimit: configuration.costLimit)
+            policyCountsUses = adaptive!.isBounded
         }
         storage = LRUStorage(segmented: isAdaptive)
         limits = MemoryCacheLimits(

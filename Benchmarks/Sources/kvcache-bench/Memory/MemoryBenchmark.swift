@@ -98,7 +98,9 @@ struct MemoryBenchmark {
 
         // Only allocations on this thread show in mallinfo2: measure the single-thread fill.
         let heapBefore = threads == 1 ? HeapUsage.allocatedBytes() : nil
-        let cache = S(countLimit: nil)
+        // Bounded at exactly the keys it gets: every get hits, and a policy that
+        // counts uses (KVCache's adaptive one) does so, as it would in production.
+        let cache = S(countLimit: n)
         record(.setFill, Self.set(cache, keys: keys, threads: threads), expectedHits: nil)
         var bytesPerEntry: Double?
         if let heapBefore, let heapAfter = HeapUsage.allocatedBytes() {

@@ -4,26 +4,29 @@
 /// Sizes are kept per limit, entries and cost. The window gets its share of each
 /// limit that is set, the main space the rest, and the protected segment 80 % of the
 /// main space. A limit that is off (`Int.max`) constrains nothing.
+@usableFromInline
 struct AdaptivePolicy<Key: Hashable> {
     /// Limits and sizes in both dimensions, as `Double` so that an absent limit is `.infinity`.
-    typealias Size = WindowClimber.Step
+    @usableFromInline typealias Size = WindowClimber.Step
 
     /// The window's first share of each limit.
     static var initialWindowShare: Double { 0.01 }
     /// The protected segment's share of the main space.
-    static var protectedShare: Double { 0.8 }
+    @inlinable static var protectedShare: Double { 0.8 }
     /// The largest sketch, in entries (8 bytes each); more entries share counters.
     static var largestSketch: Int { 1 << 24 }
     /// The sketch allocated up front for a count limit (more is added as entries come).
     static var initialSketch: Int { 4096 }
 
-    let hash: PolicyHash<Key>
-    var sketch: FrequencySketch
-    private var climber: WindowClimber
+    @usableFromInline let hash: PolicyHash<Key>
+    @usableFromInline var sketch: FrequencySketch
+    @usableFromInline var climber: WindowClimber
     /// The limits: entries and cost, `.infinity` where off.
-    private(set) var capacity: Size
+    @usableFromInline var capacity: Size
     /// The window's target size: a fractional entry count, so that small steps add up.
-    private(set) var window: Size
+    @usableFromInline var window: Size
+    /// Whether some limit is set. Without one nothing is evicted, and uses are not counted.
+    @usableFromInline var isBounded = false
 
     init(seed: UInt64, countLimit: Int, costLimit: Int64) {
         hash = PolicyHash(seed: seed)
@@ -40,6 +43,7 @@ struct AdaptivePolicy<Key: Hashable> {
         capacity = Size(
             count: count == .max ? .infinity : Double(count),
             cost: cost == .max ? .infinity : Double(cost))
+        isBounded = capacity.count.isFinite || capacity.cost.isFinite
         window = Size(
             count: capacity.count.isFinite ? max(1, capacity.count * Self.initialWindowShare) : .infinity,
             cost: capacity.cost * Self.initialWindowShare)
@@ -59,14 +63,28 @@ struct AdaptivePolicy<Key: Hashable> {
         if grown > sketch.capacity { sketch = FrequencySketch(capacity: grown) }
     }
 
+    /// Counts a use of `key` in the sketch.
+    @inlinable
+    mutating func countUse(of key: Key) {
+        sketch.increment(hash.hash(key))
+    }
+
+    /// The sketch's estimate of `key`'s recent uses.
+    @inlinable
+    func frequency(of key: Key) -> UInt8 {
+        sketch.frequency(hash.hash(key))
+    }
+
     // MARK: - Sizes
 
     /// The window's entries and cost when full (whole entries).
+    @inlinable
     var windowMaximum: Size {
         Size(count: window.count.rounded(.down), cost: window.cost)
     }
 
     /// The main space's entries and cost when full.
+    @inlinable
     var mainMaximum: Size {
         let window = windowMaximum
         return Size(
@@ -81,6 +99,7 @@ struct AdaptivePolicy<Key: Hashable> {
     }
 
     /// Whether the protected segment holds more than its share.
+    @inlinable
     func protectedIsOver(_ size: SegmentSize) -> Bool {
         let main = mainMaximum
         let count = main.count.isFinite ? (main.count * Self.protectedShare).rounded(.down) : .infinity
@@ -101,10 +120,17 @@ struct AdaptivePolicy<Key: Hashable> {
     // MARK: - Adapting
 
     /// Records a request's outcome for the climber, moving the window at the end of a sample.
+    @inlinable
     mutating func record(hit: Bool, entries: Int) {
         let sampleCapacity = capacity.count.isFinite ? Int(capacity.count) : max(entries, 64)
         let (sampleSize, overflow) = sampleCapacity.multipliedReportingOverflow(by: WindowClimber.samplePeriod)
         guard let step = climber.record(hit: hit, sampleSize: overflow ? .max : sampleSize) else { return }
+        move(by: step)
+    }
+
+    /// Moves the window by a climber's step.
+    @usableFromInline
+    mutating func move(by step: Size) {
         window.count += step.count
         window.cost += step.cost
         clampWindow()

@@ -1,81 +1,103 @@
 /// How often each key was used lately, estimated in little memory: a count-min
-/// sketch of four rows of counters that saturate at 15 (TinyLFU's). A key's
-/// estimate is the least of its four counters. Once `sampleSize` uses have been
-/// counted every counter is halved, so old popularity fades.
+/// sketch of 4-bit counters that saturate at 15 (TinyLFU's). A key's estimate is the
+/// least of its four counters. Once `sampleSize` uses have been counted every counter
+/// is halved, so old popularity fades.
 ///
-/// Keys come in as 32-bit hashes (`PolicyHash`), which keeps the rows' indices,
-/// and so the estimates, the same in every run.
+/// A key's four counters lie in one 64-byte block (as Caffeine's sketch), so counting
+/// a use or reading an estimate touches one cache line: the block is chosen by one
+/// hash of the key, and each counter within its quarter of the block by another.
+/// There are 8 counters per entry of capacity (4 bytes).
+///
+/// Keys come in as 32-bit hashes (`PolicyHash`), which keeps the estimates the same
+/// in every run.
+@usableFromInline
 struct FrequencySketch {
-    private static let seeds: (UInt32, UInt32, UInt32, UInt32) = (0x9E37_79B9, 0x85EB_CA6B, 0xC2B2_AE35, 0x27D4_EB2F)
-    static let maximum: UInt8 = 15
+    @usableFromInline static var maximum: UInt64 { 15 }
+    /// Words (of 16 counters) per block: 64 bytes.
+    @usableFromInline static var blockWords: Int { 8 }
 
-    /// Four rows of `width` counters each, row after row.
-    private var counters: [UInt8]
-    private(set) var width: Int
-    private var mask: UInt32
+    @usableFromInline var words: [UInt64]
+    @usableFromInline let blockMask: UInt32
     /// Uses counted since the last halving (halved with the counters).
-    private var additions = 0
+    @usableFromInline var additions = 0
     /// The entries the sketch is sized for.
-    private(set) var capacity: Int
+    @usableFromInline let capacity: Int
     /// Uses between two halvings: 10 × `capacity`.
-    private(set) var sampleSize: Int
+    @usableFromInline let sampleSize: Int
 
-    /// A sketch for `capacity` entries: rows of twice the next power of two at or
-    /// above the capacity (at least 16).
+    /// A sketch for `capacity` entries: 8 counters for each entry of the next power
+    /// of two at or above the capacity (at least 16).
     init(capacity: Int) {
-        var width = 1
-        while width < max(16, capacity) { width *= 2 }
-        self.width = width * 2
-        mask = UInt32(self.width - 1)
-        counters = Array(repeating: 0, count: 4 * self.width)
+        var entries = 16
+        while entries < capacity { entries *= 2 }
+        let blocks = entries * 8 / 128
+        words = Array(repeating: 0, count: blocks * Self.blockWords)
+        blockMask = UInt32(blocks - 1)
         self.capacity = capacity
         sampleSize = 10 * max(1, capacity)
     }
 
     /// The estimated recent uses of `hash`, at most 15.
+    @inlinable
     func frequency(_ hash: UInt32) -> UInt8 {
-        counters.withUnsafeBufferPointer { counters in
-            var least = counters[index(hash, Self.seeds.0)]
-            least = min(least, counters[width + index(hash, Self.seeds.1)])
-            least = min(least, counters[2 * width + index(hash, Self.seeds.2)])
-            return min(least, counters[3 * width + index(hash, Self.seeds.3)])
+        let (block, offsets) = locate(hash)
+        return words.withUnsafeBufferPointer { words in
+            var least = Self.maximum
+            for row in 0..<4 {
+                let (word, shift) = Self.counter(row, block: block, offsets: offsets)
+                least = min(least, (words[word] >> shift) & 15)
+            }
+            return UInt8(least)
         }
     }
 
     /// Counts one use of `hash`; halves every counter when the sample is full.
+    @inlinable
     mutating func increment(_ hash: UInt32) {
-        let slots = (
-            index(hash, Self.seeds.0), width + index(hash, Self.seeds.1),
-            2 * width + index(hash, Self.seeds.2), 3 * width + index(hash, Self.seeds.3))
-        let added = counters.withUnsafeMutableBufferPointer { counters in
-            // `|` rather than `||`: every row is incremented.
-            (Self.increment(&counters[slots.0]) | Self.increment(&counters[slots.1])
-                | Self.increment(&counters[slots.2]) | Self.increment(&counters[slots.3])) != 0
+        let (block, offsets) = locate(hash)
+        let added = words.withUnsafeMutableBufferPointer { words in
+            var added = false
+            for row in 0..<4 {
+                let (word, shift) = Self.counter(row, block: block, offsets: offsets)
+                if (words[word] >> shift) & 15 < Self.maximum {
+                    words[word] &+= 1 << shift
+                    added = true
+                }
+            }
+            return added
         }
         guard added else { return }
         additions += 1
         if additions >= sampleSize { halve() }
     }
 
-    /// Adds one to a counter below the maximum; 1 if it did, else 0.
-    private static func increment(_ counter: inout UInt8) -> UInt8 {
-        guard counter < maximum else { return 0 }
-        counter += 1
-        return 1
-    }
-
-    private mutating func halve() {
-        counters.withUnsafeMutableBufferPointer { counters in
-            for slot in counters.indices { counters[slot] >>= 1 }
+    @usableFromInline
+    mutating func halve() {
+        words.withUnsafeMutableBufferPointer { words in
+            for index in words.indices { words[index] = (words[index] >> 1) & 0x7777_7777_7777_7777 }
         }
         additions /= 2
     }
 
-    private func index(_ hash: UInt32, _ seed: UInt32) -> Int {
+    /// The first word of the key's block, and 32 bits that place its counters in it.
+    @inlinable
+    func locate(_ hash: UInt32) -> (block: Int, offsets: UInt32) {
+        (Int(Self.mix(hash, 0x9E37_79B9) & blockMask) * Self.blockWords, Self.mix(hash, 0x85EB_CA6B))
+    }
+
+    /// Row `row`'s counter: one of the 32 in the row's two words of the block.
+    @inlinable
+    static func counter(_ row: Int, block: Int, offsets: UInt32) -> (word: Int, shift: UInt64) {
+        let bits = offsets >> (row * 8)
+        return (block + row * 2 + Int(bits & 1), UInt64((bits >> 1) & 15) * 4)
+    }
+
+    @inlinable
+    static func mix(_ hash: UInt32, _ seed: UInt32) -> UInt32 {
         var x = hash &* seed
         x ^= x >> 15
         x = x &* 0x2C1B_3C6D
         x ^= x >> 12
-        return Int(x & mask)
+        return x
     }
 }

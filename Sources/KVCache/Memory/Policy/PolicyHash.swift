@@ -4,14 +4,16 @@
 /// choices differ from run to run; integers, strings and the ``Cache``'s byte-wise
 /// keys are hashed here from their value instead. Other types fall back to
 /// `hashValue`.
+@usableFromInline
 struct PolicyHash<Key: Hashable> {
-    private enum Kind {
+    @usableFromInline
+    enum Kind {
         case int, string, byteWise, integer, hashValue
     }
 
-    private let seed: UInt32
+    @usableFromInline let seed: UInt32
     /// Chosen once, so a hash costs no dynamic cast for the common key types.
-    private let kind: Kind
+    @usableFromInline let kind: Kind
 
     init(seed: UInt64) {
         self.seed = UInt32(truncatingIfNeeded: seed) ^ UInt32(truncatingIfNeeded: seed >> 32)
@@ -28,6 +30,7 @@ struct PolicyHash<Key: Hashable> {
         }
     }
 
+    @inlinable
     func hash(_ key: Key) -> UInt32 {
         let hash = switch kind {
         case .int: Self.fold(unsafeBitCast(key, to: Int.self))
@@ -40,7 +43,8 @@ struct PolicyHash<Key: Hashable> {
     }
 
     /// The low bits of a key whose type is an integer type.
-    private static func bits(of key: Key) -> Int {
+    @usableFromInline
+    static func bits(of key: Key) -> Int {
         let integer = key as! any BinaryInteger
         return truncated(integer)
     }
@@ -51,7 +55,8 @@ struct PolicyHash<Key: Hashable> {
 
     /// A value that fits in 32 bits is its own hash (negative ones as two's
     /// complement); a wider one is mixed down.
-    private static func fold(_ value: Int) -> UInt32 {
+    @inlinable
+    static func fold(_ value: Int) -> UInt32 {
         if Int(Int32(truncatingIfNeeded: value)) == value { return UInt32(truncatingIfNeeded: value) }
         var z = UInt64(bitPattern: Int64(value))
         z = (z ^ (z >> 33)) &* 0xFF51_AFD7_ED55_8CCD
@@ -60,7 +65,8 @@ struct PolicyHash<Key: Hashable> {
     }
 
     /// FNV-1a over the UTF-8 bytes, folded to 32 bits.
-    private static func bytes(_ string: String) -> UInt32 {
+    @inlinable
+    static func bytes(_ string: String) -> UInt32 {
         var hash: UInt64 = 0xCBF2_9CE4_8422_2325
         for byte in string.utf8 {
             hash = (hash ^ UInt64(byte)) &* 0x0000_0100_0000_01B3

@@ -1,7 +1,14 @@
 /// The entries and total cost of one segment of the adaptive policy.
+@usableFromInline
 struct SegmentSize: Equatable {
-    var count = 0
-    var cost = CostTotal()
+    @usableFromInline var count = 0
+    @usableFromInline var cost = CostTotal()
+
+    @usableFromInline
+    init(count: Int = 0, cost: CostTotal = CostTotal()) {
+        self.count = count
+        self.cost = cost
+    }
 
     mutating func add(_ cost: Int64) {
         count += 1

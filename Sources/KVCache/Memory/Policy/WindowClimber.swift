@@ -2,11 +2,19 @@
 /// climber): over each sample of requests it measures the hit rate, and steps the
 /// window in the direction that raised it, reversing when the rate fell. Steps decay
 /// as the rate settles; a large change in the rate (a new workload) restores them.
+@usableFromInline
 struct WindowClimber {
     /// A step in each limit: entries and cost.
+    @usableFromInline
     struct Step: Equatable {
-        var count: Double
-        var cost: Double
+        @usableFromInline var count: Double
+        @usableFromInline var cost: Double
+
+        @usableFromInline
+        init(count: Double, cost: Double) {
+            self.count = count
+            self.cost = cost
+        }
 
         static func * (step: Step, factor: Double) -> Step {
             Step(count: step.count * factor, cost: step.cost * factor)
@@ -20,15 +28,15 @@ struct WindowClimber {
     /// A change of the hit rate that restores the first step's size.
     static let restartThreshold = 0.05
     /// A sample lasts this many times the cache's capacity in requests.
-    static let samplePeriod = 10
+    @usableFromInline static let samplePeriod = 10
 
     private let initialStep: Step
     /// The next step's size...
     private var step: Step
     /// ...and direction: 1 grows the window, -1 shrinks it.
     private var direction = 1.0
-    private var hits = 0
-    private var requests = 0
+    @usableFromInline var hits = 0
+    @usableFromInline var requests = 0
     private var previousRate: Double?
 
     /// A climber for a cache of `capacity` entries and cost (0 where a limit is off).
@@ -39,10 +47,17 @@ struct WindowClimber {
 
     /// Records a request; at the end of a sample of `sampleSize` requests, returns
     /// how much the window should grow (negative: shrink).
+    @inlinable
     mutating func record(hit: Bool, sampleSize: Int) -> Step? {
-        if hit { hits += 1 }
-        requests += 1
+        if hit { hits &+= 1 }
+        requests &+= 1
         guard requests >= sampleSize else { return nil }
+        return endSample()
+    }
+
+    /// Compares the sample's hit rate with the previous one's and chooses the step.
+    @usableFromInline
+    mutating func endSample() -> Step {
         let rate = Double(hits) / Double(requests)
         hits = 0
         requests = 0
