@@ -27,6 +27,7 @@ struct CostTotal: Sendable, Equatable {
     }
 
     /// Adds another sum.
+    @inlinable
     mutating func add(_ other: CostTotal) {
         let (sum, overflow) = low.addingReportingOverflow(other.low)
         low = sum
@@ -34,6 +35,7 @@ struct CostTotal: Sendable, Equatable {
     }
 
     /// Subtracts a sum that is part of this one.
+    @inlinable
     mutating func subtract(_ other: CostTotal) {
         let (difference, borrow) = low.subtractingReportingOverflow(other.low)
         low = difference

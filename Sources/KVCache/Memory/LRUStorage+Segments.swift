@@ -26,6 +26,7 @@ extension LRUStorage {
     }
 
     /// The entries and cost of a segment.
+    @inlinable
     func size(of segment: Segment) -> SegmentSize {
         switch segment {
         case .window: return windowSize
@@ -38,7 +39,7 @@ extension LRUStorage {
         }
     }
 
-    @usableFromInline
+    @inlinable
     func resize(_ segment: Segment, adding cost: Int64) {
         switch segment {
         case .window: windowSize.add(cost)
@@ -47,7 +48,7 @@ extension LRUStorage {
         }
     }
 
-    @usableFromInline
+    @inlinable
     func resize(_ segment: Segment, subtracting cost: Int64) {
         switch segment {
         case .window: windowSize.subtract(cost)
@@ -83,7 +84,7 @@ extension LRUStorage {
     }
 
     /// Moves an entry to the head of another segment.
-    @usableFromInline
+    @inlinable
     func move(_ index: Int32, to segment: Segment) {
         let from = self.segment(at: index)
         let cost = slot(at: index).pointee.cost

@@ -36,7 +36,7 @@ extension MemoryCache {
     /// over its share, moves its oldest entries to the main space, each admitted
     /// only if the sketch counts it more often than the main space's victim (the
     /// loser is evicted). A replaced value counts as a use and keeps its place.
-    @usableFromInline
+    @inlinable
     func admitAdaptively(at index: Int32, key: Key, replaced: Bool, into removals: inout Removals) {
         guard policyCountsUses else { return }
         if replaced {
@@ -69,18 +69,20 @@ extension MemoryCache {
     }
 
     /// The sketch's estimate for the entry at `index`.
-    private func frequency(at index: Int32) -> UInt8 {
+    @inlinable
+    func frequency(at index: Int32) -> UInt8 {
         let key = storage.slot(at: index).pointee.key.unsafelyUnwrapped
         return adaptive!.frequency(of: key)
     }
 
     /// The entry a limit evicts next: probation's oldest, then protected's, then the window's.
-    @usableFromInline
+    @inlinable
     func nextAdaptiveVictim() -> Int32? {
         storage.tail(of: .probation) ?? storage.tail(of: .protected) ?? storage.tail(of: .window)
     }
 
     /// Evicts the entry at `index`.
+    @inlinable
     func evict(at index: Int32, reason: EvictionReason, into removals: inout Removals) {
         let entry = storage.remove(at: index)
         discard(entry.key, entry.value, cost: entry.cost, reason: reason, into: &removals)

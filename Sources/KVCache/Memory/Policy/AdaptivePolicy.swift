@@ -14,7 +14,7 @@ struct AdaptivePolicy<Key: Hashable> {
     /// The protected segment's share of the main space.
     @inlinable static var protectedShare: Double { 0.8 }
     /// The largest sketch, in entries (8 bytes each); more entries share counters.
-    static var largestSketch: Int { 1 << 24 }
+    @usableFromInline static var largestSketch: Int { 1 << 24 }
     /// The sketch allocated up front for a count limit (more is added as entries come).
     static var initialSketch: Int { 4096 }
 
@@ -56,8 +56,15 @@ struct AdaptivePolicy<Key: Hashable> {
     }
 
     /// Grows the sketch once the entries outnumber it (counts start over).
+    @inlinable
     mutating func ensureSketchCapacity(forEntries entries: Int) {
-        guard entries > sketch.capacity, sketch.capacity < Self.largestSketch else { return }
+        guard entries > sketch.capacity else { return }
+        growSketch(forEntries: entries)
+    }
+
+    @usableFromInline
+    mutating func growSketch(forEntries entries: Int) {
+        guard sketch.capacity < Self.largestSketch else { return }
         let limit = capacity.count.isFinite ? Int(capacity.count) : Self.largestSketch
         let grown = min(max(sketch.capacity * 2, entries), limit, Self.largestSketch)
         if grown > sketch.capacity { sketch = FrequencySketch(capacity: grown) }
@@ -93,6 +100,7 @@ struct AdaptivePolicy<Key: Hashable> {
     }
 
     /// Whether the window holds more than its share.
+    @inlinable
     func windowIsOver(_ size: SegmentSize) -> Bool {
         let maximum = windowMaximum
         return Double(size.count) > maximum.count || size.cost.asDouble > maximum.cost
@@ -111,6 +119,7 @@ struct AdaptivePolicy<Key: Hashable> {
     /// `main` and gets its share. Cost: the cache's `total`, which counts the
     /// candidate already, must fit the limit (the main space may use cost that the
     /// window leaves unused, so a window emptied by one costly entry takes no room).
+    @inlinable
     func mainLacksRoom(_ main: SegmentSize, total: CostTotal) -> EvictionReason? {
         if Double(main.count) >= mainMaximum.count { return .count }
         if total.asDouble > capacity.cost { return .cost }

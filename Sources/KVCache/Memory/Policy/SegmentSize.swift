@@ -10,11 +10,13 @@ struct SegmentSize: Equatable {
         self.cost = cost
     }
 
+    @inlinable
     mutating func add(_ cost: Int64) {
         count += 1
         self.cost.add(cost)
     }
 
+    @inlinable
     mutating func subtract(_ cost: Int64) {
         count -= 1
         self.cost.subtract(cost)
