@@ -136,4 +136,17 @@ struct CacheBasicTests {
         #expect(cache.coder is DataCoder)
         #expect(try cache.disk.value(forKey: "raw") == bytes(50))
     }
+
+    @Test func theMemoryLevelUsesTheConfiguredPolicy() throws {
+        let fixture = CacheFixture()
+        defer { fixture.remove() }
+        let adaptive = try fixture.make { $0.memory.countLimit = 100 }
+        #expect(adaptive.memory.cache.isAdaptive)
+        try adaptive.close()
+        let lru = try fixture.make {
+            $0.memory.countLimit = 100
+            $0.memory.policy = .lru
+        }
+        #expect(!lru.memory.cache.isAdaptive)
+    }
 }

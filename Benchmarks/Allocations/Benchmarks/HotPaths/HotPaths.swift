@@ -18,6 +18,9 @@ private let diskValue = Data(repeating: 0xA5, count: 1024)
 private final class Fixture: @unchecked Sendable {
     static let shared = Fixture()
     var memory = MemoryCache<String, Int>()
+    /// Bounded at exactly its keys, so the adaptive policy counts every use.
+    let boundedMemory = try! MemoryCache<String, Int>(configuration: .init(countLimit: keyCount))
+    let lruMemory = try! MemoryCache<String, Int>(configuration: .init(countLimit: keyCount, policy: .lru))
     var directory: URL?
     var disk: DiskCache?
 
@@ -33,7 +36,7 @@ private final class Fixture: @unchecked Sendable {
     }
 
     func closeDisk() {
-        disk?.close()
+        try? disk?.close()
         disk = nil
         if let directory { try? FileManager.default.removeItem(at: directory) }
         directory = nil
@@ -66,6 +69,21 @@ let benchmarks: @Sendable () -> Void = {
             index = index == keyCount - 1 ? 0 : index + 1
         }
     }, setup: fillMemory)
+
+    // Exactly 0 under a limit too: counting the use in the sketch and moving the entry
+    // between the adaptive policy's segments allocate nothing, nor does LRU's move.
+    for (name, cache) in [("MemoryCache_get_hit_adaptive_bounded", Fixture.shared.boundedMemory),
+                          ("MemoryCache_get_hit_lru_bounded", Fixture.shared.lruMemory)] {
+        Benchmark(name, configuration: configuration(tolerance: 0), closure: { benchmark in
+            var index = 0
+            for _ in benchmark.scaledIterations {
+                blackHole(cache.value(forKey: memoryKeys[index]))
+                index = index == keyCount - 1 ? 0 : index + 1
+            }
+        }, setup: {
+            for (index, key) in memoryKeys.enumerated() { cache.setValue(index, forKey: key) }
+        })
+    }
 
     // Replacing reuses the entry: a few mallocs per 1,000 sets, amortized, none per set.
     Benchmark("MemoryCache_set_replacing_a_key", configuration: configuration(tolerance: 50), closure: { benchmark in
