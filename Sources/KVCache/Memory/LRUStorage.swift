@@ -1,3 +1,5 @@
+import Synchronization
+
 /// The entries of a memory cache in least-recently-used order: one list under the
 /// `.lru` policy, or the adaptive policy's three (window, probation, protected),
 /// each in its own recency order. Not thread-safe.
@@ -124,7 +126,20 @@ final class LRUStorage<Key: Hashable, Value> {
     // checks on these class properties are turned off (they cost a
     // thread-local lookup per access, across module boundaries).
 
-    @usableFromInline @exclusivity(unchecked) var table: [Key: Entry] = [:]
+    /// The hash table, in stripes: one under `.lru`, which is read only under the
+    /// cache's lock; several under the adaptive policy, whose read hits take only
+    /// their stripe's lock (`TableStripe`).
+    @usableFromInline let stripes: ContiguousArray<TableStripe<Key, Entry>>
+    @usableFromInline let stripeMask: UInt32
+    @usableFromInline let stripeHash = PolicyHash<Key>(seed: 0)
+    /// The stripes whose read buffers may hold reads (a bit per stripe), so that the
+    /// cache's lock holder replays them before it changes anything.
+    @usableFromInline let pendingStripes = Atomic<UInt64>(0)
+    /// Entries in the table (all stripes).
+    @usableFromInline @exclusivity(unchecked) var liveCount = 0
+    /// Whether reads must take the cache's lock from now on (some entry can expire,
+    /// or ages are tracked).
+    @usableFromInline @exclusivity(unchecked) var readsNeedCacheLock: Bool
     @usableFromInline @exclusivity(unchecked) var slots: UnsafeMutablePointer<Slot>?
     @usableFromInline @exclusivity(unchecked) var links: UnsafeMutablePointer<Link>?
     /// `nil` while every entry has the default times.
@@ -150,11 +165,50 @@ final class LRUStorage<Key: Hashable, Value> {
     @usableFromInline @exclusivity(unchecked) var expiringCount = 0
 
     @usableFromInline
-    init() {}
+    convenience init() {
+        self.init(segmented: false)
+    }
 
-    /// Storage whose entries are placed in segments (the adaptive policy's).
-    init(segmented: Bool) {
+    /// Storage whose entries are placed in segments (the adaptive policy's), with a
+    /// striped table whose hits may skip the cache's lock.
+    init(segmented: Bool, readsNeedCacheLock: Bool = false) {
+        let stripeCount = segmented ? Self.stripeCount : 1
+        stripes = ContiguousArray((0..<stripeCount).map { index in
+            TableStripe(index: index, readsSkipCacheLock: segmented && !readsNeedCacheLock)
+        })
+        stripeMask = UInt32(stripeCount - 1)
+        self.readsNeedCacheLock = !segmented || readsNeedCacheLock
         if segmented { segments = .allocate(capacity: 0) }
+    }
+
+    /// Stripes of a segmented table: a power of two, so that threads seldom share one.
+    static var stripeCount: Int { 16 }
+
+    /// The stripe that holds `key`.
+    @inlinable
+    func stripe(for key: Key) -> TableStripe<Key, Entry> {
+        if stripeMask == 0 { return stripes[0] }
+        var hash = stripeHash.hash(key)
+        hash = (hash ^ (hash >> 16)) &* 0x45D9_F3B
+        return stripes[Int((hash ^ (hash >> 16)) & stripeMask)]
+    }
+
+    /// Whether changes to the table must take the stripes' locks (readers without the
+    /// cache's lock may be looking).
+    @inlinable
+    var isStriped: Bool { stripeMask != 0 }
+
+    /// Makes every later read take the cache's lock (before an entry that can expire
+    /// is stored, or ages are tracked). Called with the cache's lock held.
+    @usableFromInline
+    func requireCacheLockForReads() {
+        guard !readsNeedCacheLock else { return }
+        readsNeedCacheLock = true
+        for stripe in stripes {
+            stripe.mutex.lock()
+            stripe.readsSkipCacheLock = false
+            stripe.mutex.unlock()
+        }
     }
 
     deinit {
@@ -168,12 +222,19 @@ final class LRUStorage<Key: Hashable, Value> {
     }
 
     @inlinable
-    var count: Int { table.count }
+    var count: Int { liveCount }
 
     /// Exchanges every entry with `other`, so the owner can keep this object
     /// (and never has to retain it) while the entries leave.
     func swapContents(with other: LRUStorage) {
-        swap(&table, &other.table)
+        for (stripe, otherStripe) in zip(stripes, other.stripes) {
+            if isStriped { stripe.mutex.lock() }
+            swap(&stripe.table, &otherStripe.table)
+            // The recorded reads name slots of the slab that leaves.
+            stripe.buffered = 0
+            if isStriped { stripe.mutex.unlock() }
+        }
+        swap(&liveCount, &other.liveCount)
         swap(&slots, &other.slots)
         swap(&links, &other.links)
         swap(&times, &other.times)
@@ -193,7 +254,7 @@ final class LRUStorage<Key: Hashable, Value> {
 
     /// An empty storage of the same kind (segmented or not).
     func emptyCopy() -> LRUStorage {
-        LRUStorage(segmented: segments != nil)
+        LRUStorage(segmented: segments != nil, readsNeedCacheLock: true)
     }
 
     /// Slots in the slab, used or free.
@@ -201,7 +262,7 @@ final class LRUStorage<Key: Hashable, Value> {
 
     @inlinable
     func entry(forKey key: Key) -> Entry? {
-        table[key]
+        stripe(for: key).table[key]
     }
 
     /// Whether some entry has a deadline, so reads must look at its slot.
@@ -268,7 +329,11 @@ final class LRUStorage<Key: Hashable, Value> {
         // One hash lookup whether the key is new or not. A replaced entry
         // moves to the new slot and its old slot is freed.
         let index = peekFreeSlot()
-        let old = table.updateValue(Entry(index: index, value: value), forKey: key)
+        let stripe = stripe(for: key)
+        if isStriped { stripe.mutex.lock() }
+        let old = stripe.table.updateValue(Entry(index: index, value: value), forKey: key)
+        if isStriped { stripe.mutex.unlock() }
+        if old == nil { liveCount += 1 }
         let slot = slot(at: index)
         if index == freeHead {
             freeHead = link(at: index).pointee.next
@@ -301,7 +366,11 @@ final class LRUStorage<Key: Hashable, Value> {
     @inlinable
     func remove(at index: Int32) -> RemovedEntry {
         let key = slot(at: index).pointee.key.take().unsafelyUnwrapped
-        let value = table.removeValue(forKey: key).unsafelyUnwrapped.value
+        let stripe = stripe(for: key)
+        if isStriped { stripe.mutex.lock() }
+        let value = stripe.table.removeValue(forKey: key).unsafelyUnwrapped.value
+        if isStriped { stripe.mutex.unlock() }
+        liveCount -= 1
         let cost = freeSlot(index)
         return RemovedEntry(key: key, value: value, cost: cost)
     }
@@ -342,7 +411,9 @@ final class LRUStorage<Key: Hashable, Value> {
 
     /// Calls `body` with every entry, in no particular order.
     func forEach(_ body: (Key, Value) -> Void) {
-        for (key, entry) in table { body(key, entry.value) }
+        for stripe in stripes {
+            for (key, entry) in stripe.table { body(key, entry.value) }
+        }
     }
 
     /// The keys from most to least recently used (for tests): the window's (under

@@ -1,3 +1,5 @@
+import Synchronization
+
 // The adaptive policy's (W-TinyLFU's) steps. They run with the lock held, and only
 // when `isAdaptive`.
 extension MemoryCache {
@@ -12,6 +14,50 @@ extension MemoryCache {
         }
         recordAdaptiveUse(at: index, key: key)
         adaptive!.record(hit: true, entries: storage.count)
+    }
+
+    /// Replays the reads recorded in a full read buffer, unless another thread holds
+    /// the cache's lock (then later reads of that stripe are dropped until it is
+    /// replayed). Called without any lock.
+    @usableFromInline
+    func replayReadsIfIdle(of stripe: TableStripe<Key, LRUStorage<Key, Value>.Entry>) {
+        guard mutex.tryLock() else { return }
+        replayReads(of: stripe)
+        mutex.unlock()
+    }
+
+    /// Replays the reads recorded since the last replay, so that what the lock holder
+    /// does next (a write, an eviction, a trim) sees them: single-threaded use keeps the
+    /// policy's decisions, stripe order aside. Called with the cache's lock held.
+    @inlinable
+    func replayPendingReads() {
+        guard isAdaptive, storage.pendingStripes.load(ordering: .relaxed) != 0 else { return }
+        replayPendingStripes()
+    }
+
+    @usableFromInline
+    func replayPendingStripes() {
+        var pending = storage.pendingStripes.exchange(0, ordering: .relaxed)
+        while pending != 0 {
+            let index = pending.trailingZeroBitCount
+            pending &= pending - 1
+            replayReads(of: storage.stripes[index])
+        }
+    }
+
+    /// Tells the policy about the reads a stripe recorded. A slot freed or reused
+    /// since its read was recorded is skipped or credited to its new entry: the
+    /// policy's precision, never a value, is at stake. Called with the cache's lock.
+    func replayReads(of stripe: TableStripe<Key, LRUStorage<Key, Value>.Entry>) {
+        withUnsafeTemporaryAllocation(of: Int32.self, capacity: TableStripe<Key, LRUStorage<Key, Value>.Entry>.bufferCapacity) { reads in
+            stripe.mutex.lock()
+            let count = stripe.takeReads(into: reads)
+            stripe.mutex.unlock()
+            for index in reads.prefix(count) where index < storage.initializedCount {
+                guard let key = storage.slot(at: index).pointee.key else { continue }
+                recordAdaptiveHit(at: index, key: key)
+            }
+        }
     }
 
     /// Counts a use of an entry and moves it: to the front of the window or of

@@ -38,6 +38,7 @@ extension MemoryCache {
         _ value: Value, forKey key: Key, cost: Int64, deadline: Double, lifetime: Double,
         into removals: inout Removals
     ) -> Purge {
+        replayPendingReads()
         let accessTime = limits.tracksAge ? clock.monotonicNow() : 0
         counters.sets &+= 1
         let (index, old) = storage.setValue(
@@ -114,12 +115,13 @@ extension MemoryCache {
     func timedValue(forKey key: Key) -> Value? {
         // Holds no copy of the value until the entry is known to be live, so an
         // expired value's last reference stays with the background releaser.
-        guard let position = storage.table.index(forKey: key) else {
+        let stripe = storage.stripe(for: key)
+        guard let position = stripe.table.index(forKey: key) else {
             counters.misses &+= 1
             mutex.unlock()
             return nil
         }
-        let index = storage.table.values[position].index
+        let index = stripe.table.values[position].index
         let times = storage.times(at: index)
         let now = limits.tracksAge ? clock.monotonicNow() : 0
         var expired = false
@@ -150,7 +152,7 @@ extension MemoryCache {
             storage.moveToFront(index)
         }
         counters.hits &+= 1
-        let value = storage.table.values[position].value
+        let value = stripe.table.values[position].value
         mutex.unlock()
         return value
     }
@@ -177,6 +179,7 @@ extension MemoryCache {
     }
 
     func removeLocked(_ key: Key, returningValue: Bool, into removals: inout Removals) -> Value? {
+        replayPendingReads()
         guard let index = storage.entry(forKey: key)?.index else { return nil }
         if isExpired(at: index) {
             expire(at: index, into: &removals)

@@ -110,12 +110,14 @@ extension MemoryCache: MemoryPressureTrimmable {
     func withLock<T>(_ body: () -> T) -> T {
         mutex.lock()
         defer { mutex.unlock() }
+        replayPendingReads()
         return body()
     }
 
     /// Turns on age tracking, counting every entry as read now. Called with the lock held.
     func startTrackingAge() {
         guard !limits.tracksAge else { return }
+        storage.requireCacheLockForReads()
         limits.tracksAge = true
         storage.stampAll(accessTime: clock.monotonicNow())
     }
@@ -213,6 +215,7 @@ extension MemoryCache: MemoryPressureTrimmable {
                 usleep(1_000)
                 continue
             }
+            replayPendingReads()
             var removals = Removals()
             let done = burst(&removals)
             takeFullReleaseBatch(into: &removals)

@@ -84,7 +84,7 @@ public final class MemoryCache<Key: Hashable & Sendable, Value: Sendable>: @unch
             adaptive = AdaptivePolicy(seed: seed, countLimit: configuration.countLimit, costLimit: configuration.costLimit)
             policyCountsUses = adaptive!.isBounded
         }
-        storage = LRUStorage(segmented: isAdaptive)
+        storage = LRUStorage(segmented: isAdaptive, readsNeedCacheLock: configuration.ageLimit != nil)
         limits = MemoryCacheLimits(
             count: configuration.countLimit, cost: configuration.costLimit,
             age: configuration.ageLimit?.seconds ?? .infinity, lowWatermark: configuration.lowWatermark)
@@ -130,6 +130,24 @@ public final class MemoryCache<Key: Hashable & Sendable, Value: Sendable>: @unch
     /// A hit counts as a use of the entry for the eviction policy.
     @inlinable
     public func value(forKey key: Key) -> Value? {
+        if isAdaptive {
+            // A hit takes only its stripe's lock and records the read for the policy.
+            let stripe = storage.stripe(for: key)
+            stripe.mutex.lock()
+            if stripe.readsSkipCacheLock {
+                guard let entry = stripe.table[key] else {
+                    stripe.misses &+= 1
+                    stripe.mutex.unlock()
+                    return nil
+                }
+                stripe.hits &+= 1
+                let full = stripe.record(entry.index, pending: storage.pendingStripes)
+                stripe.mutex.unlock()
+                if full { replayReadsIfIdle(of: stripe) }
+                return entry.value
+            }
+            stripe.mutex.unlock()
+        }
         mutex.lock()
         // Only entries that can expire need their slot read (a likely cache miss).
         if storage.hasExpiringEntries || limits.tracksAge {
@@ -205,6 +223,7 @@ public final class MemoryCache<Key: Hashable & Sendable, Value: Sendable>: @unch
         }
         var removals = Removals()
         mutex.lock()
+        if deadline != .infinity { storage.requireCacheLockForReads() }
         let purge = insert(value, forKey: key, cost: max(cost, 0), deadline: deadline, lifetime: lifetime, into: &removals)
         mutex.unlock()
         complete(consume removals)
@@ -229,11 +248,13 @@ public final class MemoryCache<Key: Hashable & Sendable, Value: Sendable>: @unch
         let (deadline, lifetime) = timing(of: expiration)
         var removals = Removals()
         mutex.lock()
+        replayPendingReads()
         var touched = false
         if let index = storage.entry(forKey: key)?.index {
             if isExpired(at: index) {
                 expire(at: index, into: &removals)
             } else {
+                if deadline != .infinity { storage.requireCacheLockForReads() }
                 storage.setExpiration(at: index, deadline: deadline, lifetime: lifetime)
                 touched = true
             }
@@ -321,8 +342,17 @@ public final class MemoryCache<Key: Hashable & Sendable, Value: Sendable>: @unch
     public var statistics: Statistics {
         mutex.lock()
         defer { mutex.unlock() }
+        var hits = counters.hits, misses = counters.misses
+        if storage.isStriped {
+            for stripe in storage.stripes {
+                stripe.mutex.lock()
+                hits &+= stripe.hits
+                misses &+= stripe.misses
+                stripe.mutex.unlock()
+            }
+        }
         return Statistics(
-            hits: counters.hits, misses: counters.misses, sets: counters.sets,
+            hits: hits, misses: misses, sets: counters.sets,
             evictions: counters.evictions, count: storage.count, totalCost: storage.totalCost.clamped)
     }
 }

@@ -1,0 +1,65 @@
+import Synchronization
+
+/// One stripe of a memory cache's hash table: the entries whose keys hash to it,
+/// behind a lock of its own, and the reads of them not yet told to the policy.
+///
+/// Under the adaptive policy a read hit takes only its stripe's lock: it finds the
+/// entry, counts the hit and records the entry's slot in the stripe's read buffer.
+/// The policy replays the buffers later under the cache's lock, taken with a
+/// try-lock (Caffeine's read buffers); a read recorded while a buffer is full is
+/// dropped, which costs the policy precision, never a wrong value. Writers hold the
+/// cache's lock and take a stripe's lock to change its table, so a reader holding
+/// only the stripe's lock sees a table that does not change under it.
+@usableFromInline
+final class TableStripe<Key: Hashable, Entry> {
+    /// Reads a buffer holds before the reader that fills it tries to replay them.
+    @inlinable static var bufferCapacity: Int { 32 }
+
+    @usableFromInline let mutex = PThreadMutex()
+    // Guarded by `mutex`; also read (never written) by the cache's lock holder.
+    @usableFromInline @exclusivity(unchecked) var table: [Key: Entry] = [:]
+    @usableFromInline let buffer: UnsafeMutablePointer<Int32>
+    @usableFromInline @exclusivity(unchecked) var buffered = 0
+    @usableFromInline @exclusivity(unchecked) var hits = 0
+    @usableFromInline @exclusivity(unchecked) var misses = 0
+    /// Whether reads may skip the cache's lock: false once some entry can expire or
+    /// ages are tracked, since those reads need the entry's times (kept under the
+    /// cache's lock). It never turns back on.
+    @usableFromInline @exclusivity(unchecked) var readsSkipCacheLock: Bool
+    /// Keeps two stripes' hot fields off one cache line.
+    private let padding: (Int, Int, Int, Int, Int, Int) = (0, 0, 0, 0, 0, 0)
+
+    /// This stripe's bit in the storage's mask of stripes with recorded reads.
+    @usableFromInline let bit: UInt64
+
+    init(index: Int, readsSkipCacheLock: Bool) {
+        self.readsSkipCacheLock = readsSkipCacheLock
+        bit = 1 << UInt64(index)
+        buffer = .allocate(capacity: Self.bufferCapacity)
+    }
+
+    deinit {
+        buffer.deallocate()
+    }
+
+    /// Records a read of the entry in `slot`, marking the stripe in `pending` when its
+    /// buffer was empty; returns whether the buffer is now full. Called with `mutex`
+    /// held. A read that finds the buffer full is dropped.
+    @inlinable
+    func record(_ slot: Int32, pending: borrowing Atomic<UInt64>) -> Bool {
+        guard buffered < Self.bufferCapacity else { return true }
+        if buffered == 0 { pending.bitwiseOr(bit, ordering: .relaxed) }
+        buffer[buffered] = slot
+        buffered &+= 1
+        return buffered == Self.bufferCapacity
+    }
+
+    /// Moves the recorded reads, oldest first, into `reads` (room for
+    /// `bufferCapacity`) and returns how many. Called with `mutex` held.
+    func takeReads(into reads: UnsafeMutableBufferPointer<Int32>) -> Int {
+        let count = buffered
+        for index in 0..<count { reads[index] = buffer[index] }
+        buffered = 0
+        return count
+    }
+}
