@@ -9,7 +9,10 @@ private let trimQueueKey = DispatchSpecificKey<Bool>()
 /// (``EvictionPolicy/adaptive``), or exactly the least recently used
 /// (``EvictionPolicy/lru``).
 ///
-/// Reads, writes and removals take constant time. Entries may also expire
+/// Reads, writes and removals take constant time. Under the adaptive policy a read
+/// takes only the lock of the table stripe that holds its key, so reads on several
+/// threads run side by side, and beside a write (entries that can expire, and age
+/// limits, make reads take the cache's lock). Entries may also expire
 /// after a time given when they are stored. Evicted values are released on a
 /// background queue, so the caller never pays for their deinitialization, and
 /// a background timer removes expired entries without stalling callers.
