@@ -60,10 +60,10 @@ struct MemoryCacheTraceTests {
     /// that model's counts (`Benchmarks/Scripts/policy-sim`, `wtinylfu(keys, C,
     /// adaptive=True)`); the shipped sketch keeps a key's counters in one cache line.
     @Test(arguments: [
-        ("oltp.gz", [250: 219_003, 1_000: 366_406, 2_000: 419_647, 4_000: 482_685]),
-        ("web07.trace.xz", [250: 34_167, 1_000: 40_501, 4_000: 46_508]),
-        ("web12.trace.xz", [250: 48_519, 1_000: 65_693, 4_000: 75_857]),
-        ("gli.trace.gz", [250: 866, 1_000: 3_018]),
+        ("oltp.gz", [250: 223_837, 1_000: 370_926, 2_000: 422_994, 4_000: 485_746]),
+        ("web07.trace.xz", [250: 34_287, 1_000: 40_799, 4_000: 46_931]),
+        ("web12.trace.xz", [250: 48_616, 1_000: 65_914, 4_000: 76_172]),
+        ("gli.trace.gz", [250: 957, 1_000: 3_051]),
     ])
     func adaptiveHitsArePinned(trace: String, expectedHits: [Int: Int]) throws {
         let keys = try Self.load(trace).map(Int.init)

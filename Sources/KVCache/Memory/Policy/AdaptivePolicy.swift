@@ -32,7 +32,7 @@ struct AdaptivePolicy<Key: Hashable> {
         hash = PolicyHash(seed: seed)
         capacity = Size(count: 0, cost: 0)
         window = capacity
-        sketch = FrequencySketch(capacity: 16)
+        sketch = FrequencySketch(capacity: 0)
         climber = WindowClimber(capacity: capacity)
         setLimits(count: countLimit, cost: costLimit)
     }
@@ -51,8 +51,9 @@ struct AdaptivePolicy<Key: Hashable> {
         climber = WindowClimber(capacity: Size(
             count: capacity.count.isFinite ? capacity.count : 0,
             cost: capacity.cost.isFinite ? capacity.cost : 0))
+        // The sketch is allocated once some limit is set: without one nothing is counted.
         let sketchCapacity = count == .max ? 16 : min(count, Self.initialSketch)
-        if sketch.capacity < sketchCapacity { sketch = FrequencySketch(capacity: sketchCapacity) }
+        if isBounded, sketch.capacity < sketchCapacity { sketch = FrequencySketch(capacity: sketchCapacity) }
     }
 
     /// Grows the sketch once the entries outnumber it (counts start over).
