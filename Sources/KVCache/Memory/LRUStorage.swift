@@ -188,9 +188,15 @@ final class LRUStorage<Key: Hashable, Value> {
     @inlinable
     func stripe(for key: Key) -> TableStripe<Key, Entry> {
         if stripeMask == 0 { return stripes[0] }
-        var hash = stripeHash.hash(key)
-        hash = (hash ^ (hash >> 16)) &* 0x45D9_F3B
-        return stripes[Int((hash ^ (hash >> 16)) & stripeMask)]
+        return stripe(forHash: stripeHash.unseeded(key))
+    }
+
+    /// The stripe of the key whose unseeded policy hash is `hash`.
+    @inlinable
+    func stripe(forHash hash: UInt32) -> TableStripe<Key, Entry> {
+        if stripeMask == 0 { return stripes[0] }
+        let mixed = (hash ^ (hash >> 16)) &* 0x45D9_F3B
+        return stripes[Int((mixed ^ (mixed >> 16)) & stripeMask)]
     }
 
     /// Whether changes to the table must take the stripes' locks (readers without the

@@ -7,12 +7,18 @@ extension MemoryCache {
     /// and tells the climber.
     @inlinable
     func recordAdaptiveHit(at index: Int32, key: Key) {
+        recordAdaptiveHit(at: index, hash: adaptive!.hash.hash(key))
+    }
+
+    /// Records a read hit of the entry at `index`, whose key has the policy hash `hash`.
+    @inlinable
+    func recordAdaptiveHit(at index: Int32, hash: UInt32) {
         // Without a limit only trims evict, in recency order: counting would serve nothing.
         guard policyCountsUses else {
             storage.moveToFront(index, in: storage.segment(at: index))
             return
         }
-        recordAdaptiveUse(at: index, key: key)
+        recordAdaptiveUse(at: index, hash: hash)
         adaptive!.record(hit: true, entries: storage.count)
     }
 
@@ -49,13 +55,14 @@ extension MemoryCache {
     /// since its read was recorded is skipped or credited to its new entry: the
     /// policy's precision, never a value, is at stake. Called with the cache's lock.
     func replayReads(of stripe: TableStripe<Key, LRUStorage<Key, Value>.Entry>) {
-        withUnsafeTemporaryAllocation(of: Int32.self, capacity: TableStripe<Key, LRUStorage<Key, Value>.Entry>.bufferCapacity) { reads in
+        withUnsafeTemporaryAllocation(of: UInt64.self, capacity: TableStripe<Key, LRUStorage<Key, Value>.Entry>.bufferCapacity) { reads in
             stripe.mutex.lock()
             let count = stripe.takeReads(into: reads)
             stripe.mutex.unlock()
-            for index in reads.prefix(count) where index < storage.initializedCount {
-                guard let key = storage.slot(at: index).pointee.key else { continue }
-                recordAdaptiveHit(at: index, key: key)
+            for read in reads.prefix(count) {
+                let index = Int32(bitPattern: UInt32(truncatingIfNeeded: read))
+                guard index < storage.initializedCount, storage.slot(at: index).pointee.key != nil else { continue }
+                recordAdaptiveHit(at: index, hash: adaptive!.hash.seeded(UInt32(truncatingIfNeeded: read >> 32)))
             }
         }
     }
@@ -64,8 +71,8 @@ extension MemoryCache {
     /// the protected segment, or from probation to protected (which may push the
     /// protected segment's oldest back to probation).
     @inlinable
-    func recordAdaptiveUse(at index: Int32, key: Key) {
-        adaptive!.countUse(of: key)
+    func recordAdaptiveUse(at index: Int32, hash: UInt32) {
+        adaptive!.sketch.increment(hash)
         switch storage.segment(at: index) {
         case .window, .protected:
             storage.moveToFront(index, in: storage.segment(at: index))
@@ -86,7 +93,7 @@ extension MemoryCache {
     func admitAdaptively(at index: Int32, key: Key, replaced: Bool, into removals: inout Removals) {
         guard policyCountsUses else { return }
         if replaced {
-            recordAdaptiveUse(at: index, key: key)
+            recordAdaptiveUse(at: index, hash: adaptive!.hash.hash(key))
             return
         }
         adaptive!.ensureSketchCapacity(forEntries: storage.count)

@@ -135,7 +135,8 @@ public final class MemoryCache<Key: Hashable & Sendable, Value: Sendable>: @unch
     public func value(forKey key: Key) -> Value? {
         if isAdaptive {
             // A hit takes only its stripe's lock and records the read for the policy.
-            let stripe = storage.stripe(for: key)
+            let hash = storage.stripeHash.unseeded(key)
+            let stripe = storage.stripe(forHash: hash)
             stripe.mutex.lock()
             if stripe.readsSkipCacheLock {
                 guard let entry = stripe.table[key] else {
@@ -144,7 +145,7 @@ public final class MemoryCache<Key: Hashable & Sendable, Value: Sendable>: @unch
                     return nil
                 }
                 stripe.hits &+= 1
-                let full = stripe.record(entry.index, pending: storage.pendingStripes)
+                let full = stripe.record(entry.index, hash: hash, pending: storage.pendingStripes)
                 stripe.mutex.unlock()
                 if full { replayReadsIfIdle(of: stripe) }
                 return entry.value

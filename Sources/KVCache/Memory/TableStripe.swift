@@ -18,7 +18,9 @@ final class TableStripe<Key: Hashable, Entry> {
     @usableFromInline let mutex = PThreadMutex()
     // Guarded by `mutex`; also read (never written) by the cache's lock holder.
     @usableFromInline @exclusivity(unchecked) var table: [Key: Entry] = [:]
-    @usableFromInline let buffer: UnsafeMutablePointer<Int32>
+    /// Recorded reads: the slot in the low 32 bits, the key's unseeded policy hash in
+    /// the high 32 (so the replay need not hash the key again).
+    @usableFromInline let buffer: UnsafeMutablePointer<UInt64>
     @usableFromInline @exclusivity(unchecked) var buffered = 0
     @usableFromInline @exclusivity(unchecked) var hits = 0
     @usableFromInline @exclusivity(unchecked) var misses = 0
@@ -46,17 +48,17 @@ final class TableStripe<Key: Hashable, Entry> {
     /// buffer was empty; returns whether the buffer is now full. Called with `mutex`
     /// held. A read that finds the buffer full is dropped.
     @inlinable
-    func record(_ slot: Int32, pending: borrowing Atomic<UInt64>) -> Bool {
+    func record(_ slot: Int32, hash: UInt32, pending: borrowing Atomic<UInt64>) -> Bool {
         guard buffered < Self.bufferCapacity else { return true }
         if buffered == 0 { pending.bitwiseOr(bit, ordering: .relaxed) }
-        buffer[buffered] = slot
+        buffer[buffered] = UInt64(UInt32(bitPattern: slot)) | UInt64(hash) << 32
         buffered &+= 1
         return buffered == Self.bufferCapacity
     }
 
     /// Moves the recorded reads, oldest first, into `reads` (room for
     /// `bufferCapacity`) and returns how many. Called with `mutex` held.
-    func takeReads(into reads: UnsafeMutableBufferPointer<Int32>) -> Int {
+    func takeReads(into reads: UnsafeMutableBufferPointer<UInt64>) -> Int {
         let count = buffered
         for index in 0..<count { reads[index] = buffer[index] }
         buffered = 0

@@ -32,14 +32,25 @@ struct PolicyHash<Key: Hashable> {
 
     @inlinable
     func hash(_ key: Key) -> UInt32 {
-        let hash = switch kind {
+        seed ^ unseeded(key)
+    }
+
+    /// `key`'s hash before the seed is mixed in (it also chooses the key's table stripe).
+    @inlinable
+    func unseeded(_ key: Key) -> UInt32 {
+        switch kind {
         case .int: Self.fold(unsafeBitCast(key, to: Int.self))
         case .string: Self.bytes(unsafeBitCast(key, to: String.self))
         case .byteWise: Self.bytes(unsafeBitCast(key, to: ByteWiseKey.self).string)
         case .integer: Self.fold(Self.bits(of: key))
         case .hashValue: Self.fold(key.hashValue)
         }
-        return seed ^ hash
+    }
+
+    /// The hash of a key whose unseeded hash is `unseeded`.
+    @inlinable
+    func seeded(_ unseeded: UInt32) -> UInt32 {
+        seed ^ unseeded
     }
 
     /// The low bits of a key whose type is an integer type.
@@ -64,13 +75,32 @@ struct PolicyHash<Key: Hashable> {
         return UInt32(truncatingIfNeeded: z) ^ UInt32(truncatingIfNeeded: z >> 32)
     }
 
-    /// FNV-1a over the UTF-8 bytes, folded to 32 bits.
+    /// A hash of the UTF-8 bytes, eight at a time (FNV-style multiply and xor, then a
+    /// final mix), folded to 32 bits. Native strings are read in place.
     @inlinable
     static func bytes(_ string: String) -> UInt32 {
-        var hash: UInt64 = 0xCBF2_9CE4_8422_2325
-        for byte in string.utf8 {
-            hash = (hash ^ UInt64(byte)) &* 0x0000_0100_0000_01B3
+        if let hash = string.utf8.withContiguousStorageIfAvailable({ bytes(UnsafeRawBufferPointer($0)) }) {
+            return hash
         }
+        var copy = string
+        return copy.withUTF8 { bytes(UnsafeRawBufferPointer($0)) }
+    }
+
+    @inlinable
+    static func bytes(_ buffer: UnsafeRawBufferPointer) -> UInt32 {
+        var hash: UInt64 = 0xCBF2_9CE4_8422_2325 ^ UInt64(buffer.count)
+        var offset = 0
+        while offset + 8 <= buffer.count {
+            hash = (hash ^ buffer.loadUnaligned(fromByteOffset: offset, as: UInt64.self)) &* 0x0000_0100_0000_01B3
+            hash ^= hash >> 29
+            offset += 8
+        }
+        while offset < buffer.count {
+            hash = (hash ^ UInt64(buffer[offset])) &* 0x0000_0100_0000_01B3
+            offset += 1
+        }
+        hash = (hash ^ (hash >> 33)) &* 0xFF51_AFD7_ED55_8CCD
+        hash ^= hash >> 33
         return UInt32(truncatingIfNeeded: hash) ^ UInt32(truncatingIfNeeded: hash >> 32)
     }
 }
