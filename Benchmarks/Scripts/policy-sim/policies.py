@@ -18,8 +18,10 @@ class Sketch:
     capacity (at least 16) wide per row, all counters halved every `period` x capacity
     additions. With `doorkeeper`, a bloom filter of `doorkeeper` x 8 bits per entry of
     capacity (rounded up to a power of two), 3 probes, takes a key's first occurrence before
-    the sketch counts it, adds one to its estimate, and is cleared at every halving."""
-    def __init__(self, C, width=2, period=10, doorkeeper=0):
+    the sketch counts it, adds one to its estimate, and is cleared at every halving. With
+    `conservative`, an increment raises only the key's counters that hold its minimum."""
+    def __init__(self, C, width=2, period=10, doorkeeper=0, conservative=False):
+        self.conservative=conservative
         w=1
         while w < max(16, C): w*=2
         self.w=int(w*width); self.mask=self.w-1
@@ -47,7 +49,15 @@ class Sketch:
                 for j in ix: self.dk[j]=1
                 self._count(); return
         added=False
-        for i in range(4):
+        if self.conservative:
+            js=[self.idx(k,i) for i in range(4)]
+            m=min(self.t[i][js[i]] for i in range(4))
+            if m<15:
+                for i in range(4):
+                    if self.t[i][js[i]]==m: self.t[i][js[i]]+=1
+                added=True
+        else:
+          for i in range(4):
             j=self.idx(k,i)
             if self.t[i][j]<15: self.t[i][j]+=1; added=True
         if added or self.dk is not None: self._count()
