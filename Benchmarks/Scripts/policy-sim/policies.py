@@ -14,30 +14,64 @@ def lru(keys, C):
     return h
 
 class Sketch:
-    def __init__(self, C):
+    """Count-min sketch of 4 rows of 4-bit counters, `width` x the next power of two of the
+    capacity (at least 16) wide per row, all counters halved every `period` x capacity
+    additions. With `doorkeeper`, a bloom filter of `doorkeeper` x 8 bits per entry of
+    capacity (rounded up to a power of two), 3 probes, takes a key's first occurrence before
+    the sketch counts it, adds one to its estimate, and is cleared at every halving. With
+    `conservative`, an increment raises only the key's counters that hold its minimum."""
+    def __init__(self, C, width=2, period=10, doorkeeper=0, conservative=False):
+        self.conservative=conservative
         w=1
         while w < max(16, C): w*=2
-        self.w=w*2; self.mask=self.w-1
+        self.w=int(w*width); self.mask=self.w-1
         self.t=[[0]*self.w for _ in range(4)]
         self.seeds=[0x9E3779B9,0x85EBCA6B,0xC2B2AE35,0x27D4EB2F]
-        self.n=0; self.sample=10*C
+        self.n=0; self.sample=int(period*C)
+        self.dk=None
+        if doorkeeper:
+            b=1
+            while b < doorkeeper*8*max(16, C): b*=2
+            self.dk=bytearray(b); self.dkmask=b-1
     def idx(self,k,i):
         x=(k*self.seeds[i]) & 0xffffffff
         x^=x>>15; x=(x*0x2c1b3c6d)&0xffffffff; x^=x>>12
         return x & self.mask
+    def dkidx(self,k):
+        x=(k*0x165667B1) & 0xffffffff
+        x^=x>>16; x=(x*0x85EBCA77)&0xffffffff; x^=x>>13
+        h1=x; h2=((x>>16)|1)
+        return [(h1+i*h2)&self.dkmask for i in range(3)]
     def inc(self,k):
+        if self.dk is not None:
+            ix=self.dkidx(k)
+            if not all(self.dk[j] for j in ix):
+                for j in ix: self.dk[j]=1
+                self._count(); return
         added=False
-        for i in range(4):
+        if self.conservative:
+            js=[self.idx(k,i) for i in range(4)]
+            m=min(self.t[i][js[i]] for i in range(4))
+            if m<15:
+                for i in range(4):
+                    if self.t[i][js[i]]==m: self.t[i][js[i]]+=1
+                added=True
+        else:
+          for i in range(4):
             j=self.idx(k,i)
             if self.t[i][j]<15: self.t[i][j]+=1; added=True
-        if added:
-            self.n+=1
-            if self.n>=self.sample:
-                for r in self.t:
-                    for j in range(self.w): r[j]>>=1
-                self.n//=2
+        if added or self.dk is not None: self._count()
+    def _count(self):
+        self.n+=1
+        if self.n>=self.sample:
+            for r in self.t:
+                for j in range(self.w): r[j]>>=1
+            self.n//=2
+            if self.dk is not None: self.dk=bytearray(len(self.dk))
     def freq(self,k):
-        return min(self.t[i][self.idx(k,i)] for i in range(4))
+        f=min(self.t[i][self.idx(k,i)] for i in range(4))
+        if self.dk is not None and all(self.dk[j] for j in self.dkidx(k)): f+=1
+        return f
 
 class WTinyLFU:
     """A 1 % LRU window in front of an SLRU main space (20 % probation, 80 % protected),
@@ -46,13 +80,16 @@ class WTinyLFU:
     adaptations may move it by less than one entry); with `ghosts`, rejected candidates and
     main victims are remembered (as many as the capacity) so their return can be seen."""
 
-    def __init__(self, C, window=0.01, ghosts=False):
+    def __init__(self, C, window=0.01, ghosts=False, sketch={}):
         self.C = C
-        self.sketch = Sketch(C)
+        self.sketch = Sketch(C, **sketch)
         self.win = OrderedDict(); self.prob = OrderedDict(); self.prot = OrderedDict()
         self.window = max(1.0, C * window)
         self.ghosts = ghosts
         self.ghost_window = OrderedDict(); self.ghost_main = OrderedDict()
+
+    def full(self):
+        return len(self.win) + len(self.prob) + len(self.prot) >= self.C
 
     def resize(self, delta):
         self.window = min(self.C - 1.0, max(1.0, self.window + delta))
@@ -102,22 +139,38 @@ class WTinyLFU:
 class HillClimber:
     """Caffeine's climber: every sample of `period` x capacity requests, step the window in
     the direction that raised the hit rate (reversing when it fell); the step decays, and a
-    change of `restart` or more restores it. `first_move`: step before any comparison."""
+    change of `restart` or more restores it. `first_move`: the step after the first sample,
+    before any comparison: 1 (or True) grows the window, -1 shrinks it (as Caffeine does),
+    0 (or False) holds it. With `when_full`, requests are counted only once the cache is full
+    (so the first sample does not mix the cold start in). `first_period`: the length of the
+    first sample (x capacity), when it differs from `period`. `first_step`: the size of the
+    first (blind) move (x capacity), when it differs from `step`; later steps are `step`."""
 
-    def __init__(self, C, step=0.0625, decay=0.98, restart=0.05, period=10, first_move=True):
+    def __init__(self, C, step=0.0625, decay=0.98, restart=0.05, period=10, first_move=True,
+                 when_full=False, first_period=None, first_step=None):
         self.C = C; self.size = step * C; self.step = step * C; self.decay = decay
-        self.restart = restart; self.period = period; self.first_move = first_move
+        self.restart = restart; self.period = period; self.first_move = int(first_move)
+        self.when_full = when_full; self.first_period = first_period
+        self.first_step = first_step
         self.hits = 0; self.n = 0; self.previous = None
 
-    def record(self, hit):
-        """Returns the window change due after this request (0 mostly)."""
+    def record(self, hit, full=True):
+        """Returns the window change due after this request (0 mostly). `full`: whether the
+        cache is full."""
+        if self.when_full and not full: return 0.0
         self.hits += hit; self.n += 1
-        if self.n < self.period * self.C: return 0.0
+        period = self.period
+        if self.previous is None and self.first_period is not None: period = self.first_period
+        if self.n < period * self.C: return 0.0
         rate = self.hits / self.n
         self.hits = 0; self.n = 0
         previous, self.previous = self.previous, rate
         if previous is None:
-            return self.step if self.first_move else 0.0
+            if self.first_move < 0: self.step = -self.step
+            if not self.first_move: return 0.0
+            if self.first_step is not None:
+                return self.first_step * self.C * (1 if self.step > 0 else -1)
+            return self.step
         delta = rate - previous
         if delta < 0: self.step = -self.step
         self.step *= self.decay
@@ -140,14 +193,18 @@ class GrowingClimber(HillClimber):
     def settled(self): self.period = min(self.last, self.period * 2)
 
 
-def wtinylfu(keys, C, window=0.01, adaptive=False, period_mult=10, first_move=True, **options):
-    cache = WTinyLFU(C, window)
-    climber = HillClimber(C, period=period_mult, first_move=first_move, **options) if adaptive else None
+def wtinylfu(keys, C, window=0.01, adaptive=False, period_mult=10, first_move=True, sketch={},
+             climber=None, **options):
+    """W-TinyLFU with a static window, or with the window moved by a climber: `climber` (a
+    HillClimber subclass) if given, else the plain HillClimber when `adaptive`."""
+    cache = WTinyLFU(C, window, sketch=sketch)
+    if climber is None and adaptive: climber = HillClimber
+    climber = climber(C, period=period_mult, first_move=first_move, **options) if climber else None
     h = 0
     for k in keys:
         hit, _ = cache.access(k)
         h += hit
-        if climber: cache.resize(climber.record(hit))
+        if climber: cache.resize(climber.record(hit, cache.full()))
     return h
 
 
@@ -198,3 +255,49 @@ def wtinylfu_ghost_direction(keys, C, period_mult=10, step=0.0625, decay=0.98):
             cache.resize(stepsize)
             previous = rate; hits = 0; n = 0; counts = {'window': 0, 'main': 0}
     return h
+
+
+class AdamClimber(HillClimber):
+    """Caffeine simulator's Adam climber (`kind` 'adam'; 'nadam' and 'amsgrad' its variants):
+    every sample of `period` x capacity requests (0.05 by default), the gradient is the change
+    in the miss rate, and the window moves by `step` x capacity x the bias-corrected moment over
+    the root of the velocity (so about one step per sample, in the direction of the smoothed
+    gradient, as Caffeine's simulator signs it). With `descent`, the gradient is taken with
+    respect to the window instead (the miss rate's change times the sign of the last move, the
+    first sample only setting the reference and moving the window up by one step), and the
+    window moves against it."""
+
+    def __init__(self, C, step=0.005, period=0.05, beta1=0.9, beta2=0.999, epsilon=1e-8,
+                 kind='adam', first_move=True, when_full=False, descent=False, **_):
+        super().__init__(C, step=step, period=period, when_full=when_full)
+        self.stepsize = int(step * C); self.b1 = beta1; self.b2 = beta2; self.eps = epsilon
+        self.kind = kind; self.t = 1; self.m = 0.0; self.v = 0.0; self.vmax = 0.0
+        self.previous = None if descent else 0.0; self.descent = descent; self.last = 1.0
+
+    def record(self, hit, full=True):
+        if self.when_full and not full: return 0.0
+        self.hits += hit; self.n += 1
+        if self.n < max(1, int(self.period * self.C)): return 0.0
+        rate = self.hits / self.n
+        self.hits = 0; self.n = 0
+        if self.previous is None:
+            self.previous = rate; return float(self.stepsize)
+        g = (1 - rate) - (1 - self.previous)
+        self.previous = rate
+        if self.descent: g = g * (1 if self.last > 0 else -1)
+        b1, b2, t = self.b1, self.b2, self.t
+        self.m = b1 * self.m + (1 - b1) * g
+        self.v = b2 * self.v + (1 - b2) * g * g
+        self.t += 1
+        if self.kind == 'amsgrad':
+            self.vmax = max(self.vmax, self.v)
+            move = self.stepsize * self.m / ((self.vmax ** 0.5) + self.eps)
+        else:
+            mhat = self.m / (1 - b1 ** t); vhat = self.v / (1 - b2 ** t)
+            if self.kind == 'nadam':
+                mhat = b1 * mhat + (1 - b1) / (1 - b1 ** t) * g
+            move = self.stepsize * mhat / ((vhat ** 0.5) + self.eps)
+        if self.descent:
+            move = -move
+            if move: self.last = move
+        return move
