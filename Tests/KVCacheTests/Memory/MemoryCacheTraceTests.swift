@@ -66,10 +66,26 @@ struct MemoryCacheTraceTests {
         ("gli.trace.gz", [250: 957, 1_000: 3_051]),
     ])
     func adaptiveHitsArePinned(trace: String, expectedHits: [Int: Int]) throws {
+        try Self.checkHits(trace: trace, policy: .adaptive, expectedHits: expectedHits)
+    }
+
+    /// Exact LRU on every row of the table: the README's oracles at 1,000 entries (above)
+    /// and the rest, which the reference `LRUPolicy` of the benchmarks gives too.
+    @Test(arguments: [
+        ("oltp.gz", [250: 150_591, 1_000: 300_122, 2_000: 388_235, 4_000: 465_836]),
+        ("web07.trace.xz", [250: 30_911, 1_000: 38_368, 4_000: 46_297]),
+        ("web12.trace.xz", [250: 44_667, 1_000: 61_882, 4_000: 75_504]),
+        ("gli.trace.gz", [250: 55, 1_000: 674]),
+    ])
+    func lruHitsArePinned(trace: String, expectedHits: [Int: Int]) throws {
+        try Self.checkHits(trace: trace, policy: .lru, expectedHits: expectedHits)
+    }
+
+    static func checkHits(trace: String, policy: EvictionPolicy, expectedHits: [Int: Int]) throws {
         let keys = try Self.load(trace).map(Int.init)
         for (capacity, expected) in expectedHits.sorted(by: { $0.key < $1.key }) {
             let cache = try MemoryCache<Int, Bool>(configuration: .init(
-                countLimit: capacity, autoTrimInterval: nil, releasesValuesInBackground: false))
+                countLimit: capacity, autoTrimInterval: nil, releasesValuesInBackground: false, policy: policy))
             var hits = 0
             for key in keys {
                 if cache.value(forKey: key) != nil {
@@ -78,7 +94,7 @@ struct MemoryCacheTraceTests {
                     cache.setValue(true, forKey: key)
                 }
             }
-            #expect(hits == expected, "\(trace) at \(capacity)")
+            #expect(hits == expected, "\(policy) on \(trace) at \(capacity)")
             #expect(cache.statistics.hits == hits)
             #expect(cache.count == capacity)
             #expect(cache.withLock { cache.storage.invariantViolations() } == [])

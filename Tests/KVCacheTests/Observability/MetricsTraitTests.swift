@@ -43,7 +43,7 @@ import Testing
         let dir = TemporaryDirectory()
         defer { dir.remove() }
         let metrics = TestMetrics()
-        var configuration = Cache<Data>.Configuration(memory: .init(countLimit: 2, autoTrimInterval: nil))
+        var configuration = Cache<Data>.Configuration(memory: .init(countLimit: 2, autoTrimInterval: nil, policy: .lru))
         configuration.disk.metricsLabel = "pages"
         configuration.disk.metricsFactory = metrics
         let cache = try Cache<Data>(name: "pages", baseDirectory: dir.url, configuration: configuration)
