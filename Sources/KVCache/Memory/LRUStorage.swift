@@ -164,11 +164,6 @@ final class LRUStorage<Key: Hashable, Value> {
     /// Entries whose deadline is finite; sweeping for expired entries is pointless without them.
     @usableFromInline @exclusivity(unchecked) var expiringCount = 0
 
-    @usableFromInline
-    convenience init() {
-        self.init(segmented: false)
-    }
-
     /// Storage whose entries are placed in segments (the adaptive policy's), with a
     /// striped table whose hits may skip the cache's lock.
     init(segmented: Bool, readsNeedCacheLock: Bool = false) {
@@ -205,7 +200,7 @@ final class LRUStorage<Key: Hashable, Value> {
     var isStriped: Bool { stripeMask != 0 }
 
     /// Makes every later read take the cache's lock (before an entry that can expire
-    /// is stored, or ages are tracked). Called with the cache's lock held.
+    /// is stored or given a deadline, or ages are tracked). Called with the cache's lock held.
     @usableFromInline
     func requireCacheLockForReads() {
         guard !readsNeedCacheLock else { return }
@@ -297,6 +292,7 @@ final class LRUStorage<Key: Hashable, Value> {
     /// Gives the entry in a slot a new deadline and extendable lifetime, keeping the
     /// count of expiring entries (reads skip expiration checks while it is 0).
     func setExpiration(at index: Int32, deadline: Double, lifetime: Double) {
+        if deadline != .infinity { requireCacheLockForReads() }
         let times = mutableTimes(at: index)
         if times.pointee.deadline != .infinity { expiringCount -= 1 }
         if deadline != .infinity { expiringCount += 1 }
@@ -326,16 +322,19 @@ final class LRUStorage<Key: Hashable, Value> {
 
     /// Stores a value, replacing and returning the key's previous entry if any.
     /// The entry becomes the most recently used (of its segment, when segmented).
-    /// Returns the entry's slot.
+    /// Returns the entry's slot. `hash` is the key's unseeded policy hash when the
+    /// table is striped (the caller needs it too), and unused otherwise.
     @inlinable
     func setValue(
-        _ value: Value, forKey key: Key, cost: Int64,
+        _ value: Value, forKey key: Key, hash: UInt32, cost: Int64,
         accessTime: Double, deadline: Double, lifetime: Double
     ) -> (index: Int32, replaced: RemovedEntry?) {
+        // Before the entry is visible to readers that skip the cache's lock.
+        if deadline != .infinity { requireCacheLockForReads() }
         // One hash lookup whether the key is new or not. A replaced entry
         // moves to the new slot and its old slot is freed.
         let index = peekFreeSlot()
-        let stripe = stripe(for: key)
+        let stripe = stripe(forHash: hash)
         if isStriped { stripe.mutex.lock() }
         let old = stripe.table.updateValue(Entry(index: index, value: value), forKey: key)
         if isStriped { stripe.mutex.unlock() }

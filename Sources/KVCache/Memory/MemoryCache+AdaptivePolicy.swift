@@ -90,14 +90,15 @@ extension MemoryCache {
     /// only if the sketch counts it more often than the main space's victim (the
     /// loser is evicted). A replaced value counts as a use and keeps its place.
     @inlinable
-    func admitAdaptively(at index: Int32, key: Key, replaced: Bool, into removals: inout Removals) {
+    func admitAdaptively(at index: Int32, hash unseeded: UInt32, replaced: Bool, into removals: inout Removals) {
         guard policyCountsUses else { return }
+        let hash = adaptive!.hash.seeded(unseeded)
         if replaced {
-            recordAdaptiveUse(at: index, hash: adaptive!.hash.hash(key))
+            recordAdaptiveUse(at: index, hash: hash)
             return
         }
         adaptive!.ensureSketchCapacity(forEntries: storage.count)
-        adaptive!.countUse(of: key)
+        adaptive!.sketch.increment(hash)
         var budget = Self.burstSize
         while budget > 0, adaptive!.windowIsOver(storage.windowSize),
               let candidate = storage.tail(of: .window) {

@@ -41,8 +41,10 @@ extension MemoryCache {
         replayPendingReads()
         let accessTime = limits.tracksAge ? clock.monotonicNow() : 0
         counters.sets &+= 1
+        // Hashed once for the stripe and the sketch; LRU's one table needs no hash.
+        let hash = isAdaptive ? storage.stripeHash.unseeded(key) : 0
         let (index, old) = storage.setValue(
-            value, forKey: key, cost: cost, accessTime: accessTime, deadline: deadline, lifetime: lifetime)
+            value, forKey: key, hash: hash, cost: cost, accessTime: accessTime, deadline: deadline, lifetime: lifetime)
         if let old {
             discard(key, old.value, cost: old.cost, reason: .replaced, into: &removals)
         }
@@ -51,7 +53,7 @@ extension MemoryCache {
         let crossedCount = storage.count > limits.count
         let crossedCost = storage.totalCost.exceeds(limits.cost)
         if isAdaptive {
-            admitAdaptively(at: index, key: key, replaced: old != nil, into: &removals)
+            admitAdaptively(at: index, hash: hash, replaced: old != nil, into: &removals)
         }
         var purge = Purge()
         if crossedCount || crossedCost {

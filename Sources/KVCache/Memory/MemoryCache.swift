@@ -227,7 +227,6 @@ public final class MemoryCache<Key: Hashable & Sendable, Value: Sendable>: @unch
         }
         var removals = Removals()
         mutex.lock()
-        if deadline != .infinity { storage.requireCacheLockForReads() }
         let purge = insert(value, forKey: key, cost: max(cost, 0), deadline: deadline, lifetime: lifetime, into: &removals)
         mutex.unlock()
         complete(consume removals)
@@ -258,7 +257,6 @@ public final class MemoryCache<Key: Hashable & Sendable, Value: Sendable>: @unch
             if isExpired(at: index) {
                 expire(at: index, into: &removals)
             } else {
-                if deadline != .infinity { storage.requireCacheLockForReads() }
                 storage.setExpiration(at: index, deadline: deadline, lifetime: lifetime)
                 touched = true
             }

@@ -71,12 +71,6 @@ struct AdaptivePolicy<Key: Hashable> {
         if grown > sketch.capacity { sketch = FrequencySketch(capacity: grown) }
     }
 
-    /// Counts a use of `key` in the sketch.
-    @inlinable
-    mutating func countUse(of key: Key) {
-        sketch.increment(hash.hash(key))
-    }
-
     /// The sketch's estimate of `key`'s recent uses.
     @inlinable
     func frequency(of key: Key) -> UInt8 {
