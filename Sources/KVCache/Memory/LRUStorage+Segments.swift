@@ -133,6 +133,9 @@ extension LRUStorage {
             listed += size.count
         }
         if listed != count { problems.append("the lists hold \(listed) entries, the table \(count)") }
+        for index in 0..<initializedCount where (slot(at: index).pointee.key != nil) != isLive(index) {
+            problems.append("slot \(index)'s free mark disagrees with its key")
+        }
         if listedCost != totalCost { problems.append("the lists' costs add up to \(listedCost.clamped), the total is \(totalCost.clamped)") }
         return problems
     }

@@ -97,6 +97,9 @@ final class LRUStorage<Key: Hashable, Value> {
     }
 
     @usableFromInline static var none: Int32 { -1 }
+    /// The `previous` link of a free slot, so a recorded read of a freed slot is
+    /// recognized from the link the replay reads anyway.
+    @usableFromInline static var free: Int32 { -2 }
 
     /// Where an entry is under the adaptive policy.
     @usableFromInline
@@ -130,6 +133,9 @@ final class LRUStorage<Key: Hashable, Value> {
     /// cache's lock; several under the adaptive policy, whose read hits take only
     /// their stripe's lock (`TableStripe`).
     @usableFromInline let stripes: ContiguousArray<TableStripe<Key, Entry>>
+    /// The same stripes, unretained (`stripes` owns them): a read does not touch a
+    /// stripe's reference count, which every thread reading that stripe would share.
+    @usableFromInline let unretainedStripes: ContiguousArray<Unmanaged<TableStripe<Key, Entry>>>
     @usableFromInline let stripeMask: UInt32
     @usableFromInline let stripeHash = PolicyHash<Key>(seed: 0)
     /// The stripes whose read buffers may hold reads (a bit per stripe), so that the
@@ -161,6 +167,8 @@ final class LRUStorage<Key: Hashable, Value> {
     /// Entries and cost per segment (segmented storage only); probation's are the rest.
     @usableFromInline @exclusivity(unchecked) var windowSize = SegmentSize()
     @usableFromInline @exclusivity(unchecked) var protectedSize = SegmentSize()
+    /// Where the replay of read buffers leaves what it loaded ahead, so the loads stay.
+    @usableFromInline @exclusivity(unchecked) var replayTouch: UInt64 = 0
     /// Entries whose deadline is finite; sweeping for expired entries is pointless without them.
     @usableFromInline @exclusivity(unchecked) var expiringCount = 0
 
@@ -171,6 +179,7 @@ final class LRUStorage<Key: Hashable, Value> {
         stripes = ContiguousArray((0..<stripeCount).map { index in
             TableStripe(index: index, readsSkipCacheLock: segmented && !readsNeedCacheLock)
         })
+        unretainedStripes = ContiguousArray(stripes.map { Unmanaged.passUnretained($0) })
         stripeMask = UInt32(stripeCount - 1)
         self.readsNeedCacheLock = !segmented || readsNeedCacheLock
         if segmented { segments = .allocate(capacity: 0) }
@@ -189,9 +198,21 @@ final class LRUStorage<Key: Hashable, Value> {
     /// The stripe of the key whose unseeded policy hash is `hash`.
     @inlinable
     func stripe(forHash hash: UInt32) -> TableStripe<Key, Entry> {
-        if stripeMask == 0 { return stripes[0] }
+        stripes[stripeIndex(forHash: hash)]
+    }
+
+    /// Calls `body` with the stripe of the key whose unseeded policy hash is `hash`,
+    /// without retaining it.
+    @inlinable
+    func withStripe<Result>(forHash hash: UInt32, _ body: (TableStripe<Key, Entry>) -> Result) -> Result {
+        unretainedStripes[stripeIndex(forHash: hash)]._withUnsafeGuaranteedRef(body)
+    }
+
+    @inlinable
+    func stripeIndex(forHash hash: UInt32) -> Int {
+        if stripeMask == 0 { return 0 }
         let mixed = (hash ^ (hash >> 16)) &* 0x45D9_F3B
-        return stripes[Int((mixed ^ (mixed >> 16)) & stripeMask)]
+        return Int((mixed ^ (mixed >> 16)) & stripeMask)
     }
 
     /// Whether changes to the table must take the stripes' locks (readers without the
@@ -269,6 +290,12 @@ final class LRUStorage<Key: Hashable, Value> {
     /// Whether some entry has a deadline, so reads must look at its slot.
     @inlinable
     var hasExpiringEntries: Bool { expiringCount > 0 }
+
+    /// Whether a slot holds an entry (slots past `initializedCount` are not slots yet).
+    @inlinable
+    func isLive(_ index: Int32) -> Bool {
+        index < initializedCount && link(at: index).pointee.previous != Self.free
+    }
 
     @inlinable
     func slot(at index: Int32) -> UnsafeMutablePointer<Slot> {
@@ -396,7 +423,7 @@ final class LRUStorage<Key: Hashable, Value> {
         slot.pointee.key = nil
         totalCost.subtract(cost)
         if times(at: index).deadline != .infinity { expiringCount -= 1 }
-        link(at: index).pointee.next = freeHead
+        link(at: index).pointee = Link(previous: Self.free, next: freeHead)
         freeHead = index
         return cost
     }

@@ -25,7 +25,7 @@ extension MemoryCache {
     /// Replays the reads recorded in a full read buffer, unless another thread holds
     /// the cache's lock (then later reads of that stripe are dropped until it is
     /// replayed). Called without any lock.
-    @usableFromInline
+    @inlinable
     func replayReadsIfIdle(of stripe: TableStripe<Key, LRUStorage<Key, Value>.Entry>) {
         guard mutex.tryLock() else { return }
         replayReads(of: stripe)
@@ -41,7 +41,7 @@ extension MemoryCache {
         replayPendingStripes()
     }
 
-    @usableFromInline
+    @inlinable
     func replayPendingStripes() {
         var pending = storage.pendingStripes.exchange(0, ordering: .relaxed)
         while pending != 0 {
@@ -54,14 +54,29 @@ extension MemoryCache {
     /// Tells the policy about the reads a stripe recorded. A slot freed or reused
     /// since its read was recorded is skipped or credited to its new entry: the
     /// policy's precision, never a value, is at stake. Called with the cache's lock.
+    @inlinable
     func replayReads(of stripe: TableStripe<Key, LRUStorage<Key, Value>.Entry>) {
         withUnsafeTemporaryAllocation(of: UInt64.self, capacity: TableStripe<Key, LRUStorage<Key, Value>.Entry>.bufferCapacity) { reads in
             stripe.mutex.lock()
             let count = stripe.takeReads(into: reads)
             stripe.mutex.unlock()
+            // Loads the lines the replay uses (links, neighbours' links, segments, sketch
+            // blocks) before it uses them: these loads do not wait for one another,
+            // where the replay's own would, one cache miss after another.
+            var touched: UInt64 = 0
             for read in reads.prefix(count) {
                 let index = Int32(bitPattern: UInt32(truncatingIfNeeded: read))
-                guard index < storage.initializedCount, storage.slot(at: index).pointee.key != nil else { continue }
+                guard index < storage.initializedCount else { continue }
+                let link = storage.link(at: index).pointee
+                touched &+= UInt64(storage.segment(at: index).rawValue)
+                if link.previous >= 0 { touched &+= UInt64(truncatingIfNeeded: storage.link(at: link.previous).pointee.next) }
+                if link.next >= 0 { touched &+= UInt64(truncatingIfNeeded: storage.link(at: link.next).pointee.previous) }
+                touched &+= adaptive!.sketch.firstWord(adaptive!.hash.seeded(UInt32(truncatingIfNeeded: read >> 32)))
+            }
+            storage.replayTouch = touched
+            for read in reads.prefix(count) {
+                let index = Int32(bitPattern: UInt32(truncatingIfNeeded: read))
+                guard storage.isLive(index) else { continue }
                 recordAdaptiveHit(at: index, hash: adaptive!.hash.seeded(UInt32(truncatingIfNeeded: read >> 32)))
             }
         }

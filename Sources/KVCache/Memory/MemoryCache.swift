@@ -136,21 +136,28 @@ public final class MemoryCache<Key: Hashable & Sendable, Value: Sendable>: @unch
         if isAdaptive {
             // A hit takes only its stripe's lock and records the read for the policy.
             let hash = storage.stripeHash.unseeded(key)
-            let stripe = storage.stripe(forHash: hash)
-            stripe.mutex.lock()
-            if stripe.readsSkipCacheLock {
+            let read: StripeRead = storage.withStripe(forHash: hash) { stripe in
+                stripe.mutex.lock()
+                guard stripe.readsSkipCacheLock else {
+                    stripe.mutex.unlock()
+                    return .needsCacheLock
+                }
                 guard let entry = stripe.table[key] else {
                     stripe.misses &+= 1
                     stripe.mutex.unlock()
-                    return nil
+                    return .miss
                 }
                 stripe.hits &+= 1
                 let full = stripe.record(entry.index, hash: hash, pending: storage.pendingStripes)
                 stripe.mutex.unlock()
                 if full { replayReadsIfIdle(of: stripe) }
-                return entry.value
+                return .hit(entry.value)
             }
-            stripe.mutex.unlock()
+            switch read {
+            case .hit(let value): return value
+            case .miss: return nil
+            case .needsCacheLock: break
+            }
         }
         mutex.lock()
         // Only entries that can expire need their slot read (a likely cache miss).
@@ -170,6 +177,15 @@ public final class MemoryCache<Key: Hashable & Sendable, Value: Sendable>: @unch
         counters.hits &+= 1
         mutex.unlock()
         return entry.value
+    }
+
+    /// What a read found under its stripe's lock alone.
+    @usableFromInline
+    enum StripeRead {
+        case hit(Value)
+        case miss
+        /// Reads must look at the entry's times, under the cache's lock.
+        case needsCacheLock
     }
 
     /// Whether a live entry is stored for `key`. Does not count as a read.

@@ -58,6 +58,7 @@ final class TableStripe<Key: Hashable, Entry> {
 
     /// Moves the recorded reads, oldest first, into `reads` (room for
     /// `bufferCapacity`) and returns how many. Called with `mutex` held.
+    @inlinable
     func takeReads(into reads: UnsafeMutableBufferPointer<UInt64>) -> Int {
         let count = buffered
         for index in 0..<count { reads[index] = buffer[index] }

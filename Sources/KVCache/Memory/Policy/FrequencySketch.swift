@@ -77,6 +77,12 @@ struct FrequencySketch {
         if additions >= sampleSize { halve() }
     }
 
+    /// The first word of `hash`'s block (read to bring the block into the cache).
+    @inlinable
+    func firstWord(_ hash: UInt32) -> UInt64 {
+        words.withUnsafeBufferPointer { $0[locate(hash).block] }
+    }
+
     @usableFromInline
     mutating func halve() {
         words.withUnsafeMutableBufferPointer { words in
