@@ -167,6 +167,15 @@ final class LRUStorage<Key: Hashable, Value> {
     /// Entries and cost per segment (segmented storage only); probation's are the rest.
     @usableFromInline @exclusivity(unchecked) var windowSize = SegmentSize()
     @usableFromInline @exclusivity(unchecked) var protectedSize = SegmentSize()
+    /// Slots the slab grows to at most while it can (the count limit and one more,
+    /// the insertion an eviction follows), so a cache bounded by count does not hold
+    /// up to twice the slots it can use. Past it the slab doubles again.
+    @usableFromInline @exclusivity(unchecked) var slotTarget: Int32 = .max
+    /// The `slotTarget` of a cache whose count limit is `limit` (not negative).
+    static func slotTarget(countLimit limit: Int) -> Int32 {
+        limit < Int(Int32.max) ? Int32(limit + 1) : .max
+    }
+
     /// Where the replay of read buffers leaves what it loaded ahead, so the loads stay.
     @usableFromInline @exclusivity(unchecked) var replayTouch: UInt64 = 0
     /// Entries whose deadline is finite; sweeping for expired entries is pointless without them.
@@ -487,7 +496,8 @@ final class LRUStorage<Key: Hashable, Value> {
     @usableFromInline
     func grow() {
         precondition(capacity < Int32.max, "MemoryCache cannot hold more than Int32.max entries")
-        let newCapacity = Int32(clamping: max(16, Int(capacity) * 2))
+        var newCapacity = Int32(clamping: max(16, Int(capacity) * 2))
+        if capacity < slotTarget { newCapacity = min(newCapacity, slotTarget) }
         let newSlots = UnsafeMutablePointer<Slot>.allocate(capacity: Int(newCapacity))
         let newLinks = UnsafeMutablePointer<Link>.allocate(capacity: Int(newCapacity))
         if let slots, let links {

@@ -25,6 +25,7 @@ extension MemoryCache: MemoryPressureTrimmable {
         try Validation.check(limit >= 0, "countLimit must not be negative, not \(limit)")
         withLock {
             limits.setCount(limit)
+            storage.slotTarget = LRUStorage<Key, Value>.slotTarget(countLimit: limit)
             adaptive?.setLimits(count: limits.count, cost: limits.cost)
             policyCountsUses = adaptive?.isBounded ?? false
         }

@@ -88,6 +88,7 @@ public final class MemoryCache<Key: Hashable & Sendable, Value: Sendable>: @unch
             policyCountsUses = adaptive!.isBounded
         }
         storage = LRUStorage(segmented: isAdaptive, readsNeedCacheLock: configuration.ageLimit != nil)
+        storage.slotTarget = LRUStorage<Key, Value>.slotTarget(countLimit: configuration.countLimit)
         limits = MemoryCacheLimits(
             count: configuration.countLimit, cost: configuration.costLimit,
             age: configuration.ageLimit?.seconds ?? .infinity, lowWatermark: configuration.lowWatermark)

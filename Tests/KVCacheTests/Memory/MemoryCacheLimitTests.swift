@@ -30,6 +30,30 @@ import Testing
         #expect(adaptive.totalCost == 5)
     }
 
+    /// A slab that doubled past the count limit would hold up to twice the slots the
+    /// cache can use.
+    @Test(arguments: [EvictionPolicy.adaptive, .lru])
+    func theSlabGrowsToTheCountLimitAndOneMore(policy: EvictionPolicy) throws {
+        let cache: MemoryCache<Int, Int> = try makeCache(
+            .init(countLimit: 1_000, lowWatermark: 1, autoTrimInterval: nil, policy: policy))
+        for key in 0..<5_000 { cache[key] = key }
+        #expect(cache.count == 1_000)
+        #expect(cache.slotCapacity == 1_001)
+        try cache.setCountLimit(3_000)
+        for key in 5_000..<10_000 { cache[key] = key }
+        #expect(cache.count == 3_000)
+        #expect(cache.slotCapacity == 3_001)
+        // Without a count limit it doubles.
+        let unbounded: MemoryCache<Int, Int> = try makeCache(.init(autoTrimInterval: nil, policy: policy))
+        for key in 0..<1_000 { unbounded[key] = key }
+        #expect(unbounded.slotCapacity == 1_024)
+        // A limit of 0 keeps nothing and needs one slot.
+        let none: MemoryCache<Int, Int> = try makeCache(.init(countLimit: 0, autoTrimInterval: nil, policy: policy))
+        for key in 0..<100 { none[key] = key }
+        #expect(none.count == 0)
+        #expect(none.slotCapacity == 1)
+    }
+
     @Test func crossingTheCountLimitPurgesDownToTheLowWatermark() throws {
         let cache: MemoryCache<Int, Int> = try makeCache(
             .init(countLimit: 10, lowWatermark: 0.6, autoTrimInterval: nil, policy: .lru))

@@ -92,6 +92,9 @@ extension MemoryCache: LockProbing {
     /// Slots in the slab, used or free.
     var slotCount: Int { withLock { storage.slotCount } }
 
+    /// Slots the slab has room for.
+    var slotCapacity: Int { withLock { Int(storage.capacity) } }
+
     /// Keys from most to least recently used.
     var keysByRecency: [Key] { withLock { storage.keysByRecency() } }
 }
