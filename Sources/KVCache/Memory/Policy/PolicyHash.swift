@@ -40,7 +40,7 @@ struct PolicyHash<Key: Hashable> {
     func unseeded(_ key: Key) -> UInt32 {
         switch kind {
         case .int: Self.fold(unsafeBitCast(key, to: Int.self))
-        case .string: Self.bytes(unsafeBitCast(key, to: String.self))
+        case .string: Self.bytes(borrowing: key, as: String.self)
         case .byteWise: Self.bytes(unsafeBitCast(key, to: ByteWiseKey.self).string)
         case .integer: Self.fold(Self.bits(of: key))
         case .hashValue: Self.fold(key.hashValue)
@@ -73,6 +73,16 @@ struct PolicyHash<Key: Hashable> {
         z = (z ^ (z >> 33)) &* 0xFF51_AFD7_ED55_8CCD
         z ^= z >> 33
         return UInt32(truncatingIfNeeded: z) ^ UInt32(truncatingIfNeeded: z >> 32)
+    }
+
+    /// `bytes` of a key whose type is `type`, read in place: a cast would copy (retain)
+    /// the key.
+    @inlinable
+    static func bytes(borrowing key: Key, as type: String.Type) -> UInt32 {
+        withUnsafePointer(to: key) { pointer in
+            UnsafeRawPointer(pointer).assumingMemoryBound(to: String.self).pointee.utf8
+                .withContiguousStorageIfAvailable { bytes(UnsafeRawBufferPointer($0)) }
+        } ?? bytes(unsafeBitCast(key, to: String.self))
     }
 
     /// A hash of the UTF-8 bytes, eight at a time (FNV-style multiply and xor, then a
