@@ -15,33 +15,61 @@ final class TableStripe<Key: Hashable, Entry> {
     /// Reads a buffer holds before the reader that fills it tries to replay them.
     @inlinable static var bufferCapacity: Int { 32 }
 
-    @usableFromInline let mutex = PThreadMutex()
+    /// What readers write, in memory of its own: the mutex and the counters in one
+    /// 64-byte line, the read buffer in the lines after it. No other stripe's (or
+    /// object's) data shares those lines, so readers of different stripes on
+    /// different cores do not take cache lines from one another.
+    @usableFromInline let mutex: PThreadMutex
     // Guarded by `mutex`; also read (never written) by the cache's lock holder.
     @usableFromInline @exclusivity(unchecked) var table: [Key: Entry] = [:]
-    /// Recorded reads: the slot in the low 32 bits, the key's unseeded policy hash in
-    /// the high 32 (so the replay need not hash the key again).
-    @usableFromInline let buffer: UnsafeMutablePointer<UInt64>
-    @usableFromInline @exclusivity(unchecked) var buffered = 0
-    @usableFromInline @exclusivity(unchecked) var hits = 0
-    @usableFromInline @exclusivity(unchecked) var misses = 0
     /// Whether reads may skip the cache's lock: false once some entry can expire or
     /// ages are tracked, since those reads need the entry's times (kept under the
     /// cache's lock). It never turns back on.
     @usableFromInline @exclusivity(unchecked) var readsSkipCacheLock: Bool
-    /// Keeps two stripes' hot fields off one cache line.
-    private let padding: (Int, Int, Int, Int, Int, Int) = (0, 0, 0, 0, 0, 0)
-
     /// This stripe's bit in the storage's mask of stripes with recorded reads.
     @usableFromInline let bit: UInt64
 
-    init(index: Int, readsSkipCacheLock: Bool) {
-        self.readsSkipCacheLock = readsSkipCacheLock
-        bit = 1 << UInt64(index)
-        buffer = .allocate(capacity: Self.bufferCapacity)
+    @inlinable static var lineSize: Int { 64 }
+    @inlinable static var countersOffset: Int { 40 }
+
+    /// Recorded reads: the slot in the low 32 bits, the key's unseeded policy hash in
+    /// the high 32 (so the replay need not hash the key again).
+    @inlinable
+    var buffer: UnsafeMutablePointer<UInt64> {
+        (mutex.memory + Self.lineSize).assumingMemoryBound(to: UInt64.self)
     }
 
-    deinit {
-        buffer.deallocate()
+    /// Reads in `buffer`, then hits and misses counted here.
+    @inlinable
+    var counters: UnsafeMutablePointer<Int> {
+        (mutex.memory + Self.countersOffset).assumingMemoryBound(to: Int.self)
+    }
+
+    @inlinable
+    var buffered: Int {
+        get { counters[0] }
+        set { counters[0] = newValue }
+    }
+
+    @inlinable
+    var hits: Int {
+        get { counters[1] }
+        set { counters[1] = newValue }
+    }
+
+    @inlinable
+    var misses: Int {
+        get { counters[2] }
+        set { counters[2] = newValue }
+    }
+
+    init(index: Int, readsSkipCacheLock: Bool) {
+        precondition(PThreadMutex.size <= Self.countersOffset)
+        self.readsSkipCacheLock = readsSkipCacheLock
+        bit = 1 << UInt64(index)
+        mutex = PThreadMutex(byteCount: Self.lineSize + Self.bufferCapacity * 8, alignment: Self.lineSize)
+        (mutex.memory + Self.countersOffset).bindMemory(to: Int.self, capacity: 3).initialize(repeating: 0, count: 3)
+        buffer.initialize(repeating: 0, count: Self.bufferCapacity)
     }
 
     /// Records a read of the entry in `slot`, marking the stripe in `pending` when its

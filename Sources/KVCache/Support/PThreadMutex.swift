@@ -15,12 +15,30 @@ struct PThreadMutex: ~Copyable {
 
     /// A recursive mutex may be locked again by the thread that holds it.
     init(recursive: Bool = false) {
-        mutex = .allocate(capacity: 1)
+        self.init(at: .allocate(capacity: 1), recursive: recursive)
+    }
+
+    /// A mutex at the start of `byteCount` bytes aligned to `alignment`, the rest of
+    /// which (`memory`) is the owner's to use and goes with the mutex: a mutex and the
+    /// data it guards can share a cache line that nothing else shares.
+    init(byteCount: Int, alignment: Int) {
+        precondition(byteCount >= MemoryLayout<pthread_mutex_t>.size)
+        let memory = UnsafeMutableRawPointer.allocate(byteCount: byteCount, alignment: alignment)
+        self.init(at: memory.bindMemory(to: pthread_mutex_t.self, capacity: 1), recursive: false, spins: true)
+    }
+
+    /// `spins`: a thread that finds the mutex held spins a little before it sleeps
+    /// (glibc's adaptive mutex), for locks held only for a few memory accesses.
+    private init(at memory: UnsafeMutablePointer<pthread_mutex_t>, recursive: Bool, spins: Bool = false) {
+        mutex = memory
         mutex.initialize(to: pthread_mutex_t())
         var attributes = pthread_mutexattr_t()
         pthread_mutexattr_init(&attributes)
         defer { pthread_mutexattr_destroy(&attributes) }
         if recursive { pthread_mutexattr_settype(&attributes, Int32(PTHREAD_MUTEX_RECURSIVE)) }
+        #if canImport(Glibc)
+        if spins { pthread_mutexattr_settype(&attributes, Int32(PTHREAD_MUTEX_ADAPTIVE_NP)) }
+        #endif
         let result = pthread_mutex_init(mutex, &attributes)
         precondition(result == 0, "pthread_mutex_init failed: \(result)")
     }
@@ -28,8 +46,15 @@ struct PThreadMutex: ~Copyable {
     deinit {
         pthread_mutex_destroy(mutex)
         mutex.deinitialize(count: 1)
-        mutex.deallocate()
+        UnsafeMutableRawPointer(mutex).deallocate()
     }
+
+    /// Bytes a mutex takes at the start of its memory.
+    static var size: Int { MemoryLayout<pthread_mutex_t>.size }
+
+    /// The memory the mutex starts (see `init(byteCount:alignment:)`).
+    @inlinable
+    var memory: UnsafeMutableRawPointer { UnsafeMutableRawPointer(mutex) }
 
     @inlinable
     func lock() {
