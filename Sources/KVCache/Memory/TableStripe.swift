@@ -69,7 +69,8 @@ final class TableStripe<Key: Hashable, Entry> {
         bit = 1 << UInt64(index)
         mutex = PThreadMutex(byteCount: Self.lineSize + Self.bufferCapacity * 8, alignment: Self.lineSize)
         (mutex.memory + Self.countersOffset).bindMemory(to: Int.self, capacity: 3).initialize(repeating: 0, count: 3)
-        buffer.initialize(repeating: 0, count: Self.bufferCapacity)
+        (mutex.memory + Self.lineSize).bindMemory(to: UInt64.self, capacity: Self.bufferCapacity)
+            .initialize(repeating: 0, count: Self.bufferCapacity)
     }
 
     /// Records a read of the entry in `slot`, marking the stripe in `pending` when its
