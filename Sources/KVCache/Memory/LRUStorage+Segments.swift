@@ -39,20 +39,13 @@ extension LRUStorage {
         }
     }
 
+    /// Applies `change` to the size kept for `segment` (probation's is derived from
+    /// the others, so it keeps none).
     @inlinable
-    func resize(_ segment: Segment, adding cost: Int64) {
+    func resize(_ segment: Segment, _ change: (inout SegmentSize) -> Void) {
         switch segment {
-        case .window: windowSize.add(cost)
-        case .protected: protectedSize.add(cost)
-        case .probation: break
-        }
-    }
-
-    @inlinable
-    func resize(_ segment: Segment, subtracting cost: Int64) {
-        switch segment {
-        case .window: windowSize.subtract(cost)
-        case .protected: protectedSize.subtract(cost)
+        case .window: change(&windowSize)
+        case .protected: change(&protectedSize)
         case .probation: break
         }
     }
@@ -89,9 +82,9 @@ extension LRUStorage {
         let from = self.segment(at: index)
         let cost = slot(at: index).pointee.cost
         unlink(index, from: from)
-        resize(from, subtracting: cost)
+        resize(from) { $0.subtract(cost) }
         segments.unsafelyUnwrapped[Int(index)] = segment
-        resize(segment, adding: cost)
+        resize(segment) { $0.add(cost) }
         linkAtHead(index, of: segment)
     }
 

@@ -296,6 +296,12 @@ final class LRUStorage<Key: Hashable, Value> {
         stripe(for: key).table[key]
     }
 
+    /// The entry of `key`, whose unseeded policy hash (unused under `.lru`) is `hash`.
+    @inlinable
+    func entry(forKey key: Key, hash: UInt32) -> Entry? {
+        stripe(forHash: hash).table[key]
+    }
+
     /// Whether some entry has a deadline, so reads must look at its slot.
     @inlinable
     var hasExpiringEntries: Bool { expiringCount > 0 }
@@ -393,7 +399,7 @@ final class LRUStorage<Key: Hashable, Value> {
             // A replaced entry keeps its segment; a new one starts in the window.
             let segment = old.map { segments[Int($0.index)] } ?? .window
             segments[Int(index)] = segment
-            resize(segment, adding: cost)
+            resize(segment) { $0.add(cost) }
             linkAtHead(index, of: segment)
         } else {
             linkAtHead(index)
@@ -425,7 +431,7 @@ final class LRUStorage<Key: Hashable, Value> {
         if let segments {
             let segment = segments[Int(index)]
             unlink(index, from: segment)
-            resize(segment, subtracting: cost)
+            resize(segment) { $0.subtract(cost) }
         } else {
             unlink(index)
         }
@@ -437,15 +443,9 @@ final class LRUStorage<Key: Hashable, Value> {
         return cost
     }
 
-    /// Removes the least recently used entry, if any.
-    @inlinable
-    func removeLeastRecentlyUsed() -> RemovedEntry? {
-        tail == Self.none ? nil : remove(at: tail)
-    }
-
     /// Sets every entry's access time, when age tracking starts.
     func stampAll(accessTime: Double) {
-        for index in 0..<initializedCount where slot(at: index).pointee.key != nil {
+        for index in 0..<initializedCount where isLive(index) {
             mutableTimes(at: index).pointee.accessTime = accessTime
         }
     }

@@ -3,14 +3,8 @@ import Synchronization
 // The adaptive policy's (W-TinyLFU's) steps. They run with the lock held, and only
 // when `isAdaptive`.
 extension MemoryCache {
-    /// Records a read hit: counts the use, moves the entry up within the segments,
-    /// and tells the climber.
-    @inlinable
-    func recordAdaptiveHit(at index: Int32, key: Key) {
-        recordAdaptiveHit(at: index, hash: adaptive!.hash.hash(key))
-    }
-
-    /// Records a read hit of the entry at `index`, whose key has the policy hash `hash`.
+    /// Records a read hit of the entry at `index`, whose key has the policy hash `hash`:
+    /// counts the use, moves the entry up within the segments, and tells the climber.
     @inlinable
     func recordAdaptiveHit(at index: Int32, hash: UInt32) {
         // Without a limit only trims evict, in recency order: counting would serve nothing.
@@ -148,12 +142,5 @@ extension MemoryCache {
     @inlinable
     func nextAdaptiveVictim() -> Int32? {
         storage.tail(of: .probation) ?? storage.tail(of: .protected) ?? storage.tail(of: .window)
-    }
-
-    /// Evicts the entry at `index`.
-    @inlinable
-    func evict(at index: Int32, reason: EvictionReason, into removals: inout Removals) {
-        let entry = storage.remove(at: index)
-        discard(entry.key, entry.value, cost: entry.cost, reason: reason, into: &removals)
     }
 }

@@ -112,12 +112,12 @@ extension MemoryCache {
     }
 
     /// `value(forKey:)` when entries can expire: expires the entry or records
-    /// the read. Unlocks.
+    /// the read. `hash` is the key's unseeded policy hash (unused under `.lru`). Unlocks.
     @inlinable
-    func timedValue(forKey key: Key) -> Value? {
+    func timedValue(forKey key: Key, hash: UInt32) -> Value? {
         // Holds no copy of the value until the entry is known to be live, so an
         // expired value's last reference stays with the background releaser.
-        let stripe = storage.stripe(for: key)
+        let stripe = storage.stripe(forHash: hash)
         guard let position = stripe.table.index(forKey: key) else {
             counters.misses &+= 1
             mutex.unlock()
@@ -149,7 +149,7 @@ extension MemoryCache {
             storage.mutableTimes(at: index).pointee.deadline = clock.wallLowerBound() + times.lifetime
         }
         if isAdaptive {
-            recordAdaptiveHit(at: index, key: key)
+            recordAdaptiveHit(at: index, hash: adaptive!.hash.seeded(hash))
         } else {
             storage.moveToFront(index)
         }

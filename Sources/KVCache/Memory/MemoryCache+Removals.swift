@@ -73,14 +73,15 @@ extension MemoryCache {
     /// Called with the lock held.
     @inlinable
     func evictNext(reason: EvictionReason, into removals: inout Removals) {
-        let entry: LRUStorage<Key, Value>.RemovedEntry
-        if isAdaptive {
-            guard let index = nextAdaptiveVictim() else { return }
-            entry = storage.remove(at: index)
-        } else {
-            guard let removed = storage.removeLeastRecentlyUsed() else { return }
-            entry = removed
-        }
+        // Under `.lru` the one list is the window's.
+        guard let index = isAdaptive ? nextAdaptiveVictim() : storage.tail(of: .window) else { return }
+        evict(at: index, reason: reason, into: &removals)
+    }
+
+    /// Evicts the entry at `index`.
+    @inlinable
+    func evict(at index: Int32, reason: EvictionReason, into removals: inout Removals) {
+        let entry = storage.remove(at: index)
         discard(entry.key, entry.value, cost: entry.cost, reason: reason, into: &removals)
     }
 

@@ -190,8 +190,7 @@ extension MemoryCache: MemoryPressureTrimmable {
             let end = min(storage.initializedCount, cursor &+ 4096)
             var evicted = 0
             while cursor < end, evicted < Self.burstSize {
-                let slot = storage.slot(at: cursor)
-                if slot.pointee.key != nil, isExpired(storage.times(at: cursor)) {
+                if storage.isLive(cursor), isExpired(storage.times(at: cursor)) {
                     expire(at: cursor, into: &removals)
                     evicted += 1
                 }

@@ -134,9 +134,10 @@ public final class MemoryCache<Key: Hashable & Sendable, Value: Sendable>: @unch
     /// A hit counts as a use of the entry for the eviction policy.
     @inlinable
     public func value(forKey key: Key) -> Value? {
+        // One hash for the stripe and the sketch; LRU's one table needs none.
+        let hash = isAdaptive ? storage.stripeHash.unseeded(key) : 0
         if isAdaptive {
             // A hit takes only its stripe's lock and records the read for the policy.
-            let hash = storage.stripeHash.unseeded(key)
             let read: StripeRead = storage.withStripe(forHash: hash) { stripe in
                 stripe.mutex.lock()
                 guard stripe.readsSkipCacheLock else {
@@ -163,15 +164,15 @@ public final class MemoryCache<Key: Hashable & Sendable, Value: Sendable>: @unch
         mutex.lock()
         // Only entries that can expire need their slot read (a likely cache miss).
         if storage.hasExpiringEntries || limits.tracksAge {
-            return timedValue(forKey: key)
+            return timedValue(forKey: key, hash: hash)
         }
-        guard let entry = storage.entry(forKey: key) else {
+        guard let entry = storage.entry(forKey: key, hash: hash) else {
             counters.misses &+= 1
             mutex.unlock()
             return nil
         }
         if isAdaptive {
-            recordAdaptiveHit(at: entry.index, key: key)
+            recordAdaptiveHit(at: entry.index, hash: adaptive!.hash.seeded(hash))
         } else {
             storage.moveToFront(entry.index)
         }
