@@ -1,0 +1,106 @@
+// Get hits on 100,000 ~30-byte String keys, and nothing else, for `perf`:
+//
+//   cd Benchmarks/Scripts/get-hit-profile && swift build -c release
+//   .build/release/get-hit-profile adaptive|lru|floor [zipf] [threads N] [rounds R]
+//   perf record -g .build/release/get-hit-profile adaptive zipf
+//
+// It prints ns per get (wall time over all threads' gets). The cache is bounded at
+// exactly its key count, as in `kvcache-bench memory`, so every get hits. Its figures
+// are for finding where time goes; the ratios to quote come from kvcache-bench.
+import Foundation
+import KVCache
+
+final class SmallValue: Sendable {
+    let number: Int
+    init(_ number: Int) { self.number = number }
+}
+
+/// The Dictionary+mutex floor of `kvcache-bench memory`.
+final class Floor: @unchecked Sendable {
+    private let lock = NSLock()
+    private var table: [String: SmallValue] = [:]
+
+    func set(_ value: SmallValue, forKey key: String) {
+        lock.lock()
+        table[key] = value
+        lock.unlock()
+    }
+
+    func value(forKey key: String) -> SmallValue? {
+        lock.lock()
+        defer { lock.unlock() }
+        return table[key]
+    }
+}
+
+/// The command line: mode, then `zipf`, `threads N`, `rounds R` in any order.
+func parse() -> (mode: String, zipf: Bool, threads: Int, rounds: Int) {
+    var arguments = CommandLine.arguments.dropFirst()
+    let mode = arguments.popFirst() ?? "adaptive"
+    var (zipf, threads, rounds) = (false, 1, 30)
+    while let argument = arguments.popFirst() {
+        switch argument {
+        case "zipf": zipf = true
+        case "threads": threads = max(1, Int(arguments.popFirst() ?? "") ?? 1)
+        case "rounds": rounds = max(1, Int(arguments.popFirst() ?? "") ?? 30)
+        default: fatalError("unknown argument \(argument)")
+        }
+    }
+    return (mode, zipf, threads, rounds)
+}
+
+let (mode, zipf, threads, rounds) = parse()
+guard ["adaptive", "lru", "floor"].contains(mode) else { fatalError("mode: adaptive, lru or floor") }
+
+let keyCount = 100_000
+let keys = (0..<keyCount).map { "https://example.com/item/\($0)/x" }
+/// The keys' order: uniform, or Zipf(0.9) by inverting the cumulative weights.
+let order: [Int] = {
+    var generator = SystemRandomNumberGenerator()
+    guard zipf else { return (0..<keyCount).map { _ in Int.random(in: 0..<keyCount, using: &generator) } }
+    var cumulative: [Double] = []
+    var total = 0.0
+    for rank in 1...keyCount {
+        total += 1 / pow(Double(rank), 0.9)
+        cumulative.append(total)
+    }
+    return (0..<keyCount).map { _ in
+        let point = Double.random(in: 0..<total, using: &generator)
+        var low = 0, high = keyCount - 1
+        while low < high {
+            let middle = (low + high) / 2
+            if cumulative[middle] < point { low = middle + 1 } else { high = middle }
+        }
+        return low
+    }
+}()
+
+let get: @Sendable (String) -> SmallValue?
+if mode == "floor" {
+    let floor = Floor()
+    for (index, key) in keys.enumerated() { floor.set(SmallValue(index), forKey: key) }
+    get = { floor.value(forKey: $0) }
+} else {
+    let cache = try MemoryCache<String, SmallValue>(
+        configuration: .init(countLimit: keyCount, policy: mode == "lru" ? .lru : .adaptive))
+    for (index, key) in keys.enumerated() { cache.setValue(SmallValue(index), forKey: key) }
+    get = { cache.value(forKey: $0) }
+}
+
+let start = Date()
+let done = DispatchGroup()
+for worker in 0..<threads {
+    done.enter()
+    Thread.detachNewThread {
+        let slice = order[(worker * keyCount / threads)..<((worker + 1) * keyCount / threads)]
+        var hits = 0
+        for _ in 0..<rounds {
+            for index in slice where get(keys[index]) != nil { hits += 1 }
+        }
+        precondition(hits == rounds * slice.count, "every get must hit")
+        done.leave()
+    }
+}
+done.wait()
+let nanoseconds = Date().timeIntervalSince(start) * 1e9 / Double(rounds * keyCount)
+print(mode, zipf ? "zipf" : "uniform", "threads \(threads)", String(format: "%.1f ns/get", nanoseconds))
