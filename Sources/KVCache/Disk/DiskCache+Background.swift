@@ -82,15 +82,10 @@ extension DiskCache {
 
     func startBackgroundWorkAtOpen() {
         if configuration.isReadOnly { return }
-        let trashPath = store.withLock { $0.trashPath }
         // Never at open itself: a sweep lists every file, and open must stay flat in the store's size.
         backgroundQueue.async(group: backgroundWork) { [weak self] in
-            // Only folders removeAll put there (named as data files are), and in them
-            // only the store's files.
-            for entry in (try? FileStore.entries(of: trashPath)) ?? [] where FileNameHash.isFileName(entry.name) {
-                FileStore.removeDataFolder(trashPath + "/" + entry.name)
-            }
             guard let self else { return }
+            self.removeStaleTrash()
             _ = self.diagnostics.attempt("the orphan sweep", path: self.path) {
                     try self.sweepOrphans(gracePeriod: self.configuration.orphanGracePeriod)
                 }
@@ -99,6 +94,32 @@ extension DiskCache {
         #if Metrics
         scheduleMetricsReport()
         #endif
+    }
+
+    /// Deletes the data folders an earlier removeAll left in the trash (this process's, or
+    /// one that ended before deleting them). Only folders named as removeAll names them, and
+    /// in them only the store's files. A folder whose files are still coming back to the new
+    /// data folder (`KVStorage.returningSuffix`) is left to the removeAll that swapped it,
+    /// unless it is older than any swap takes: that one ended mid-swap.
+    func removeStaleTrash() {
+        Self.removeStaleTrash(in: store.withLock { $0.trashPath },
+                              swapsEndWithin: max(configuration.orphanGracePeriod.seconds, 60))
+    }
+
+    /// The same for the trash folder at `trashPath`, where a swap moved longer than
+    /// `swapsEndWithin` seconds ago has ended; callable under the store's lock.
+    static func removeStaleTrash(in trashPath: String, swapsEndWithin: Double) {
+        let cutoff = KVStorage.wallClock() - swapsEndWithin
+        for entry in (try? FileStore.entries(of: trashPath)) ?? [] {
+            let path = trashPath + "/" + entry.name
+            if FileNameHash.isFileName(entry.name) {
+                FileStore.removeDataFolder(path)
+            } else if entry.name.hasSuffix(KVStorage.returningSuffix),
+                      FileNameHash.isFileName(String(entry.name.dropLast(KVStorage.returningSuffix.count))),
+                      let changed = FileStore.statusChangeTime(path), changed < cutoff {
+                FileStore.removeDataFolder(path)
+            }
+        }
     }
 
     #if Metrics

@@ -241,6 +241,13 @@ extension FileStore {
         return removed
     }
 
+    /// When the entry at `path` last changed status (a rename counts), in seconds since 1970.
+    static func statusChangeTime(_ path: String) -> Double? {
+        var info = stat()
+        guard lstat(path, &info) == 0 else { return nil }
+        return Double(info.st_ctim.tv_sec) + Double(info.st_ctim.tv_nsec) / 1e9
+    }
+
     /// Deletes a data folder that `removeAll` moved to the trash: the files in it
     /// whose names the store makes, then the folder if nothing else is left in it.
     @discardableResult

@@ -49,8 +49,11 @@ extension KVStorage {
     func swapDataFolder() {
         buffer.countFolderSwap()
         defer { buffer.countFolderSwap() }
-        let folder = trashPath + "/" + FileNameHash.hex(UInt64(KVStorage.wallClock() * 1e6))
+        let trashed = trashPath + "/" + FileNameHash.hex(UInt64(KVStorage.wallClock() * 1e6))
             + "-" + FileNameHash.hex(.random(in: .min ... .max))
+        // Named so that a trash cleanup (at open, in this process or another) leaves it
+        // alone until the files below are back.
+        let folder = trashed + Self.returningSuffix
         guard rename(dataPath, folder) == 0 else {
             // The old files stay, orphans now that their rows are gone: the sweep removes them.
             needsOrphanSweep = true
@@ -64,8 +67,11 @@ extension KVStorage {
         hooks.dataFolderWillReturnFiles.run()
         // A file whose writer has not created it yet is created in the new folder.
         for name in uncommittedFiles { _ = rename(folder + "/" + name, dataPath + "/" + name) }
-        trashFolders.append(folder)
+        trashFolders.append(rename(folder, trashed) == 0 ? trashed : folder)
     }
+
+    /// The suffix of a trash folder whose uncommitted files are still being brought back.
+    static let returningSuffix = ".returning"
 
     /// Accounts for a removeAll that removed `removed` entries; returns the swapped-out
     /// data folders to delete.

@@ -51,6 +51,48 @@ import Testing
         #expect(try cache.verify(orphanGracePeriod: .seconds(0)).isHealthy)
     }
 
+    /// The trash cleanup that open starts in the background can run late, under load while
+    /// removeAll swaps the data folder (held here after the old folder went to the trash,
+    /// before the unrecorded file comes back); another process opening the directory runs
+    /// it too. Before, it deleted the swapped-out folder with the file still in it, and the
+    /// value was lost once recorded (seen in CI).
+    @Test func theTrashCleanupDuringTheFolderSwapDoesNotDeleteTheFilesComingBack() throws {
+        let dir = TemporaryDirectory()
+        defer { dir.remove() }
+        let cache = try makeCache(dir)
+        cache.waitForBackgroundWork()
+        let value = bytes(30_000, seed: 10)
+        let reserved = try writeUnrecorded(value, forKey: "big", in: cache)
+        let trash = cache.store.withLock { $0.trashPath }
+        // The hook runs under the store's lock, as the swap does.
+        cache.hooks.dataFolderWillReturnFiles.setOnce { DiskCache.removeStaleTrash(in: trash, swapsEndWithin: 60) }
+        try cache.removeAll()
+        try record(value, reserved, forKey: "big", in: cache)
+        try cache.flush()
+        cache.waitForBackgroundWork()
+        #expect(try cache.value(forKey: "big") == value)
+        #expect(dir.dataFiles() == [reserved])
+        #expect(try cache.verify(orphanGracePeriod: .seconds(0)).isHealthy)
+    }
+
+    /// A folder left mid-swap by a removeAll that ended there (a crash) is deleted by a
+    /// later cleanup once older than any swap takes, and kept until then.
+    @Test func aFolderLeftMidSwapIsDeletedOnceOlderThanASwapTakes() throws {
+        let dir = TemporaryDirectory()
+        defer { dir.remove() }
+        let cache = try makeCache(dir)
+        cache.waitForBackgroundWork()
+        let trash = cache.store.withLock { $0.trashPath }
+        let name = FileNameHash.hex(1) + "-" + FileNameHash.hex(2)
+        let left = trash + "/" + name + KVStorage.returningSuffix
+        try FileStore.createSubfolder(left)
+        #expect(FileManager.default.createFile(atPath: left + "/" + name, contents: Data([1])))
+        DiskCache.removeStaleTrash(in: trash, swapsEndWithin: 60)
+        #expect(FileManager.default.fileExists(atPath: left + "/" + name))
+        DiskCache.removeStaleTrash(in: trash, swapsEndWithin: 0)
+        #expect(!FileManager.default.fileExists(atPath: left))
+    }
+
     @Test func aFileWriteThatCannotBeRecordedLeavesNoFile() throws {
         let dir = TemporaryDirectory()
         defer { dir.remove() }
