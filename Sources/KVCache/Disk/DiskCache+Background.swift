@@ -99,25 +99,23 @@ extension DiskCache {
     /// Deletes the data folders an earlier removeAll left in the trash (this process's, or
     /// one that ended before deleting them). Only folders named as removeAll names them, and
     /// in them only the store's files. A folder whose files are still coming back to the new
-    /// data folder (`KVStorage.returningSuffix`) is left to the removeAll that swapped it,
-    /// unless it is older than any swap takes: that one ended mid-swap.
+    /// data folder (`KVStorage.returningSuffix`, locked by its swap) is left to that swap;
+    /// one whose swap ended mid-way (a crash freed its lock) is deleted.
     func removeStaleTrash() {
-        Self.removeStaleTrash(in: store.withLock { $0.trashPath },
-                              swapsEndWithin: max(configuration.orphanGracePeriod.seconds, 60))
+        Self.removeStaleTrash(in: store.withLock { $0.trashPath })
     }
 
-    /// The same for the trash folder at `trashPath`, where a swap moved longer than
-    /// `swapsEndWithin` seconds ago has ended; callable under the store's lock.
-    static func removeStaleTrash(in trashPath: String, swapsEndWithin: Double) {
-        let cutoff = KVStorage.wallClock() - swapsEndWithin
+    /// The same for the trash folder at `trashPath`; callable under the store's lock.
+    static func removeStaleTrash(in trashPath: String) {
         for entry in (try? FileStore.entries(of: trashPath)) ?? [] {
             let path = trashPath + "/" + entry.name
             if FileNameHash.isFileName(entry.name) {
                 FileStore.removeDataFolder(path)
             } else if entry.name.hasSuffix(KVStorage.returningSuffix),
                       FileNameHash.isFileName(String(entry.name.dropLast(KVStorage.returningSuffix.count))),
-                      let changed = FileStore.statusChangeTime(path), changed < cutoff {
+                      let lock = FileStore.lockFolder(path, wait: false) {
                 FileStore.removeDataFolder(path)
+                Glibc.close(lock)
             }
         }
     }

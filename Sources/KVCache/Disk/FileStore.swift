@@ -241,11 +241,18 @@ extension FileStore {
         return removed
     }
 
-    /// When the entry at `path` last changed status (a rename counts), in seconds since 1970.
-    static func statusChangeTime(_ path: String) -> Double? {
-        var info = stat()
-        guard lstat(path, &info) == 0 else { return nil }
-        return Double(info.st_ctim.tv_sec) + Double(info.st_ctim.tv_nsec) / 1e9
+    /// Takes an exclusive `flock` on the folder at `path` (without following a symlink) and
+    /// returns the descriptor holding it (close it to unlock), or nil if the folder cannot
+    /// be opened or, unless `wait`, another holder has the lock.
+    static func lockFolder(_ path: String, wait: Bool = true) -> Int32? {
+        let fd = open(path, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC)
+        guard fd >= 0 else { return nil }
+        while flock(fd, LOCK_EX | (wait ? 0 : LOCK_NB)) != 0 {
+            if errno == EINTR { continue }
+            close(fd)
+            return nil
+        }
+        return fd
     }
 
     /// Deletes a data folder that `removeAll` moved to the trash: the files in it

@@ -51,9 +51,11 @@ extension KVStorage {
         defer { buffer.countFolderSwap() }
         let trashed = trashPath + "/" + FileNameHash.hex(UInt64(KVStorage.wallClock() * 1e6))
             + "-" + FileNameHash.hex(.random(in: .min ... .max))
-        // Named so that a trash cleanup (at open, in this process or another) leaves it
-        // alone until the files below are back.
+        // Named, and locked before it moves, so that a trash cleanup (at open, in this process
+        // or another) leaves it alone until the files below are back. A crash frees the lock.
         let folder = trashed + Self.returningSuffix
+        let lock = FileStore.lockFolder(dataPath)
+        defer { if let lock { Glibc.close(lock) } }
         guard rename(dataPath, folder) == 0 else {
             // The old files stay, orphans now that their rows are gone: the sweep removes them.
             needsOrphanSweep = true
@@ -70,7 +72,8 @@ extension KVStorage {
         trashFolders.append(rename(folder, trashed) == 0 ? trashed : folder)
     }
 
-    /// The suffix of a trash folder whose uncommitted files are still being brought back.
+    /// The suffix of a trash folder whose uncommitted files are still being brought back
+    /// (while its swap holds `FileStore.lockFolder` on it).
     static let returningSuffix = ".returning"
 
     /// Accounts for a removeAll that removed `removed` entries; returns the swapped-out

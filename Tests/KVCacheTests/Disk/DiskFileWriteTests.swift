@@ -65,7 +65,7 @@ import Testing
         let reserved = try writeUnrecorded(value, forKey: "big", in: cache)
         let trash = cache.store.withLock { $0.trashPath }
         // The hook runs under the store's lock, as the swap does.
-        cache.hooks.dataFolderWillReturnFiles.setOnce { DiskCache.removeStaleTrash(in: trash, swapsEndWithin: 60) }
+        cache.hooks.dataFolderWillReturnFiles.setOnce { DiskCache.removeStaleTrash(in: trash) }
         try cache.removeAll()
         try record(value, reserved, forKey: "big", in: cache)
         try cache.flush()
@@ -75,9 +75,9 @@ import Testing
         #expect(try cache.verify(orphanGracePeriod: .seconds(0)).isHealthy)
     }
 
-    /// A folder left mid-swap by a removeAll that ended there (a crash) is deleted by a
-    /// later cleanup once older than any swap takes, and kept until then.
-    @Test func aFolderLeftMidSwapIsDeletedOnceOlderThanASwapTakes() throws {
+    /// A folder left mid-swap by a removeAll that ended there (a crash, which freed the
+    /// swap's lock) is deleted by the next cleanup; one whose swap holds the lock is kept.
+    @Test func aFolderLeftMidSwapIsDeletedOnceItsSwapNoLongerHoldsIt() throws {
         let dir = TemporaryDirectory()
         defer { dir.remove() }
         let cache = try makeCache(dir)
@@ -87,9 +87,11 @@ import Testing
         let left = trash + "/" + name + KVStorage.returningSuffix
         try FileStore.createSubfolder(left)
         #expect(FileManager.default.createFile(atPath: left + "/" + name, contents: Data([1])))
-        DiskCache.removeStaleTrash(in: trash, swapsEndWithin: 60)
+        let lock = try #require(FileStore.lockFolder(left))
+        DiskCache.removeStaleTrash(in: trash)
         #expect(FileManager.default.fileExists(atPath: left + "/" + name))
-        DiskCache.removeStaleTrash(in: trash, swapsEndWithin: 0)
+        close(lock)
+        DiskCache.removeStaleTrash(in: trash)
         #expect(!FileManager.default.fileExists(atPath: left))
     }
 

@@ -67,7 +67,7 @@ import Testing
             try cache.close()
             let problems = try storeProblems(dir)
             #expect(problems.isEmpty, "cycle \(cycle) (seed \(seed)): \(problems)")
-            #expect((try? FileManager.default.contentsOfDirectory(atPath: dir.path + "/trash"))?.isEmpty ?? true)
+            #expect((try? FileManager.default.contentsOfDirectory(atPath: dir.path + "/trash"))?.isEmpty ?? true, "\((try? FileManager.default.contentsOfDirectory(atPath: dir.path + "/trash")) ?? [])")
             model.restart(from: observed)
             if !errors.isEmpty || !problems.isEmpty { break }
         }
