@@ -9,6 +9,9 @@ let package = Package(
     platforms: [.macOS(.v15), .iOS(.v18), .tvOS(.v18), .watchOS(.v11), .visionOS(.v2)],
     products: [
         .library(name: "KVCache", targets: ["KVCache"]),
+        // The Redis level: needs the system hiredis (`apt-get install libhiredis-dev`).
+        // A package that uses only KVCache neither builds nor links it.
+        .library(name: "KVCacheRedis", targets: ["KVCacheRedis"]),
     ],
     // Optional integrations, off by default: a package that depends on KVCache without
     // enabling one fetches and builds nothing for it (trait-guarded dependencies are not
@@ -30,6 +33,10 @@ let package = Package(
             pkgConfig: "sqlite3",
             providers: [.apt(["libsqlite3-dev"]), .brew(["sqlite"])]
         ),
+        // hiredis's headers are under the default include path (<hiredis/hiredis.h>); its
+        // pkg-config file adds -D_FILE_OFFSET_BITS=64, which SwiftPM refuses with a warning.
+        .systemLibrary(name: "CHiredis"),
+        .target(name: "KVCacheRedis", dependencies: ["KVCache", "CHiredis"]),
         .target(
             name: "KVCache",
             dependencies: [
@@ -57,6 +64,12 @@ let package = Package(
                          condition: .when(traits: ["ServiceLifecycle"])),
                 .product(name: "MetricsTestKit", package: "swift-metrics", condition: .when(traits: ["Metrics"])),
             ]
+        ),
+        // Against real Redis servers (KVCACHE_REDIS_URL, KVCACHE_REDIS_CLUSTER); they skip
+        // with a printed reason where those are not set.
+        .testTarget(
+            name: "KVCacheRedisTests",
+            dependencies: ["KVCache", "KVCacheRedis"]
         ),
     ],
     swiftLanguageModes: [.v6]

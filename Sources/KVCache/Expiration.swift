@@ -18,7 +18,7 @@ public enum Expiration: Sendable, Hashable {
 
     /// The expiration of a stored deadline (seconds since 1970): `.never` for none
     /// (nil, or infinity as the memory level keeps it), else `.at` it.
-    init(deadline: Double?) {
+    package init(deadline: Double?) {
         guard let deadline, deadline != .infinity else {
             self = .never
             return
@@ -27,7 +27,7 @@ public enum Expiration: Sendable, Hashable {
     }
 
     /// The absolute wall-clock deadline in seconds since 1970, or `nil` for `.never`.
-    func deadline(from now: Double) -> Double? {
+    package func deadline(from now: Double) -> Double? {
         switch self {
         case .never: return nil
         case .after(let duration):

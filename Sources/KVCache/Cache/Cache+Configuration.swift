@@ -25,6 +25,21 @@ extension Cache {
         /// process, `try MemoryPressureMonitor.shared.start()`.
         public var memoryPressureMonitor: MemoryPressureMonitor?
 
+        /// A level shared with other processes or machines, read after the disk level and
+        /// written after it (the `KVCacheRedis` product's `RedisLevel`, say). Default `nil`.
+        /// The cache subscribes to its changes when opened and stops at `close()`. Give each
+        /// cache its own remote level.
+        public var remote: (any RemoteLevel)?
+
+        /// When writes and removals reach the remote level. Default `.immediate`.
+        public var remoteWrite: RemoteWrite = .immediate
+
+        /// What the cache drops when its remote level says changes may have been missed:
+        /// when the cache subscribes at open, and again whenever the subscription was lost.
+        /// Default `.localValues`: memory and disk, so no value another node changed meanwhile
+        /// is served from here.
+        public var remoteResynchronization: RemoteResynchronization = .localValues
+
         /// Creates a configuration; every parameter has the default documented on its property.
         public init(
             memory: MemoryCache<String, Value>.Configuration = .init(),
@@ -39,6 +54,26 @@ extension Cache {
             self.removesUndecodableValues = removesUndecodableValues
             self.memoryPressureMonitor = memoryPressureMonitor
         }
+    }
+
+    /// When a write or a removal reaches the remote level.
+    public enum RemoteWrite: Sendable, Hashable {
+        /// Before the call returns (its failure is counted, not thrown). The default.
+        case immediate
+        /// On a queue of the cache's own, in call order, after the call returns;
+        /// `waitForBackgroundWrites()` awaits them.
+        case background
+    }
+
+    /// What a cache drops when its remote level may have missed changes other nodes made.
+    public enum RemoteResynchronization: Sendable, Hashable {
+        /// Every value in memory and on disk (the default).
+        case localValues
+        /// Every value in memory; the disk level's values stay and may be stale until
+        /// they expire.
+        case memoryValues
+        /// Nothing: local values may be stale until they expire.
+        case nothing
     }
 
     /// When `setValue` writes to the disk level.

@@ -9,6 +9,11 @@ struct CacheCounters {
     var refreshes = 0
     var failedRefreshes = 0
     var discardedRefreshes = 0
+    var remoteHits = 0
+    var remoteErrors = 0
+    var remoteValuesTooLarge = 0
+    var remoteChanges = 0
+    var remoteResynchronizations = 0
 }
 
 extension Cache {
@@ -20,7 +25,19 @@ extension Cache {
         public var memoryHits: Int
         /// Reads through the cache answered by the disk level (and promoted).
         public var diskHits: Int
-        /// Reads through the cache that found nothing in either level. A
+        /// Reads through the cache answered by the remote level (and stored locally).
+        public var remoteHits: Int
+        /// Remote calls that failed (unreachable, slow, an error reply, bytes that do not
+        /// decode); each read among them counted as a miss.
+        public var remoteErrors: Int
+        /// Values too large for the remote level, kept local only.
+        public var remoteValuesTooLarge: Int
+        /// Changes other nodes made that dropped local copies.
+        public var remoteChanges: Int
+        /// Times the local values were dropped (or kept, as configured) because the
+        /// remote level may have missed changes (at open, and after a lost subscription).
+        public var remoteResynchronizations: Int
+        /// Reads through the cache that found nothing in any level. A
         /// `value(forKey:orCompute:)` call that joins a load already running is
         /// counted in `joinedLoads` instead.
         public var misses: Int
@@ -47,8 +64,8 @@ extension Cache {
         /// The disk level's own counters, evictions, totals, files and inline rows.
         public var disk: DiskCache.Statistics
 
-        /// Reads answered by either level.
-        public var hits: Int { memoryHits + diskHits }
+        /// Reads answered by any level.
+        public var hits: Int { memoryHits + diskHits + remoteHits }
 
         /// The share of reads served without a computation of their own: hits and
         /// joined loads, divided by hits, joined loads and misses; 0 before the first read.
@@ -61,7 +78,8 @@ extension Cache {
 
         /// One line for the cache, then one for each level.
         public var description: String {
-            var line = "\(hits) \(hits == 1 ? "hit" : "hits") (\(memoryHits) memory, \(diskHits) disk), "
+            let remotePart = remoteHits > 0 ? ", \(remoteHits) remote" : ""
+            var line = "\(hits) \(hits == 1 ? "hit" : "hits") (\(memoryHits) memory, \(diskHits) disk\(remotePart)), "
                 + "\(misses) \(misses == 1 ? "miss" : "misses")"
             if joinedLoads > 0 { line += ", \(joinedLoads) joined \(joinedLoads == 1 ? "load" : "loads")" }
             if hits + misses + joinedLoads > 0 { line += " (hit ratio " + StatisticsText.percent(hitRatio) + ")" }
@@ -69,6 +87,9 @@ extension Cache {
                 + (computations == 1 ? "computation" : "computations")
             if decodingFailures > 0 { line += ", \(decodingFailures) undecodable" }
             if failedBackgroundWrites > 0 { line += ", \(failedBackgroundWrites) failed background writes" }
+            if remoteErrors > 0 { line += ", \(remoteErrors) remote errors" }
+            if remoteValuesTooLarge > 0 { line += ", \(remoteValuesTooLarge) too large for the remote level" }
+            if remoteChanges > 0 { line += ", \(remoteChanges) changed by other nodes" }
             if refreshes > 0 {
                 line += ", \(refreshes) \(refreshes == 1 ? "refresh" : "refreshes")"
                 if failedRefreshes > 0 { line += " (\(failedRefreshes) failed)" }
@@ -82,7 +103,10 @@ extension Cache {
         let counters = counters.withLock { $0 }
         let memory = memory.statistics
         return Statistics(
-            memoryHits: memory.hits, diskHits: counters.diskHits, misses: counters.misses,
+            memoryHits: memory.hits, diskHits: counters.diskHits, remoteHits: counters.remoteHits,
+            remoteErrors: counters.remoteErrors, remoteValuesTooLarge: counters.remoteValuesTooLarge,
+            remoteChanges: counters.remoteChanges, remoteResynchronizations: counters.remoteResynchronizations,
+            misses: counters.misses,
             sets: counters.sets, decodingFailures: counters.decodingFailures,
             computations: counters.computations, joinedLoads: counters.joinedLoads,
             failedBackgroundWrites: writes.failureCount, refreshes: counters.refreshes,

@@ -42,6 +42,12 @@ public final class Cache<Value: Sendable>: Sendable {
     /// Turns values into the disk level's bytes and back.
     public let coder: any CacheCoder<Value>
 
+    /// The level shared with other nodes (`configuration.remote`), or nil.
+    public let remote: (any RemoteLevel)?
+    /// The queue of `.background` remote writes; nil for `.immediate`.
+    let remoteWrites: RemoteWriteQueue?
+    let remoteResynchronization: RemoteResynchronization
+
     let cost: (@Sendable (Value) -> Int64)?
     let removesUndecodableValues: Bool
     @usableFromInline let writes: WriteCoordinator
@@ -83,12 +89,22 @@ public final class Cache<Value: Sendable>: Sendable {
         self.directory = directory
         self.coder = coder
         cost = configuration.cost
+        remote = configuration.remote
+        remoteWrites = configuration.remote != nil && configuration.remoteWrite == .background ? RemoteWriteQueue() : nil
+        remoteResynchronization = configuration.remoteResynchronization
         removesUndecodableValues = configuration.removesUndecodableValues
         writes = WriteCoordinator(disk: disk)
         loads = SingleFlight(didJoin: { key, count in didJoinLoad(key.string, count) })
         configuration.memoryPressureMonitor?.register(memory)
         // Weak: the disk level must not keep the cache alive.
         disk.directChanges.withLock { $0 = { [weak self] change in self?.diskChangedDirectly(change) } }
+        // Last: the first resynchronization runs before this returns, on a complete cache.
+        do {
+            try remote?.subscribe { [weak self] change in self?.remoteChanged(change) }
+        } catch {
+            try? disk.close()
+            throw error
+        }
         #if Metrics
         if let label = configuration.disk.metricsLabel {
             let metrics = CacheMetrics(label: label, factory: configuration.disk.metricsFactory ?? MetricsSystem.factory)
@@ -113,7 +129,7 @@ public final class Cache<Value: Sendable>: Sendable {
 
     // MARK: - Reading
 
-    /// The value for `key`, from memory or else from disk, or nil.
+    /// The value for `key`, from memory, else from disk, else from the remote level, or nil.
     ///
     /// - Throws: `KVCacheError.decodingFailed` if the stored bytes do not decode;
     ///   the disk level's errors.
@@ -132,7 +148,8 @@ public final class Cache<Value: Sendable>: Sendable {
         return try diskResult(forKey: key)
     }
 
-    /// Reads the disk level and promotes a hit into memory.
+    /// Reads the disk level (then the remote level) and promotes a hit into memory (and a
+    /// remote hit onto disk).
     @inlinable
     func diskResult(forKey key: String) throws -> CacheResult<Value> {
         var promotion = Promotion()
@@ -150,9 +167,10 @@ public final class Cache<Value: Sendable>: Sendable {
         }
         // Here rather than in `readDisk`: inlined into the caller, the memory write is specialized.
         writes.promote(token) {
+            if let data = promotion.remoteData { storeRemoteHitOnDisk(data, forKey: key, expiration: promotion.expiration) }
             memory.setValue(value, forKey: key, cost: promotion.cost, expiration: promotion.expiration)
         }
-        return .disk(value)
+        return promotion.remoteData == nil ? .disk(value) : .remote(value)
     }
 
     /// The decoded value for `key` from the disk level (or from a background write
@@ -167,6 +185,7 @@ public final class Cache<Value: Sendable>: Sendable {
             entry = try disk.entry(forKey: key)
         }
         guard let entry else {
+            if remote != nil, let value = readRemote(forKey: key, promotion: &promotion) { return value }
             counters.withLock { $0.misses &+= 1 }
             return nil
         }
@@ -219,7 +238,8 @@ public final class Cache<Value: Sendable>: Sendable {
 
     // MARK: - Writing
 
-    /// Stores `value` for `key` in memory and, as `diskWrite` says, on disk.
+    /// Stores `value` for `key` in memory, as `diskWrite` says on disk, and in the remote
+    /// level (as `configuration.remoteWrite` says; its failure is counted, not thrown).
     ///
     /// - Parameters:
     ///   - value: The value to store.
@@ -250,22 +270,25 @@ public final class Cache<Value: Sendable>: Sendable {
             try writes.mutate(key) {
                 try disk.setValue(data, forKey: key, expiration: expiration, extendedData: extendedData, reportsChange: false)
                 memory.setValue(value, forKey: key, cost: cost, expiration: expiration)
+                if remote != nil { writeRemote(data, forKey: key, expiration: expiration) }
             }
         case .background:
             writes.enqueue(data, forKey: key, expiration: expiration, extendedData: extendedData) {
                 memory.setValue(value, forKey: key, cost: cost, expiration: expiration)
+                if remote != nil { writeRemote(data, forKey: key, expiration: expiration) }
             }
         case .skipped:
             // An older value left on disk would come back once memory evicts this one.
             try writes.mutate(key) {
                 try disk.removeValue(forKey: key, reportsChange: false)
                 memory.setValue(value, forKey: key, cost: cost, expiration: expiration)
+                if remote != nil { writeRemote(data, forKey: key, expiration: expiration) }
             }
         }
     }
 
-    /// Gives `key`'s value a new expiration, counted from now, in both levels (and in a
-    /// write queued for disk); returns whether either level held a live value.
+    /// Gives `key`'s value a new expiration, counted from now, in every level (and in a
+    /// write queued for disk); returns whether the memory or disk level held a live value.
     @discardableResult
     public func touch(_ key: String, expiration: Expiration) throws -> Bool {
         try validate(key)
@@ -273,6 +296,7 @@ public final class Cache<Value: Sendable>: Sendable {
             let queued = writes.retimeQueuedWrite(forKey: key, expiration: expiration)
             let onDisk = try disk.touch(key, expiration: expiration, reportsChange: false)
             let inMemory = memory.touch(key, expiration: expiration)
+            if remote != nil { touchRemote(key, expiration: expiration) }
             return queued || onDisk || inMemory
         }
     }
@@ -292,6 +316,7 @@ public final class Cache<Value: Sendable>: Sendable {
                                            reportsChange: false) else { return false }
             memory.setValue(value, forKey: key, cost: cost, expiration: expiration)
             counters.withLock { $0.sets &+= 1 }
+            if remote != nil { writeRemote(data, forKey: key, expiration: expiration) }
             return true
         }
     }
@@ -313,6 +338,9 @@ public final class Cache<Value: Sendable>: Sendable {
             for (key, value) in values {
                 memory.setValue(value, forKey: key, cost: costs[key] ?? 0, expiration: expiration)
             }
+            if remote != nil {
+                for (key, data) in encoded { writeRemote(data, forKey: key, expiration: expiration) }
+            }
         }
     }
 
@@ -326,13 +354,14 @@ public final class Cache<Value: Sendable>: Sendable {
         return found
     }
 
-    /// Removes the value for `key` from both levels.
-    /// If the disk level throws, neither level changes (the old value cannot come
+    /// Removes the value for `key` from every level.
+    /// If the disk level throws, no level changes (the old value cannot come
     /// back from disk after memory dropped it).
     public func removeValue(forKey key: String) throws {
         try writes.mutate(key) {
             try disk.removeValue(forKey: key, reportsChange: false)
             memory.removeValue(forKey: key)
+            if remote != nil { removeRemote(forKey: key) }
         }
     }
 
@@ -344,15 +373,18 @@ public final class Cache<Value: Sendable>: Sendable {
     @discardableResult
     public func removeValues(withPrefix prefix: String) throws -> Int {
         try writes.removeValues(withPrefix: prefix, disk: {
-            try disk.removeValues(withPrefix: prefix, reportsChange: false)
+            let removed = try disk.removeValues(withPrefix: prefix, reportsChange: false)
+            if remote != nil { removeRemote(withPrefix: prefix) }
+            return removed
         }, memory: { memory.removeValues(withPrefix: prefix) })
     }
 
-    /// Removes every value from both levels (queued background writes are dropped).
+    /// Removes every value from every level (queued background writes are dropped).
     public func removeAll() throws {
         try writes.mutate(nil) {
             memory.removeAll()
             try disk.removeAll(reportsChange: false)
+            if remote != nil { removeRemote(withPrefix: "") }
         }
     }
 
@@ -361,6 +393,7 @@ public final class Cache<Value: Sendable>: Sendable {
         try writes.mutate(nil) {
             memory.removeAll()
             try disk.removeAll(reportsChange: false, progress: progress)
+            if remote != nil { removeRemote(withPrefix: "") }
         }
     }
 
@@ -370,6 +403,7 @@ public final class Cache<Value: Sendable>: Sendable {
     ///   value was kept in memory only.
     public func waitForBackgroundWrites() throws {
         try writes.waitForBackgroundWrites()
+        waitForRemoteWrites()
     }
 
     /// Lands background writes, then commits the disk level; with `.synced` (the
@@ -384,6 +418,7 @@ public final class Cache<Value: Sendable>: Sendable {
     /// Both levels are closed even when this throws: the error is a background write's
     /// failure, or the disk level's (see `DiskCache.close()`: writes it could not commit).
     public func close() throws {
+        remote?.stopSubscription()
         var failure: Error?
         do { try waitForBackgroundWrites() } catch { failure = error }
         do { try disk.close() } catch { failure = failure ?? error }

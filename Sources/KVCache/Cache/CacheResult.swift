@@ -4,10 +4,12 @@ public enum ValueSource: String, Sendable, Hashable, CaseIterable, CustomStringC
     case memory
     /// The disk level; the value was promoted into memory.
     case disk
-    /// Neither level had a live value.
+    /// The remote level; the value was stored in memory and on disk.
+    case remote
+    /// No level had a live value.
     case none
 
-    /// The level's name: `memory`, `disk` or `none`.
+    /// The level's name: `memory`, `disk`, `remote` or `none`.
     public var description: String { rawValue }
 }
 
@@ -17,13 +19,15 @@ public enum CacheResult<Value: Sendable>: Sendable {
     case memory(Value)
     /// A hit in the disk level; the value was promoted into memory.
     case disk(Value)
-    /// A miss: neither level had a live value.
+    /// A hit in the remote level; the value was stored in memory and on disk.
+    case remote(Value)
+    /// A miss: no level had a live value.
     case none
 
     /// The value found, or `nil` on a miss.
     public var value: Value? {
         switch self {
-        case .memory(let value), .disk(let value): return value
+        case .memory(let value), .disk(let value), .remote(let value): return value
         case .none: return nil
         }
     }
@@ -33,6 +37,7 @@ public enum CacheResult<Value: Sendable>: Sendable {
         switch self {
         case .memory: return .memory
         case .disk: return .disk
+        case .remote: return .remote
         case .none: return .none
         }
     }

@@ -1,0 +1,144 @@
+import Dispatch
+import Foundation
+
+/// The remote level behind the disk level: reads after a disk miss, writes after the
+/// local levels, and the changes other nodes publish. A remote failure is counted and
+/// reported to the logger, never thrown: the local levels go on without it.
+extension Cache {
+    /// After a disk miss: the remote level's value for `key` (nil on a miss or a
+    /// failure), with what storing it in the local levels needs.
+    @usableFromInline
+    func readRemote(forKey key: String, promotion: inout Promotion) -> Value? {
+        guard let remote else { return nil }
+        let entry: RemoteEntry?
+        do {
+            entry = try remote.entry(forKey: key)
+        } catch {
+            remoteFailed("reading \(key)", error)
+            return nil
+        }
+        let now = disk.configuration.clock()
+        guard let entry, entry.expiration.deadline(from: now).map({ $0 > now }) ?? true else { return nil }
+        let value: Value
+        do {
+            value = try coder.decode(entry.data)
+        } catch {
+            // Another version's or another program's bytes: a miss, never a wrong value.
+            counters.withLock { $0.decodingFailures &+= 1 }
+            remoteFailed("decoding \(key)", error)
+            return nil
+        }
+        counters.withLock { $0.remoteHits &+= 1 }
+        promotion.cost = cost(of: value, encodedSize: entry.data.count)
+        promotion.expiration = entry.expiration
+        promotion.remoteData = entry.data
+        return value
+    }
+
+    /// Stores a remote hit on disk, with the remote expiration (under the key's lock, as
+    /// its promotion into memory).
+    @usableFromInline
+    func storeRemoteHitOnDisk(_ data: Data, forKey key: String, expiration: Expiration) {
+        _ = disk.diagnostics.attempt("storing the remote value of \(key) on disk", path: disk.path) {
+            try disk.setValue(data, forKey: key, expiration: expiration, extendedData: nil, reportsChange: false)
+        }
+    }
+
+    /// Writes `data` for `key` to the remote level, as `remoteWrite` says. A value larger
+    /// than the level keeps stays local, and the remote level's older value is removed.
+    @usableFromInline
+    func writeRemote(_ data: Data, forKey key: String, expiration: Expiration) {
+        guard let remote else { return }
+        // An absolute deadline: a value queued or sent late expires when the local copies do.
+        let entry = RemoteEntry(data: data, expiration: Expiration(deadline: expiration.deadline(from: disk.configuration.clock())))
+        runRemote("writing \(key)") {
+            do {
+                try remote.setEntry(entry, forKey: key)
+            } catch let error as RemoteLevelError where error.code == .valueTooLarge {
+                self.counters.withLock { $0.remoteValuesTooLarge &+= 1 }
+                try remote.removeEntry(forKey: key)
+            }
+        }
+    }
+
+    /// Removes `key` from the remote level, as `remoteWrite` says.
+    func removeRemote(forKey key: String) {
+        guard let remote else { return }
+        runRemote("removing \(key)") { try remote.removeEntry(forKey: key) }
+    }
+
+    /// Gives the remote copy of `key` a new expiration (read, then written again).
+    func touchRemote(_ key: String, expiration: Expiration) {
+        guard let remote else { return }
+        let deadline = Expiration(deadline: expiration.deadline(from: disk.configuration.clock()))
+        runRemote("touching \(key)") {
+            guard var entry = try remote.entry(forKey: key) else { return }
+            entry.expiration = deadline
+            try remote.setEntry(entry, forKey: key)
+        }
+    }
+
+    /// Removes the keys with `prefix` (every key for `""`) from the remote level.
+    func removeRemote(withPrefix prefix: String) {
+        guard let remote else { return }
+        runRemote("removing the keys with prefix \(prefix)") { try remote.removeEntries(withPrefix: prefix) }
+    }
+
+    private func runRemote(_ what: String, _ body: @escaping @Sendable () throws -> Void) {
+        guard let remoteWrites else {
+            do { try body() } catch { remoteFailed(what, error) }
+            return
+        }
+        remoteWrites.queue.async(group: remoteWrites.group) {
+            do { try body() } catch { self.remoteFailed(what, error) }
+        }
+    }
+
+    /// Blocks until the remote writes queued so far (`.background`) are done.
+    func waitForRemoteWrites() {
+        remoteWrites?.group.wait()
+    }
+
+    func remoteFailed(_ what: String, _ error: any Error) {
+        counters.withLock { $0.remoteErrors &+= 1 }
+        disk.diagnostics.failed("the remote level, \(what),", error, path: disk.path)
+    }
+
+    /// Applies a change another node made: drops the local copies, as a mutation, so a
+    /// read that began before it does not store the old value afterwards.
+    func remoteChanged(_ change: RemoteChange) {
+        switch change {
+        case .key(let key):
+            counters.withLock { $0.remoteChanges &+= 1 }
+            writes.mutate(key) {
+                _ = memory.removeValue(forKey: key)
+                _ = disk.diagnostics.attempt("dropping \(key), changed on another node", path: disk.path) {
+                    try disk.removeValue(forKey: key, reportsChange: false)
+                }
+            }
+        case .prefix(let prefix):
+            counters.withLock { $0.remoteChanges &+= 1 }
+            _ = disk.diagnostics.attempt("dropping the keys with prefix \(prefix), changed on another node", path: disk.path) {
+                try writes.removeValues(withPrefix: prefix, disk: {
+                    try disk.removeValues(withPrefix: prefix, reportsChange: false)
+                }, memory: { memory.removeValues(withPrefix: prefix) })
+            }
+        case .resynchronize:
+            counters.withLock { $0.remoteResynchronizations &+= 1 }
+            guard remoteResynchronization != .nothing else { return }
+            writes.mutate(nil) {
+                memory.removeAll()
+                guard remoteResynchronization == .localValues else { return }
+                _ = disk.diagnostics.attempt("dropping the local values after the remote subscription was lost", path: disk.path) {
+                    try disk.removeAll(reportsChange: false)
+                }
+            }
+        }
+    }
+}
+
+/// The serial queue of a cache's `.background` remote writes.
+struct RemoteWriteQueue: Sendable {
+    let queue = DispatchQueue(label: "KVCache.Cache.remoteWrites", qos: .utility)
+    let group = DispatchGroup()
+}

@@ -1,0 +1,97 @@
+import Foundation
+
+/// A level shared by several processes or machines behind a ``Cache``'s memory and disk
+/// levels: a Redis server or cluster (the `KVCacheRedis` product's `RedisLevel`), or any
+/// engine that implements these calls.
+///
+/// The cache reads it after a disk miss and before the loader, writes and removes through
+/// it after the local levels, and counts (never throws) what it throws: a remote failure is
+/// a miss. Implementations publish an invalidation for each change they make, and tell the
+/// subscriber about changes other nodes made, so each node drops its local copies.
+/// Every call may block for up to the implementation's timeouts.
+public protocol RemoteLevel: AnyObject, Sendable {
+    /// The entry for `key`, or nil when the remote level holds none (or an expired one).
+    func entry(forKey key: String) throws -> RemoteEntry?
+
+    /// The entries for `keys` that the remote level holds, fetched together.
+    func entries(forKeys keys: [String]) throws -> [String: RemoteEntry]
+
+    /// Stores `entry` for `key` until its expiration, and publishes the change.
+    /// Throws ``RemoteLevelError`` with `.valueTooLarge` for a value larger than the
+    /// level keeps.
+    func setEntry(_ entry: RemoteEntry, forKey key: String) throws
+
+    /// Removes `key`'s entry and publishes the change.
+    func removeEntry(forKey key: String) throws
+
+    /// Removes every entry whose key starts with `prefix` (every entry for an empty
+    /// prefix), and publishes the change.
+    func removeEntries(withPrefix prefix: String) throws
+
+    /// Starts delivering the changes other nodes publish to `handler`, on a thread of the
+    /// level's own, until `stopSubscription()`. `.resynchronize` says that changes may
+    /// have been missed (the subscription was lost and is back).
+    func subscribe(_ handler: @escaping @Sendable (RemoteChange) -> Void) throws
+
+    /// Stops the subscription started by `subscribe`, and waits until its handler is no
+    /// longer running.
+    func stopSubscription()
+}
+
+/// A value as a remote level stores it: the encoded bytes and when they expire.
+public struct RemoteEntry: Sendable, Hashable {
+    /// The value's encoding (what the cache's coder made).
+    public var data: Data
+    /// When the value expires; `.never`, or `.at` a date.
+    public var expiration: Expiration
+
+    /// Creates an entry.
+    public init(data: Data, expiration: Expiration) {
+        self.data = data
+        self.expiration = expiration
+    }
+}
+
+/// A change another node made to a remote level, as its subscriber delivers it.
+public enum RemoteChange: Sendable, Hashable {
+    /// The value of this key changed or was removed.
+    case key(String)
+    /// The values of every key with this prefix were removed (every key, for `""`).
+    case prefix(String)
+    /// Changes may have been missed: the subscription was lost and is back.
+    case resynchronize
+}
+
+/// Why a remote level refused or failed a call.
+public struct RemoteLevelError: Error, Sendable, Hashable, CustomStringConvertible {
+    /// The kind of failure.
+    public enum Code: String, Sendable, Hashable {
+        /// The server could not be reached, or a call took longer than its timeout.
+        case unavailable
+        /// Calls are failing fast for a while after failures (the circuit breaker is open).
+        case circuitOpen
+        /// The value is larger than the remote level keeps.
+        case valueTooLarge
+        /// The server answered with an error.
+        case serverError
+        /// The server's answer is not what the call expects (wrong type, or bytes another
+        /// program or version wrote).
+        case unexpectedReply
+        /// An argument the level cannot use (a malformed address, say).
+        case invalidArgument
+    }
+
+    /// The kind of failure.
+    public var code: Code
+    /// What failed, in words.
+    public var message: String
+
+    /// Creates an error.
+    public init(_ code: Code, _ message: String) {
+        self.code = code
+        self.message = message
+    }
+
+    /// The code and the message.
+    public var description: String { "\(code.rawValue): \(message)" }
+}

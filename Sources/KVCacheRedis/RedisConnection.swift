@@ -1,0 +1,129 @@
+import CHiredis
+import Foundation
+import KVCache
+
+/// One hiredis connection: one caller at a time (`RedisConnectionPool` hands it out).
+/// After an I/O error or a timeout hiredis cannot use it again: `isBroken` says so.
+final class RedisConnection: @unchecked Sendable {
+    private let context: UnsafeMutablePointer<redisContext>
+    /// Set after a failure that leaves the connection unusable.
+    private(set) var isBroken = false
+
+    /// Connects to `address` within `connectTimeout`; each later command fails after
+    /// `commandTimeout` without an answer (nil: waits as long as it takes).
+    init(address: RedisAddress, connectTimeout: Duration, commandTimeout: Duration?) throws {
+        guard let context = redisConnectWithTimeout(address.host, Int32(address.port), Self.timeval(connectTimeout)) else {
+            throw RemoteLevelError(.unavailable, "cannot allocate a Redis connection")
+        }
+        // Every stored property is set from here: a throw runs deinit, which frees the context.
+        self.context = context
+        if context.pointee.err != 0 {
+            let message = Self.errorText(context)
+            throw RemoteLevelError(.unavailable, "cannot connect to \(address.host):\(address.port): \(message)")
+        }
+        _ = redisEnableKeepAlive(context)
+        if let commandTimeout, redisSetTimeout(context, Self.timeval(commandTimeout)) != REDIS_OK {
+            throw RemoteLevelError(.unavailable, "cannot set the command timeout")
+        }
+        if let password = address.password {
+            try expectStatus(command([Data("AUTH".utf8), Data(password.utf8)]), "AUTH")
+        }
+        if address.database != 0 {
+            try expectStatus(command([Data("SELECT".utf8), Data(String(address.database).utf8)]), "SELECT")
+        }
+    }
+
+    deinit {
+        redisFree(context)
+    }
+
+    private func expectStatus(_ reply: RedisReply, _ what: String) throws {
+        if case .error(let message) = reply { throw RemoteLevelError(.serverError, "\(what): \(message)") }
+    }
+
+    /// Sends one command and returns its reply (a Redis error is a reply, not a throw).
+    func command(_ arguments: [Data]) throws -> RedisReply {
+        try pipeline([arguments])[0]
+    }
+
+    /// Sends `commands` in one write and reads their replies, in order.
+    func pipeline(_ commands: [[Data]]) throws -> [RedisReply] {
+        guard !isBroken else { throw RemoteLevelError(.unavailable, "the connection was lost") }
+        for arguments in commands {
+            let status = Self.withPointers(arguments) { pointers, lengths in
+                redisAppendCommandArgv(context, Int32(arguments.count), pointers, lengths)
+            }
+            guard status == REDIS_OK else { throw failure() }
+        }
+        var replies: [RedisReply] = []
+        replies.reserveCapacity(commands.count)
+        for _ in commands { replies.append(try readReply()) }
+        return replies
+    }
+
+    /// Reads the next reply (a subscriber's next message), waiting as the command timeout allows.
+    func readReply() throws -> RedisReply {
+        var raw: UnsafeMutableRawPointer?
+        guard redisGetReply(context, &raw) == REDIS_OK, let raw else { throw failure() }
+        let reply = raw.assumingMemoryBound(to: redisReply.self)
+        defer { freeReplyObject(raw) }
+        return RedisReply(reply)
+    }
+
+    /// Makes a `readReply` blocked on another thread return (with an error): for stopping a subscriber.
+    func interrupt() {
+        _ = Glibc.shutdown(context.pointee.fd, Int32(SHUT_RDWR))
+    }
+
+    private func failure() -> RemoteLevelError {
+        isBroken = true
+        let code = context.pointee.err
+        let message = Self.errorText(context)
+        if code == REDIS_ERR_PROTOCOL { return RemoteLevelError(.unexpectedReply, "protocol error: \(message)") }
+        return RemoteLevelError(.unavailable, message.isEmpty ? "I/O error \(code)" : message)
+    }
+
+    private static func errorText(_ context: UnsafeMutablePointer<redisContext>) -> String {
+        withUnsafeBytes(of: &context.pointee.errstr) { raw in
+            let bytes = raw.prefix { $0 != 0 }
+            return String(decoding: bytes, as: UTF8.self)
+        }
+    }
+
+    private static func timeval(_ duration: Duration) -> Glibc.timeval {
+        let (seconds, attoseconds) = duration.components
+        let microseconds = max(0, attoseconds / 1_000_000_000_000)
+        return Glibc.timeval(tv_sec: Int(max(0, seconds)), tv_usec: Int(microseconds))
+    }
+
+    /// Calls `body` with hiredis's argv and argvlen for `arguments`, without copying them.
+    private static func withPointers<Result>(
+        _ arguments: [Data], _ body: (UnsafeMutablePointer<UnsafePointer<CChar>?>, UnsafePointer<Int>) -> Result
+    ) -> Result {
+        var pointers: [UnsafePointer<CChar>?] = []
+        pointers.reserveCapacity(arguments.count)
+        return collect(arguments, 0, &pointers) { pointers in
+            let lengths = arguments.map(\.count)
+            return pointers.withUnsafeMutableBufferPointer { pointerBuffer in
+                lengths.withUnsafeBufferPointer { body(pointerBuffer.baseAddress!, $0.baseAddress!) }
+            }
+        }
+    }
+
+    nonisolated(unsafe) private static let emptyArgument: UnsafePointer<CChar> = {
+        let byte = UnsafeMutablePointer<CChar>.allocate(capacity: 1)
+        byte.initialize(to: 0)
+        return UnsafePointer(byte)
+    }()
+
+    private static func collect<Result>(
+        _ arguments: [Data], _ index: Int, _ pointers: inout [UnsafePointer<CChar>?],
+        _ body: (inout [UnsafePointer<CChar>?]) -> Result
+    ) -> Result {
+        if index == arguments.count { return body(&pointers) }
+        return arguments[index].withUnsafeBytes { raw in
+            pointers.append(raw.baseAddress?.assumingMemoryBound(to: CChar.self) ?? emptyArgument)
+            return collect(arguments, index + 1, &pointers, body)
+        }
+    }
+}

@@ -1,0 +1,62 @@
+import Foundation
+import KVCache
+
+/// Connections to one server, handed to one caller at a time, behind a circuit breaker.
+/// A connection that failed is dropped; the next call connects anew (reconnecting).
+final class RedisConnectionPool: Sendable {
+    let address: RedisAddress
+    let breaker: CircuitBreaker
+    private let idle = MutexBox<[RedisConnection]>([])
+    private let connectTimeout: Duration
+    private let commandTimeout: Duration
+    private let maxIdle: Int
+
+    init(address: RedisAddress, connectTimeout: Duration, commandTimeout: Duration, breakDuration: Duration, maxIdle: Int) {
+        self.address = address
+        self.connectTimeout = connectTimeout
+        self.commandTimeout = commandTimeout
+        self.maxIdle = maxIdle
+        breaker = CircuitBreaker(breakDuration: breakDuration)
+    }
+
+    /// Runs `body` on a connection. Failures to reach the server open the breaker;
+    /// while it is open this throws `.circuitOpen` at once.
+    func withConnection<Result>(_ body: (RedisConnection) throws -> Result) throws -> Result {
+        try breaker.permit()
+        let connection: RedisConnection
+        if let reused = idle.withLock({ $0.popLast() }) {
+            connection = reused
+        } else {
+            do {
+                connection = try RedisConnection(address: address, connectTimeout: connectTimeout,
+                                                 commandTimeout: commandTimeout)
+            } catch let error as RemoteLevelError {
+                if error.code == .unavailable { breaker.failed() } else { breaker.succeeded() }
+                throw error
+            }
+        }
+        do {
+            let result = try body(connection)
+            breaker.succeeded()
+            giveBack(connection)
+            return result
+        } catch let error as RemoteLevelError where error.code == .unavailable {
+            breaker.failed()
+            throw error
+        } catch {
+            breaker.succeeded()
+            giveBack(connection)
+            throw error
+        }
+    }
+
+    private func giveBack(_ connection: RedisConnection) {
+        guard !connection.isBroken else { return }
+        idle.withLock { if $0.count < maxIdle { $0.append(connection) } }
+    }
+
+    /// Closes the idle connections.
+    func close() {
+        idle.withLock { $0.removeAll() }
+    }
+}

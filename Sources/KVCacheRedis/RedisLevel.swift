@@ -1,0 +1,324 @@
+import Foundation
+import KVCache
+
+/// A ``RemoteLevel`` on one Redis (or Valkey) server, through hiredis: the shared level
+/// of a ``Cache`` on several processes or machines, and the backplane that tells each of
+/// them which keys another one changed.
+///
+/// ```swift
+/// let remote = try RedisLevel(configuration: .init(address: RedisAddress("redis://10.0.0.5:6379"),
+///                                                  namespace: "thumbnails"))
+/// var configuration = Cache<Data>.Configuration()
+/// configuration.remote = remote
+/// let cache = try Cache<Data>(name: "thumbnails", baseDirectory: cachesURL, configuration: configuration)
+/// ```
+///
+/// Keys are stored as `kvcache:<namespace>:<key>` (`kvcache:{<namespace>}:<key>` with
+/// `groupsKeys`), values with a small header (format version, expiration) and a Redis
+/// expiration; changes are published on `kvcache:<namespace>:changes`. Connections are
+/// made when first needed and again after a failure; a circuit breaker makes calls fail
+/// fast for `breakDuration` after the server could not be reached.
+public final class RedisLevel: RemoteLevel {
+    /// How a ``RedisLevel`` reaches its server and names its keys.
+    public struct Configuration: Sendable {
+        /// The server.
+        public var address: RedisAddress
+        /// The prefix of this cache's keys and channel: usually the cache's name. 1–200
+        /// printable ASCII characters, without spaces or braces.
+        public var namespace: String
+        /// How long connecting may take. Default 250 ms.
+        public var connectTimeout: Duration = .milliseconds(250)
+        /// How long a command may wait for its answer. Default 250 ms.
+        public var commandTimeout: Duration = .milliseconds(250)
+        /// How long calls fail fast after the server could not be reached; zero turns the
+        /// breaker off. Default 2 s. Also the subscriber's wait between attempts to subscribe again.
+        public var breakDuration: Duration = .seconds(2)
+        /// The largest value (encoded bytes) stored remotely; larger ones stay local.
+        /// Default and most: 512 MB (Redis's limit for a string) less the 14-byte header.
+        public var maxValueSize: Int = RedisLevel.largestValueSize
+        /// How many idle connections are kept for reuse. Default 8.
+        public var maxIdleConnections: Int = 8
+        /// Whether keys carry the namespace as a hash tag, so a Redis Cluster keeps a
+        /// cache's keys on one node. Default false.
+        public var groupsKeys = false
+        /// Whether sets and removals publish invalidations (the backplane). Default true.
+        public var publishesChanges = true
+
+        /// A configuration for `namespace` on the server at `address`; the other settings
+        /// have the defaults documented on their properties.
+        public init(address: RedisAddress, namespace: String) {
+            self.address = address
+            self.namespace = namespace
+        }
+
+        /// Throws `RemoteLevelError` (`.invalidArgument`) for a setting out of range.
+        public func validate() throws {
+            func check(_ condition: Bool, _ message: String) throws {
+                if !condition { throw RemoteLevelError(.invalidArgument, message) }
+            }
+            try check((1...200).contains(namespace.utf8.count)
+                      && namespace.utf8.allSatisfy { (0x21...0x7E).contains($0) && $0 != UInt8(ascii: "{") && $0 != UInt8(ascii: "}") },
+                      "namespace must be 1–200 printable ASCII characters without spaces or braces")
+            try check(!address.host.isEmpty, "the address has no host")
+            try check((1...65_535).contains(address.port), "port must be 1–65535")
+            try check(address.database >= 0, "database must not be negative")
+            for (name, timeout) in [("connectTimeout", connectTimeout), ("commandTimeout", commandTimeout)] {
+                try check(timeout > .zero && timeout <= .seconds(3600), "\(name) must be more than zero and at most an hour")
+            }
+            try check(breakDuration >= .zero && breakDuration <= .seconds(86_400), "breakDuration must be 0 to a day")
+            try check((0...RedisLevel.largestValueSize).contains(maxValueSize),
+                      "maxValueSize must be 0 to \(RedisLevel.largestValueSize)")
+            try check((0...1024).contains(maxIdleConnections), "maxIdleConnections must be 0 to 1024")
+        }
+    }
+
+    /// What the level did, counted since it was created.
+    public struct Statistics: Sendable, Equatable {
+        /// Calls that reached the server.
+        public var calls = 0
+        /// Calls that failed: the server unreachable or slow, an error reply, or bytes
+        /// that are not a KVCache value.
+        public var failures = 0
+        /// Calls failed fast while the circuit breaker was open.
+        public var rejectedByBreaker = 0
+        /// Times the circuit breaker opened.
+        public var breakerOpenings = 0
+        /// Values too large to store remotely.
+        public var valuesTooLarge = 0
+        /// Invalidations published.
+        public var changesPublished = 0
+        /// Other nodes' invalidations received.
+        public var changesReceived = 0
+        /// Messages on the channel that are not invalidations.
+        public var malformedMessages = 0
+        /// Times the subscriber subscribed (once, plus once per lost connection).
+        public var subscriptions = 0
+        /// Attempts to subscribe that failed.
+        public var subscriptionFailures = 0
+    }
+
+    /// The largest value `maxValueSize` allows: 512 MB less the header.
+    public static let largestValueSize = 512 * 1024 * 1024 - RemoteValueFormat.headerSize
+
+    /// The settings it was created with.
+    public let configuration: Configuration
+    let pool: RedisConnectionPool
+    let keyPrefix: Data
+    let channel: Data
+    /// Marks this level's own messages, which its subscriber ignores.
+    let nodeID: Data
+    let counters = RedisLevelCounters()
+    private let subscriber = MutexBox<RedisSubscriber?>(nil)
+
+    /// Creates the level; connects on first use, not here.
+    ///
+    /// - Throws: `RemoteLevelError` (`.invalidArgument`) for a setting out of range.
+    public init(configuration: Configuration) throws {
+        try configuration.validate()
+        self.configuration = configuration
+        pool = RedisConnectionPool(address: configuration.address, connectTimeout: configuration.connectTimeout,
+                                   commandTimeout: configuration.commandTimeout,
+                                   breakDuration: configuration.breakDuration,
+                                   maxIdle: configuration.maxIdleConnections)
+        let namespace = configuration.groupsKeys ? "{\(configuration.namespace)}" : configuration.namespace
+        keyPrefix = Data("kvcache:\(namespace):".utf8)
+        channel = Data("kvcache:\(configuration.namespace):changes".utf8)
+        nodeID = Data(String(UInt64.random(in: .min ... .max), radix: 16).utf8)
+    }
+
+    deinit {
+        stopSubscription()
+    }
+
+    /// The counts so far.
+    public var statistics: Statistics {
+        var statistics = counters.withLock { $0 }
+        let breaker = pool.breaker.counts
+        statistics.breakerOpenings = breaker.openings
+        statistics.rejectedByBreaker = breaker.rejected
+        return statistics
+    }
+
+    /// Blocks until `predicate` holds for the statistics (say, until another node's change
+    /// was received and applied), for at most `timeout`; returns whether it held.
+    public func waitForStatistics(timeout: Duration, until predicate: (Statistics) -> Bool) -> Bool {
+        counters.wait(timeout: timeout) { counts in
+            var counts = counts
+            let breaker = pool.breaker.counts
+            counts.breakerOpenings = breaker.openings
+            counts.rejectedByBreaker = breaker.rejected
+            return predicate(counts)
+        }
+    }
+
+    /// Whether calls fail fast now (the circuit breaker is open).
+    public var isFailingFast: Bool { pool.breaker.isOpen }
+
+    // MARK: - RemoteLevel
+
+    public func entry(forKey key: String) throws -> RemoteEntry? {
+        let reply = try call { try $0.command([Data("GET".utf8), redisKey(key)]) }
+        return try decodeEntry(reply)
+    }
+
+    public func entries(forKeys keys: [String]) throws -> [String: RemoteEntry] {
+        guard !keys.isEmpty else { return [:] }
+        let reply = try call { try $0.command([Data("MGET".utf8)] + keys.map(redisKey)) }
+        guard case .array(let values) = reply, values.count == keys.count else {
+            throw failed(RemoteLevelError(.unexpectedReply, "MGET answered \(reply)"))
+        }
+        var found: [String: RemoteEntry] = [:]
+        var firstError: Error?
+        for (key, value) in zip(keys, values) {
+            do {
+                if let entry = try decodeEntry(value) { found[key] = entry }
+            } catch {
+                firstError = firstError ?? error
+            }
+        }
+        if found.isEmpty, let firstError { throw firstError }
+        return found
+    }
+
+    public func setEntry(_ entry: RemoteEntry, forKey key: String) throws {
+        let now = Date().timeIntervalSince1970
+        let deadline = entry.expiration.deadline(from: now)
+        if let deadline, deadline <= now {
+            // Already expired: the old value must not outlive this call either.
+            return try removeEntry(forKey: key)
+        }
+        guard entry.data.count <= configuration.maxValueSize else {
+            counters.withLock { $0.valuesTooLarge += 1 }
+            throw RemoteLevelError(.valueTooLarge, "\(entry.data.count) bytes is more than maxValueSize (\(configuration.maxValueSize))")
+        }
+        var set = [Data("SET".utf8), redisKey(key), RemoteValueFormat.encode(entry, deadline: deadline)]
+        if let deadline {
+            let milliseconds = max(1, Int64(((deadline - now) * 1000).rounded(.up)))
+            set += [Data("PX".utf8), Data(String(milliseconds).utf8)]
+        }
+        try write(set, publishing: .key(key))
+    }
+
+    public func removeEntry(forKey key: String) throws {
+        try write([Data("DEL".utf8), redisKey(key)], publishing: .key(key))
+    }
+
+    public func removeEntries(withPrefix prefix: String) throws {
+        let pattern = keyPrefix.escapingGlob() + Data(prefix.utf8).escapingGlob() + Data("*".utf8)
+        var cursor = Data("0".utf8)
+        repeat {
+            let reply = try call {
+                try $0.command([Data("SCAN".utf8), cursor, Data("MATCH".utf8), pattern, Data("COUNT".utf8), Data("1000".utf8)])
+            }
+            guard case .array(let parts) = reply, parts.count == 2, let next = parts[0].data,
+                  case .array(let names) = parts[1] else {
+                throw failed(RemoteLevelError(.unexpectedReply, "SCAN answered \(reply)"))
+            }
+            let keys = names.compactMap(\.data)
+            if !keys.isEmpty {
+                let removed = try call { try $0.command([Data("UNLINK".utf8)] + keys) }
+                try check(removed)
+            }
+            cursor = next
+        } while cursor != Data("0".utf8)
+        if configuration.publishesChanges { try publish(.prefix(prefix)) }
+    }
+
+    public func subscribe(_ handler: @escaping @Sendable (RemoteChange) -> Void) throws {
+        let started = try subscriber.withLock { current -> RedisSubscriber in
+            if current != nil { throw RemoteLevelError(.invalidArgument, "the level has a subscriber already") }
+            let new = RedisSubscriber(address: configuration.address, connectTimeout: configuration.connectTimeout,
+                                      retryDelay: configuration.breakDuration, channel: channel, nodeID: nodeID,
+                                      counters: counters, handler: handler)
+            current = new
+            return new
+        }
+        started.start()
+    }
+
+    public func stopSubscription() {
+        subscriber.withLock { current in
+            defer { current = nil }
+            return current
+        }?.stop()
+    }
+
+    // MARK: - Calls
+
+    func redisKey(_ key: String) -> Data {
+        keyPrefix + Data(key.utf8)
+    }
+
+    /// Runs a write and, with the backplane on, publishes `change` in the same round trip.
+    private func write(_ command: [Data], publishing change: RemoteChange) throws {
+        var commands = [command]
+        if configuration.publishesChanges {
+            commands.append([Data("PUBLISH".utf8), channel, InvalidationMessage.encode(change, nodeID: nodeID)])
+        }
+        let replies = try call { try $0.pipeline(commands) }
+        for reply in replies { try check(reply) }
+        if configuration.publishesChanges { counters.withLock { $0.changesPublished += 1 } }
+    }
+
+    private func publish(_ change: RemoteChange) throws {
+        try write([Data("PING".utf8)], publishing: change)
+    }
+
+    /// Runs `body` on a pooled connection, counting the call and its failure.
+    private func call<Result>(_ body: (RedisConnection) throws -> Result) throws -> Result {
+        do {
+            let result = try pool.withConnection(body)
+            counters.withLock { $0.calls += 1 }
+            return result
+        } catch let error as RemoteLevelError where error.code == .circuitOpen {
+            throw error
+        } catch {
+            counters.withLock { $0.calls += 1 }
+            throw failed(error)
+        }
+    }
+
+    private func failed(_ error: Error) -> Error {
+        counters.withLock { $0.failures += 1 }
+        return error
+    }
+
+    private func check(_ reply: RedisReply) throws {
+        if case .error(let message) = reply { throw failed(RemoteLevelError(.serverError, message)) }
+    }
+
+    private func decodeEntry(_ reply: RedisReply) throws -> RemoteEntry? {
+        switch reply {
+        case .null:
+            return nil
+        case .string(let bytes):
+            let decoded: (data: Data, deadline: Double?)
+            do {
+                decoded = try RemoteValueFormat.decode(bytes)
+            } catch {
+                throw failed(error)
+            }
+            if let deadline = decoded.deadline, deadline <= Date().timeIntervalSince1970 { return nil }
+            return RemoteEntry(data: decoded.data, expiration: Expiration(deadline: decoded.deadline))
+        case .error(let message):
+            throw failed(RemoteLevelError(.serverError, message))
+        default:
+            throw failed(RemoteLevelError(.unexpectedReply, "GET answered \(reply)"))
+        }
+    }
+}
+
+extension Data {
+    /// The bytes with Redis's glob characters (`*?[]\`) escaped, for `SCAN MATCH`.
+    func escapingGlob() -> Data {
+        var escaped = Data(capacity: count)
+        for byte in self {
+            if byte == UInt8(ascii: "*") || byte == UInt8(ascii: "?") || byte == UInt8(ascii: "[")
+                || byte == UInt8(ascii: "]") || byte == UInt8(ascii: "\\") {
+                escaped.append(UInt8(ascii: "\\"))
+            }
+            escaped.append(byte)
+        }
+        return escaped
+    }
+}

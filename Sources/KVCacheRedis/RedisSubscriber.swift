@@ -1,0 +1,153 @@
+import Foundation
+import KVCache
+
+/// The backplane's receiving side: a thread holding its own connection subscribed to the
+/// namespace's channel, delivering other nodes' changes, and subscribing again (after
+/// `retryDelay`) whenever the connection is lost, with a `.resynchronize` each time.
+final class RedisSubscriber: @unchecked Sendable {
+    private let condition = NSCondition()
+    // Guarded by `condition`.
+    private var isStopped = false
+    private var isFinished = false
+    private var firstAttemptDone = false
+    private var current: RedisConnection?
+
+    private let address: RedisAddress
+    private let connectTimeout: Duration
+    private let retryDelay: Double
+    private let channel: Data
+    private let nodeID: Data
+    private let handler: @Sendable (RemoteChange) -> Void
+    private let counters: RedisLevelCounters
+
+    init(address: RedisAddress, connectTimeout: Duration, retryDelay: Duration, channel: Data, nodeID: Data,
+         counters: RedisLevelCounters, handler: @escaping @Sendable (RemoteChange) -> Void) {
+        self.address = address
+        self.connectTimeout = connectTimeout
+        self.retryDelay = max(retryDelay.seconds, 0.01)
+        self.channel = channel
+        self.nodeID = nodeID
+        self.counters = counters
+        self.handler = handler
+    }
+
+    /// Starts the thread, and returns once its first subscription has been made and
+    /// delivered its `.resynchronize`, or has failed.
+    func start() {
+        let thread = Thread { [self] in run() }
+        thread.name = "KVCacheRedis.subscriber"
+        thread.start()
+        condition.withLock { while !firstAttemptDone { condition.wait() } }
+    }
+
+    /// Stops the thread and waits for it: no handler runs after this returns.
+    func stop() {
+        condition.withLock {
+            isStopped = true
+            current?.interrupt()
+            condition.broadcast()
+            while !isFinished { condition.wait() }
+        }
+    }
+
+    private func run() {
+        while !condition.withLock({ isStopped }) {
+            do {
+                let connection = try RedisConnection(address: address, connectTimeout: connectTimeout, commandTimeout: nil)
+                let adopted = condition.withLock { () -> Bool in
+                    if isStopped { return false }
+                    current = connection
+                    return true
+                }
+                guard adopted else { break }
+                try subscribe(connection)
+                // Before any reader is told the subscription is on: the local copies go first.
+                handler(.resynchronize)
+                counters.withLock { $0.subscriptions += 1 }
+                markFirstAttemptDone()
+                while true { try deliver(connection.readReply()) }
+            } catch {
+                markFirstAttemptDone()
+                let stopped = condition.withLock { () -> Bool in
+                    current = nil
+                    return isStopped
+                }
+                if stopped { break }
+                counters.withLock { $0.subscriptionFailures += 1 }
+                condition.withLock {
+                    let deadline = Date(timeIntervalSinceNow: retryDelay)
+                    while !isStopped, condition.wait(until: deadline) {}
+                }
+            }
+        }
+        condition.withLock {
+            current = nil
+            isFinished = true
+            firstAttemptDone = true
+            condition.broadcast()
+        }
+    }
+
+    private func markFirstAttemptDone() {
+        condition.withLock {
+            firstAttemptDone = true
+            condition.broadcast()
+        }
+    }
+
+    private func subscribe(_ connection: RedisConnection) throws {
+        let reply = try connection.command([Data("SUBSCRIBE".utf8), channel])
+        guard case .array(let parts) = reply, parts.first?.data == Data("subscribe".utf8) else {
+            throw RemoteLevelError(.unexpectedReply, "SUBSCRIBE answered \(reply)")
+        }
+    }
+
+    /// Hands a message another node published to the handler.
+    private func deliver(_ reply: RedisReply) {
+        guard case .array(let parts) = reply, parts.count == 3, parts[0].data == Data("message".utf8),
+              let payload = parts[2].data else { return }
+        guard let message = InvalidationMessage(payload) else {
+            counters.withLock { $0.malformedMessages += 1 }
+            return
+        }
+        if message.nodeID == nodeID { return }
+        handler(message.change)
+        // Counted once handled: a waiter then sees the local copies dropped.
+        counters.withLock { $0.changesReceived += 1 }
+    }
+}
+
+/// An invalidation on the channel: `<node id> k <key>` or `<node id> p <prefix>`.
+struct InvalidationMessage {
+    var nodeID: Data
+    var change: RemoteChange
+
+    static func encode(_ change: RemoteChange, nodeID: Data) -> Data {
+        var data = nodeID
+        switch change {
+        case .key(let key):
+            data.append(contentsOf: Array(" k ".utf8))
+            data.append(contentsOf: Array(key.utf8))
+        case .prefix(let prefix):
+            data.append(contentsOf: Array(" p ".utf8))
+            data.append(contentsOf: Array(prefix.utf8))
+        case .resynchronize:
+            data.append(contentsOf: Array(" r ".utf8))
+        }
+        return data
+    }
+
+    init?(_ payload: Data) {
+        let bytes = [UInt8](payload)
+        guard let space = bytes.firstIndex(of: UInt8(ascii: " ")), space > 0, bytes.count >= space + 3,
+              bytes[space + 2] == UInt8(ascii: " ") else { return nil }
+        nodeID = Data(bytes[..<space])
+        let text = String(decoding: bytes[(space + 3)...], as: UTF8.self)
+        switch bytes[space + 1] {
+        case UInt8(ascii: "k"): change = .key(text)
+        case UInt8(ascii: "p"): change = .prefix(text)
+        case UInt8(ascii: "r"): change = .resynchronize
+        default: return nil
+        }
+    }
+}

@@ -1,0 +1,165 @@
+import Foundation
+import Testing
+@testable import KVCache
+@testable import KVCacheRedis
+
+/// Caches in front of one Redis: each a node with its own directory and its own level
+/// (its own connections and subscriber), as on separate machines.
+final class Node: @unchecked Sendable {
+    let directory = TemporaryDirectory("node")
+    let level: RedisLevel
+    let cache: Cache<Data>
+
+    init(namespace: String, address: RedisAddress? = nil,
+         configureLevel: (inout RedisLevel.Configuration) -> Void = { _ in },
+         configure: (inout Cache<Data>.Configuration) -> Void = { _ in }) throws {
+        level = try RedisTestServer.level(namespace: namespace, address: address, configureLevel)
+        var configuration = Cache<Data>.Configuration()
+        configuration.disk.autoTrimInterval = nil
+        configuration.remote = level
+        configure(&configuration)
+        cache = try Cache(directory: directory.url, coder: DataCoder(), configuration: configuration)
+    }
+
+    deinit {
+        try? cache.close()
+        directory.remove()
+    }
+
+    /// Waits until this node has applied `count` changes other nodes published.
+    func waitForChanges(_ count: Int) -> Bool {
+        level.waitForStatistics(timeout: .seconds(10)) { $0.changesReceived >= count }
+    }
+}
+
+@Suite(.enabled(if: RedisTestServer.url != nil, RedisTestServer.skipReason))
+struct CacheRemoteLevelTests {
+    @Test func aValueSetOnOneNodeIsReadOnAnotherAndStoredThereWithItsExpiration() throws {
+        let namespace = RedisTestServer.uniqueNamespace()
+        let a = try Node(namespace: namespace)
+        let b = try Node(namespace: namespace)
+        let deadline = Date(timeIntervalSince1970: (Date().timeIntervalSince1970 + 600).rounded(.up))
+        try a.cache.setValue(bytes(1000), forKey: "k", expiration: .at(deadline))
+        // Else a's invalidation could arrive after b's read and drop what b just stored.
+        #expect(b.waitForChanges(1))
+        let read = try b.cache.result(forKey: "k")
+        #expect(read.source == .remote && read.value == bytes(1000))
+        #expect(try b.cache.result(forKey: "k").source == .memory)
+        #expect(try b.cache.disk.value(forKey: "k") == bytes(1000))
+        #expect(try b.cache.expiration(forKey: "k") == .at(deadline))
+        #expect(try b.cache.disk.info(forKey: "k")?.expirationDate == deadline)
+        #expect(b.cache.statistics.remoteHits == 1)
+        #expect(try b.cache.result(forKey: "absent").source == .none)
+        #expect(b.cache.statistics.misses == 1)
+    }
+
+    @Test func aChangeOnOneNodeDropsTheOtherNodesCopies() throws {
+        let namespace = RedisTestServer.uniqueNamespace()
+        let a = try Node(namespace: namespace)
+        let b = try Node(namespace: namespace)
+        try a.cache.setValue(bytes(10, seed: 1), forKey: "k")
+        #expect(b.waitForChanges(1))
+        #expect(try b.cache.value(forKey: "k") == bytes(10, seed: 1))
+        #expect(b.cache.memory.contains("k"))
+        try a.cache.setValue(bytes(10, seed: 2), forKey: "k")
+        #expect(b.waitForChanges(2))
+        #expect(!b.cache.memory.contains("k"))
+        #expect(try !b.cache.disk.contains("k"))
+        #expect(try b.cache.result(forKey: "k").value == bytes(10, seed: 2))
+        try a.cache.removeValue(forKey: "k")
+        #expect(b.waitForChanges(3))
+        #expect(try b.cache.value(forKey: "k") == nil)
+        // A node's own changes are not applied back to it.
+        #expect(a.level.statistics.changesReceived == 0)
+        #expect(try a.cache.value(forKey: "k") == nil)
+    }
+
+    @Test func removingByPrefixAndEverythingReachesTheRemoteLevelAndTheOtherNodes() throws {
+        let namespace = RedisTestServer.uniqueNamespace()
+        let a = try Node(namespace: namespace)
+        let b = try Node(namespace: namespace)
+        for key in ["user:1", "user:2", "item:1"] { try a.cache.setValue(bytes(5), forKey: key) }
+        #expect(b.waitForChanges(3))
+        for key in ["user:1", "user:2", "item:1"] { #expect(try b.cache.value(forKey: key) != nil) }
+        try a.cache.removeValues(withPrefix: "user:")
+        #expect(b.waitForChanges(4))
+        #expect(try b.cache.value(forKey: "user:1") == nil && b.cache.value(forKey: "user:2") == nil)
+        #expect(try b.cache.value(forKey: "item:1") != nil)
+        try a.cache.removeAll()
+        #expect(b.waitForChanges(5))
+        #expect(try b.cache.value(forKey: "item:1") == nil)
+        #expect(try a.level.entry(forKey: "item:1") == nil)
+    }
+
+    @Test func aValueTooLargeForTheRemoteLevelStaysLocalAndTheOlderRemoteValueGoes() throws {
+        let namespace = RedisTestServer.uniqueNamespace()
+        let a = try Node(namespace: namespace, configureLevel: { $0.maxValueSize = 1000 })
+        try a.cache.setValue(bytes(1000, seed: 1), forKey: "k")
+        #expect(try a.level.entry(forKey: "k") != nil)
+        try a.cache.setValue(bytes(1001, seed: 2), forKey: "k")
+        #expect(try a.cache.value(forKey: "k") == bytes(1001, seed: 2))
+        #expect(try a.level.entry(forKey: "k") == nil)
+        #expect(a.cache.statistics.remoteValuesTooLarge == 1)
+        #expect(a.cache.statistics.remoteErrors == 0)
+    }
+
+    /// Another program's bytes under a key, or a key of another type: a miss and a counted
+    /// error, and the rest of the cache unaffected.
+    @Test func garbageInRedisIsAMissAndACountedError() throws {
+        let namespace = RedisTestServer.uniqueNamespace()
+        let a = try Node(namespace: namespace)
+        let raw = try RedisTestServer.raw()
+        try raw.run("SET", "kvcache:\(namespace):plain", "not a KVCache value")
+        try raw.run("HSET", "kvcache:\(namespace):hash", "f", "v")
+        try a.cache.setValue(bytes(3), forKey: "good")
+        #expect(try a.cache.value(forKey: "plain") == nil)
+        #expect(try a.cache.value(forKey: "hash") == nil)
+        #expect(try a.cache.value(forKey: "good") == bytes(3))
+        #expect(a.cache.statistics.remoteErrors == 2)
+        #expect(a.cache.statistics.misses == 2)
+    }
+
+    /// A value another node's coder wrote in a form this one cannot decode: a miss.
+    @Test func aRemoteValueThatDoesNotDecodeIsAMiss() throws {
+        struct Point: Codable, Equatable { var x: Int }
+        let namespace = RedisTestServer.uniqueNamespace()
+        let a = try Node(namespace: namespace)
+        try a.cache.setValue(Data("not json".utf8), forKey: "p")
+        let directory = TemporaryDirectory()
+        defer { directory.remove() }
+        var configuration = Cache<Point>.Configuration()
+        configuration.remote = try RedisTestServer.level(namespace: namespace)
+        let typed = try Cache<Point>(directory: directory.url, coder: JSONCoder(), configuration: configuration)
+        defer { try? typed.close() }
+        #expect(try typed.value(forKey: "p") == nil)
+        #expect(typed.statistics.remoteErrors == 1)
+    }
+
+    @Test func backgroundRemoteWritesLandInCallOrder() throws {
+        let namespace = RedisTestServer.uniqueNamespace()
+        let a = try Node(namespace: namespace, configure: { $0.remoteWrite = .background })
+        for seed in 0..<50 { try a.cache.setValue(bytes(10, seed: UInt8(seed)), forKey: "k") }
+        try a.cache.waitForBackgroundWrites()
+        #expect(try a.level.entry(forKey: "k")?.data == bytes(10, seed: 49))
+    }
+
+    @Test func aValueLoadedOnOneNodeIsNotComputedAgainOnAnother() async throws {
+        let namespace = RedisTestServer.uniqueNamespace()
+        let a = try Node(namespace: namespace)
+        let b = try Node(namespace: namespace)
+        _ = try await a.cache.value(forKey: "k", orCompute: { bytes(7) })
+        #expect(b.waitForChanges(1))
+        let value = try await b.cache.value(forKey: "k", orCompute: { Issue.record("computed again"); return Data() })
+        #expect(value == bytes(7))
+        #expect(b.cache.statistics.computations == 0)
+    }
+
+    @Test func touchingAValueRetimesTheRemoteCopy() throws {
+        let namespace = RedisTestServer.uniqueNamespace()
+        let a = try Node(namespace: namespace)
+        try a.cache.setValue(bytes(3), forKey: "k", expiration: .after(.seconds(30)))
+        try a.cache.touch("k", expiration: .never)
+        #expect(try a.level.entry(forKey: "k")?.expiration == .never)
+        #expect(try RedisTestServer.raw().run("PTTL", "kvcache:\(namespace):k") == .integer(-1))
+    }
+}
