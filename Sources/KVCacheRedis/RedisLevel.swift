@@ -156,11 +156,14 @@ public final class RedisLevel: RemoteLevel {
 
     // MARK: - RemoteLevel
 
+    /// The entry for `key` (`GET`); nil if none or expired. Throws `RemoteLevelError`.
     public func entry(forKey key: String) throws -> RemoteEntry? {
         let reply = try call { try $0.command([Data("GET".utf8), redisKey(key)]) }
         return try decodeEntry(reply)
     }
 
+    /// The entries for `keys` in one round trip (`MGET`); keys whose bytes are not a KVCache
+    /// value are left out (and counted). Throws `RemoteLevelError`.
     public func entries(forKeys keys: [String]) throws -> [String: RemoteEntry] {
         guard !keys.isEmpty else { return [:] }
         let reply = try call { try $0.command([Data("MGET".utf8)] + keys.map(redisKey)) }
@@ -180,6 +183,8 @@ public final class RedisLevel: RemoteLevel {
         return found
     }
 
+    /// Stores `entry` (`SET` with `PX` for its expiration) and publishes the change, in one
+    /// round trip. Throws `RemoteLevelError` (`.valueTooLarge` over `maxValueSize`).
     public func setEntry(_ entry: RemoteEntry, forKey key: String) throws {
         let now = Date().timeIntervalSince1970
         let deadline = entry.expiration.deadline(from: now)
@@ -199,10 +204,13 @@ public final class RedisLevel: RemoteLevel {
         try write(set, publishing: .key(key))
     }
 
+    /// Removes `key` (`DEL`) and publishes the change, in one round trip.
     public func removeEntry(forKey key: String) throws {
         try write([Data("DEL".utf8), redisKey(key)], publishing: .key(key))
     }
 
+    /// Removes this namespace's keys with `prefix` (`SCAN` and `UNLINK`, 1,000 at a time),
+    /// then publishes the change.
     public func removeEntries(withPrefix prefix: String) throws {
         let pattern = keyPrefix.escapingGlob() + Data(prefix.utf8).escapingGlob() + Data("*".utf8)
         var cursor = Data("0".utf8)
@@ -224,6 +232,10 @@ public final class RedisLevel: RemoteLevel {
         if configuration.publishesChanges { try publish(.prefix(prefix)) }
     }
 
+    /// Subscribes to the namespace's channel on a connection and thread of its own, and
+    /// returns once the first attempt succeeded (after its `.resynchronize` was handled) or
+    /// failed; it retries every `breakDuration` (at least 10 ms). One subscriber per level:
+    /// a second call throws `.invalidArgument`.
     public func subscribe(_ handler: @escaping @Sendable (RemoteChange) -> Void) throws {
         let started = try subscriber.withLock { current -> RedisSubscriber in
             if current != nil { throw RemoteLevelError(.invalidArgument, "the level has a subscriber already") }
@@ -236,6 +248,7 @@ public final class RedisLevel: RemoteLevel {
         started.start()
     }
 
+    /// Stops the subscriber and waits for its thread.
     public func stopSubscription() {
         subscriber.withLock { current in
             defer { current = nil }

@@ -61,10 +61,10 @@ struct TemporaryDirectory {
 }
 
 /// A redis-server of the test's own, on a free loopback port, that the test may kill,
-/// stop and restart.
+/// stop and restart. Stopped with SIGKILL by `stop()` or when released.
 final class OwnRedisServer: @unchecked Sendable {
     let port: Int
-    private var process: Process?
+    private var pid: pid_t?
     private let directory = TemporaryDirectory("server")
 
     init() throws {
@@ -73,25 +73,22 @@ final class OwnRedisServer: @unchecked Sendable {
     }
 
     deinit {
-        if let process, process.isRunning {
-            kill(process.processIdentifier, SIGCONT)
-            process.terminate()
-            process.waitUntilExit()
-        }
+        stop()
         directory.remove()
     }
 
     var address: RedisAddress { RedisAddress(host: "127.0.0.1", port: port) }
 
     func start() throws {
-        let process = Process()
-        process.executableURL = URL(fileURLWithPath: try #require(RedisTestServer.serverBinary))
-        process.arguments = ["--port", "\(port)", "--bind", "127.0.0.1", "--save", "", "--appendonly", "no",
-                             "--dir", directory.url.path]
-        process.standardOutput = FileHandle.nullDevice
-        process.standardError = FileHandle.nullDevice
-        try process.run()
-        self.process = process
+        let binary = try #require(RedisTestServer.serverBinary)
+        let arguments = [binary, "--port", "\(port)", "--bind", "127.0.0.1", "--save", "", "--appendonly", "no",
+                         "--dir", directory.url.path, "--logfile", directory.url.path + "/redis.log"]
+        var child: pid_t = 0
+        let argv = arguments.map { strdup($0) } + [nil]
+        defer { for argument in argv { free(argument) } }
+        let status = posix_spawn(&child, binary, nil, nil, argv, environ)
+        guard status == 0 else { throw RemoteLevelError(.unavailable, "posix_spawn redis-server: \(status)") }
+        pid = child
         // Until it answers (it starts in milliseconds; a server that never does fails here).
         let deadline = Date(timeIntervalSinceNow: 10)
         while true {
@@ -103,18 +100,24 @@ final class OwnRedisServer: @unchecked Sendable {
         }
     }
 
-    /// kill -9.
+    /// kill -9, and waits for the process to end.
     func kill9() {
-        guard let process else { return }
-        kill(process.processIdentifier, SIGKILL)
-        process.waitUntilExit()
-        self.process = nil
+        guard let pid else { return }
+        kill(pid, SIGKILL)
+        var status: Int32 = 0
+        while waitpid(pid, &status, 0) < 0 && errno == EINTR {}
+        self.pid = nil
+    }
+
+    func stop() {
+        resume()
+        kill9()
     }
 
     /// SIGSTOP: the server hangs, its sockets open.
-    func pause() { if let process { kill(process.processIdentifier, SIGSTOP) } }
+    func pause() { if let pid { kill(pid, SIGSTOP) } }
     /// SIGCONT.
-    func resume() { if let process { kill(process.processIdentifier, SIGCONT) } }
+    func resume() { if let pid { kill(pid, SIGCONT) } }
 
     static func freePort() throws -> Int {
         let fd = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)

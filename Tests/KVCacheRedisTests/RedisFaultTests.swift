@@ -1,0 +1,108 @@
+import Dispatch
+import Foundation
+import Testing
+@testable import KVCache
+@testable import KVCacheRedis
+
+/// A remote level that forwards every call to a real one, and says when a write has begun
+/// (so a test can hold that write open on a stopped server and act meanwhile).
+final class ObservedRemoteLevel: RemoteLevel, @unchecked Sendable {
+    let base: RedisLevel
+    let writeBegan = DispatchSemaphore(value: 0)
+
+    init(_ base: RedisLevel) { self.base = base }
+
+    func entry(forKey key: String) throws -> RemoteEntry? { try base.entry(forKey: key) }
+    func entries(forKeys keys: [String]) throws -> [String: RemoteEntry] { try base.entries(forKeys: keys) }
+    func setEntry(_ entry: RemoteEntry, forKey key: String) throws {
+        writeBegan.signal()
+        try base.setEntry(entry, forKey: key)
+    }
+    func removeEntry(forKey key: String) throws { try base.removeEntry(forKey: key) }
+    func removeEntries(withPrefix prefix: String) throws { try base.removeEntries(withPrefix: prefix) }
+    func subscribe(_ handler: @escaping @Sendable (RemoteChange) -> Void) throws { try base.subscribe(handler) }
+    func stopSubscription() { base.stopSubscription() }
+}
+
+/// Servers of the tests' own that are killed, stopped (SIGSTOP) and restarted.
+@Suite(.enabled(if: RedisTestServer.canStartServers, RedisTestServer.skipReason))
+struct RedisFaultTests {
+    /// kill -9 and a restart: calls fail, then reconnect; the subscriber subscribes again
+    /// and the local values go (changes may have been missed meanwhile).
+    @Test func afterTheServerIsKilledAndRestartedTheNodeReconnectsAndResynchronizes() throws {
+        let server = try OwnRedisServer()
+        let node = try Node(namespace: "n", address: server.address, configureLevel: { $0.breakDuration = .zero })
+        #expect(node.level.statistics.subscriptions == 1)
+        try node.cache.setValue(bytes(10), forKey: "k")
+        server.kill9()
+        // The pooled connection is gone: the write is counted as failed, never thrown.
+        try node.cache.setValue(bytes(11), forKey: "during")
+        #expect(node.cache.statistics.remoteErrors >= 1)
+        #expect(try node.cache.value(forKey: "k") == bytes(10))
+        try server.start()
+        #expect(node.level.waitForStatistics(timeout: .seconds(10)) { $0.subscriptions >= 2 })
+        #expect(node.cache.statistics.remoteResynchronizations == 2)
+        #expect(!node.cache.memory.contains("k"))
+        #expect(try !node.cache.disk.contains("k"))
+        try node.cache.setValue(bytes(12), forKey: "after")
+        #expect(try node.level.entry(forKey: "after")?.data == bytes(12))
+        server.stop()
+    }
+
+    /// A hung server (SIGSTOP): one call waits for its timeout, then calls fail fast;
+    /// local hits are served all along.
+    @Test func aHungServerCostsOneTimeoutThenCallsFailFast() throws {
+        let server = try OwnRedisServer()
+        let node = try Node(namespace: "n", address: server.address, configureLevel: {
+            $0.commandTimeout = .milliseconds(200)
+            $0.breakDuration = .seconds(3600)
+        })
+        try node.cache.setValue(bytes(10), forKey: "hot")
+        server.pause()
+        defer { server.stop() }
+        #expect(try node.cache.value(forKey: "cold") == nil)
+        #expect(node.cache.statistics.remoteErrors == 1)
+        #expect(node.level.statistics.breakerOpenings == 1)
+        #expect(try node.cache.value(forKey: "cold2") == nil)
+        try node.cache.setValue(bytes(11), forKey: "new")
+        #expect(node.level.statistics.rejectedByBreaker == 2)
+        #expect(node.level.statistics.failures == 1)
+        #expect(try node.cache.value(forKey: "hot") == bytes(10))
+        #expect(try node.cache.value(forKey: "new") == bytes(11))
+    }
+
+    /// Local hits never wait on the remote level: a write is held open on a stopped server
+    /// while a memory hit and a disk hit of other keys complete.
+    @Test func localHitsCompleteWhileARemoteWriteIsHeldOpen() throws {
+        let server = try OwnRedisServer()
+        let level = try RedisTestServer.level(namespace: "n", address: server.address) {
+            $0.commandTimeout = .seconds(30)
+        }
+        let observed = ObservedRemoteLevel(level)
+        let directory = TemporaryDirectory()
+        defer { directory.remove() }
+        var configuration = Cache<Data>.Configuration()
+        configuration.remote = observed
+        let cache = try Cache<Data>(directory: directory.url, coder: DataCoder(), configuration: configuration)
+        defer { try? cache.close() }
+        try cache.setValue(bytes(10, seed: 1), forKey: "hot")
+        try cache.setValue(bytes(10, seed: 2), forKey: "warm")
+        cache.memory.removeValue(forKey: "warm")
+        for _ in 0..<2 { observed.writeBegan.wait() }
+        server.pause()
+        let writeDone = DispatchSemaphore(value: 0)
+        Thread {
+            try? cache.setValue(bytes(10, seed: 3), forKey: "slow")
+            writeDone.signal()
+        }.start()
+        observed.writeBegan.wait()
+        #expect(try cache.result(forKey: "hot").source == .memory)
+        #expect(try cache.result(forKey: "warm").source == .disk)
+        #expect(writeDone.wait(timeout: .now()) == .timedOut, "the remote write was still held open")
+        server.resume()
+        writeDone.wait()
+        #expect(try level.entry(forKey: "slow")?.data == bytes(10, seed: 3))
+        try cache.close()
+        server.stop()
+    }
+}
