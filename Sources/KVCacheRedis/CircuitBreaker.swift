@@ -20,7 +20,7 @@ final class CircuitBreaker: Sendable {
     }
 
     /// Throws `.circuitOpen` while the breaker is open, and lets one prober through after it.
-    func permit(now: Double = Clock.now()) throws {
+    func permit(now: Double = Condition.now()) throws {
         try state.withLock { state in
             guard let until = state.openUntil else { return }
             if now >= until, !state.probing {
@@ -41,7 +41,7 @@ final class CircuitBreaker: Sendable {
     }
 
     /// A call could not reach the server: opens the breaker.
-    func failed(now: Double = Clock.now()) {
+    func failed(now: Double = Condition.now()) {
         guard breakDuration > 0 else { return }
         state.withLock { state in
             if state.openUntil == nil || state.probing { state.openings += 1 }
@@ -54,20 +54,4 @@ final class CircuitBreaker: Sendable {
     var isOpen: Bool { state.withLock { $0.openUntil != nil } }
     /// How many times it opened, and how many calls it failed fast.
     var counts: (openings: Int, rejected: Int) { state.withLock { ($0.openings, $0.rejected) } }
-
-    enum Clock {
-        /// Monotonic seconds.
-        static func now() -> Double {
-            var time = timespec()
-            clock_gettime(CLOCK_MONOTONIC, &time)
-            return Double(time.tv_sec) + Double(time.tv_nsec) / 1e9
-        }
-    }
-}
-
-extension Duration {
-    var seconds: Double {
-        let (seconds, attoseconds) = components
-        return Double(seconds) + Double(attoseconds) / 1e18
-    }
 }

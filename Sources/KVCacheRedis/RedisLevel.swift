@@ -132,23 +132,20 @@ public final class RedisLevel: RemoteLevel {
 
     /// The counts so far.
     public var statistics: Statistics {
-        var statistics = counters.withLock { $0 }
-        let breaker = pool.breaker.counts
-        statistics.breakerOpenings = breaker.openings
-        statistics.rejectedByBreaker = breaker.rejected
-        return statistics
+        withBreakerCounts(counters.withLock { $0 })
+    }
+
+    /// `counts` with the circuit breaker's own counts filled in.
+    private func withBreakerCounts(_ counts: Statistics) -> Statistics {
+        var counts = counts
+        (counts.breakerOpenings, counts.rejectedByBreaker) = pool.breaker.counts
+        return counts
     }
 
     /// Blocks until `predicate` holds for the statistics (say, until another node's change
     /// was received and applied), for at most `timeout`; returns whether it held.
     public func waitForStatistics(timeout: Duration, until predicate: (Statistics) -> Bool) -> Bool {
-        counters.wait(timeout: timeout) { counts in
-            var counts = counts
-            let breaker = pool.breaker.counts
-            counts.breakerOpenings = breaker.openings
-            counts.rejectedByBreaker = breaker.rejected
-            return predicate(counts)
-        }
+        counters.wait(timeout: timeout) { predicate(withBreakerCounts($0)) }
     }
 
     /// Whether calls fail fast now (the circuit breaker is open).
@@ -171,15 +168,10 @@ public final class RedisLevel: RemoteLevel {
             throw failed(RemoteLevelError(.unexpectedReply, "MGET answered \(reply)"))
         }
         var found: [String: RemoteEntry] = [:]
-        var firstError: Error?
+        // A value that does not decode is counted (by decodeEntry) and left out.
         for (key, value) in zip(keys, values) {
-            do {
-                if let entry = try decodeEntry(value) { found[key] = entry }
-            } catch {
-                firstError = firstError ?? error
-            }
+            if let entry = try? decodeEntry(value) { found[key] = entry }
         }
-        if found.isEmpty, let firstError { throw firstError }
         return found
     }
 
@@ -201,12 +193,12 @@ public final class RedisLevel: RemoteLevel {
             let milliseconds = max(1, Int64(((deadline - now) * 1000).rounded(.up)))
             set += [Data("PX".utf8), Data(String(milliseconds).utf8)]
         }
-        try write(set, publishing: .key(key))
+        try write(set, publishingChangeOf: key)
     }
 
     /// Removes `key` (`DEL`) and publishes the change, in one round trip.
     public func removeEntry(forKey key: String) throws {
-        try write([Data("DEL".utf8), redisKey(key)], publishing: .key(key))
+        try write([Data("DEL".utf8), redisKey(key)], publishingChangeOf: key)
     }
 
     /// Removes this namespace's keys with `prefix` (`SCAN` and `UNLINK`, 1,000 at a time),
@@ -229,7 +221,10 @@ public final class RedisLevel: RemoteLevel {
             }
             cursor = next
         } while cursor != Data("0".utf8)
-        if configuration.publishesChanges { try publish(.prefix(prefix)) }
+        if configuration.publishesChanges {
+            try check(call { try $0.command(publishCommand(.prefix(prefix))) })
+            counters.withLock { $0.changesPublished += 1 }
+        }
     }
 
     /// Subscribes to the namespace's channel on a connection and thread of its own, and
@@ -262,19 +257,17 @@ public final class RedisLevel: RemoteLevel {
         keyPrefix + Data(key.utf8)
     }
 
-    /// Runs a write and, with the backplane on, publishes `change` in the same round trip.
-    private func write(_ command: [Data], publishing change: RemoteChange) throws {
+    /// Runs a write of `key` and, with the backplane on, publishes the change in the same round trip.
+    private func write(_ command: [Data], publishingChangeOf key: String) throws {
         var commands = [command]
-        if configuration.publishesChanges {
-            commands.append([Data("PUBLISH".utf8), channel, InvalidationMessage.encode(change, nodeID: nodeID)])
-        }
+        if configuration.publishesChanges { commands.append(publishCommand(.key(key))) }
         let replies = try call { try $0.pipeline(commands) }
         for reply in replies { try check(reply) }
         if configuration.publishesChanges { counters.withLock { $0.changesPublished += 1 } }
     }
 
-    private func publish(_ change: RemoteChange) throws {
-        try write([Data("PING".utf8)], publishing: change)
+    private func publishCommand(_ message: InvalidationMessage.Change) -> [Data] {
+        [Data("PUBLISH".utf8), channel, InvalidationMessage.encode(message, nodeID: nodeID)]
     }
 
     /// Runs `body` on a pooled connection, counting the call and its failure.

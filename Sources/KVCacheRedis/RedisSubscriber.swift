@@ -119,20 +119,20 @@ final class RedisSubscriber: @unchecked Sendable {
 
 /// An invalidation on the channel: `<node id> k <key>` or `<node id> p <prefix>`.
 struct InvalidationMessage {
+    /// What a node publishes (never `.resynchronize`, which each subscriber decides alone).
+    enum Change {
+        case key(String)
+        case prefix(String)
+    }
+
     var nodeID: Data
     var change: RemoteChange
 
-    static func encode(_ change: RemoteChange, nodeID: Data) -> Data {
+    static func encode(_ change: Change, nodeID: Data) -> Data {
         var data = nodeID
         switch change {
-        case .key(let key):
-            data.append(contentsOf: Array(" k ".utf8))
-            data.append(contentsOf: Array(key.utf8))
-        case .prefix(let prefix):
-            data.append(contentsOf: Array(" p ".utf8))
-            data.append(contentsOf: Array(prefix.utf8))
-        case .resynchronize:
-            data.append(contentsOf: Array(" r ".utf8))
+        case .key(let key): data.append(contentsOf: Array(" k \(key)".utf8))
+        case .prefix(let prefix): data.append(contentsOf: Array(" p \(prefix)".utf8))
         }
         return data
     }
@@ -146,7 +146,6 @@ struct InvalidationMessage {
         switch bytes[space + 1] {
         case UInt8(ascii: "k"): change = .key(text)
         case UInt8(ascii: "p"): change = .prefix(text)
-        case UInt8(ascii: "r"): change = .resynchronize
         default: return nil
         }
     }

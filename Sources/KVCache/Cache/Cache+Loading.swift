@@ -123,7 +123,7 @@ extension Cache {
                 try disk.setValue(data, forKey: key, expiration: expiration, extendedData: nil, reportsChange: false)
             }
             memory.setValue(value, forKey: key, cost: cost, expiration: expiration)
-            if remote != nil { writeRemote(data, forKey: key, expiration: expiration) }
+            writeRemote(data, forKey: key, expiration: expiration)
             return true
         }
     }

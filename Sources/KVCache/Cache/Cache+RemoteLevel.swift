@@ -17,8 +17,8 @@ extension Cache {
             remoteFailed("reading \(key)", error)
             return nil
         }
-        let now = disk.configuration.clock()
-        guard let entry, entry.expiration.deadline(from: now).map({ $0 > now }) ?? true else { return nil }
+        // Expired entries are the remote level's to leave out (see `RemoteLevel.entry`).
+        guard let entry else { return nil }
         let value: Value
         do {
             value = try coder.decode(entry.data)
@@ -49,8 +49,7 @@ extension Cache {
     @usableFromInline
     func writeRemote(_ data: Data, forKey key: String, expiration: Expiration) {
         guard let remote else { return }
-        // An absolute deadline: a value queued or sent late expires when the local copies do.
-        let entry = RemoteEntry(data: data, expiration: Expiration(deadline: expiration.deadline(from: disk.configuration.clock())))
+        let entry = RemoteEntry(data: data, expiration: absolute(expiration))
         runRemote("writing \(key)") {
             do {
                 try remote.setEntry(entry, forKey: key)
@@ -70,7 +69,7 @@ extension Cache {
     /// Gives the remote copy of `key` a new expiration (read, then written again).
     func touchRemote(_ key: String, expiration: Expiration) {
         guard let remote else { return }
-        let deadline = Expiration(deadline: expiration.deadline(from: disk.configuration.clock()))
+        let deadline = absolute(expiration)
         runRemote("touching \(key)") {
             guard var entry = try remote.entry(forKey: key) else { return }
             entry.expiration = deadline
@@ -82,6 +81,12 @@ extension Cache {
     func removeRemote(withPrefix prefix: String) {
         guard let remote else { return }
         runRemote("removing the keys with prefix \(prefix)") { try remote.removeEntries(withPrefix: prefix) }
+    }
+
+    /// `expiration` as an absolute date (or `.never`): a remote write queued or sent late
+    /// expires when the local copies do.
+    private func absolute(_ expiration: Expiration) -> Expiration {
+        Expiration(deadline: expiration.deadline(from: disk.configuration.clock()))
     }
 
     private func runRemote(_ what: String, _ body: @escaping @Sendable () throws -> Void) {

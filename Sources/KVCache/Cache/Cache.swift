@@ -185,7 +185,7 @@ public final class Cache<Value: Sendable>: Sendable {
             entry = try disk.entry(forKey: key)
         }
         guard let entry else {
-            if remote != nil, let value = readRemote(forKey: key, promotion: &promotion) { return value }
+            if let value = readRemote(forKey: key, promotion: &promotion) { return value }
             counters.withLock { $0.misses &+= 1 }
             return nil
         }
@@ -265,6 +265,7 @@ public final class Cache<Value: Sendable>: Sendable {
     func store(_ value: Value, forKey key: String, expiration: Expiration, extendedData: Data?,
                diskWrite: DiskWrite) throws {
         let (data, cost) = try prepareWrite(value, forKey: key)
+        // The `remote != nil` checks below spare a cache without a remote level a call per set.
         switch diskWrite {
         case .immediate:
             try writes.mutate(key) {
@@ -296,7 +297,7 @@ public final class Cache<Value: Sendable>: Sendable {
             let queued = writes.retimeQueuedWrite(forKey: key, expiration: expiration)
             let onDisk = try disk.touch(key, expiration: expiration, reportsChange: false)
             let inMemory = memory.touch(key, expiration: expiration)
-            if remote != nil { touchRemote(key, expiration: expiration) }
+            touchRemote(key, expiration: expiration)
             return queued || onDisk || inMemory
         }
     }
@@ -316,7 +317,7 @@ public final class Cache<Value: Sendable>: Sendable {
                                            reportsChange: false) else { return false }
             memory.setValue(value, forKey: key, cost: cost, expiration: expiration)
             counters.withLock { $0.sets &+= 1 }
-            if remote != nil { writeRemote(data, forKey: key, expiration: expiration) }
+            writeRemote(data, forKey: key, expiration: expiration)
             return true
         }
     }
@@ -338,9 +339,7 @@ public final class Cache<Value: Sendable>: Sendable {
             for (key, value) in values {
                 memory.setValue(value, forKey: key, cost: costs[key] ?? 0, expiration: expiration)
             }
-            if remote != nil {
-                for (key, data) in encoded { writeRemote(data, forKey: key, expiration: expiration) }
-            }
+            for (key, data) in encoded { writeRemote(data, forKey: key, expiration: expiration) }
         }
     }
 
@@ -361,7 +360,7 @@ public final class Cache<Value: Sendable>: Sendable {
         try writes.mutate(key) {
             try disk.removeValue(forKey: key, reportsChange: false)
             memory.removeValue(forKey: key)
-            if remote != nil { removeRemote(forKey: key) }
+            removeRemote(forKey: key)
         }
     }
 
@@ -374,7 +373,7 @@ public final class Cache<Value: Sendable>: Sendable {
     public func removeValues(withPrefix prefix: String) throws -> Int {
         try writes.removeValues(withPrefix: prefix, disk: {
             let removed = try disk.removeValues(withPrefix: prefix, reportsChange: false)
-            if remote != nil { removeRemote(withPrefix: prefix) }
+            removeRemote(withPrefix: prefix)
             return removed
         }, memory: { memory.removeValues(withPrefix: prefix) })
     }
@@ -384,7 +383,7 @@ public final class Cache<Value: Sendable>: Sendable {
         try writes.mutate(nil) {
             memory.removeAll()
             try disk.removeAll(reportsChange: false)
-            if remote != nil { removeRemote(withPrefix: "") }
+            removeRemote(withPrefix: "")
         }
     }
 
@@ -393,7 +392,7 @@ public final class Cache<Value: Sendable>: Sendable {
         try writes.mutate(nil) {
             memory.removeAll()
             try disk.removeAll(reportsChange: false, progress: progress)
-            if remote != nil { removeRemote(withPrefix: "") }
+            removeRemote(withPrefix: "")
         }
     }
 

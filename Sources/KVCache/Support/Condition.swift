@@ -6,7 +6,7 @@ import Darwin
 
 /// A `pthread_cond_t` at a fixed heap address, timed against the monotonic clock
 /// (Linux), so a wall-clock jump neither delays nor hurries a timed wait.
-struct Condition: ~Copyable {
+package struct Condition: ~Copyable {
     private let condition: UnsafeMutablePointer<pthread_cond_t>
 
     init() {
@@ -29,7 +29,7 @@ struct Condition: ~Copyable {
     }
 
     /// Seconds on the clock that `wait(on:until:)` deadlines use.
-    static func now() -> Double {
+    package static func now() -> Double {
         var time = timespec()
         #if os(Linux)
         clock_gettime(CLOCK_MONOTONIC, &time)

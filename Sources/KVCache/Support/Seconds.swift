@@ -20,7 +20,7 @@ enum Seconds {
 extension Duration {
     /// The duration in seconds, as the levels keep time internally (every
     /// `Duration` is finite, so this is too).
-    var seconds: Double {
+    package var seconds: Double {
         let parts = components
         return Double(parts.seconds) + Double(parts.attoseconds) * 1e-18
     }
