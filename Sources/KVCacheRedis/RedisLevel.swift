@@ -1,7 +1,7 @@
 import Foundation
 import KVCache
 
-/// A ``RemoteLevel`` on one Redis (or Valkey) server, through hiredis: the shared level
+/// A ``RemoteLevel`` on one Redis (or Valkey) server or a Redis Cluster, through hiredis: the shared level
 /// of a ``Cache`` on several processes or machines, and the backplane that tells each of
 /// them which keys another one changed.
 ///
@@ -18,11 +18,20 @@ import KVCache
 /// expiration; changes are published on `kvcache:<namespace>:changes`. Connections are
 /// made when first needed and again after a failure; a circuit breaker makes calls fail
 /// fast for `breakDuration` after the server could not be reached.
+///
+/// In a cluster (``Configuration/init(cluster:namespace:)``) each key goes to the node that
+/// serves its slot; the level reads the slot map (`CLUSTER SLOTS`) when first used, follows
+/// `MOVED` and `ASK` redirects, and reads the map again when a node moved slots or cannot be
+/// reached (a replica may have taken over). Each node has its own connections and breaker.
 public final class RedisLevel: RemoteLevel {
     /// How a ``RedisLevel`` reaches its server and names its keys.
     public struct Configuration: Sendable {
-        /// The server.
+        /// The server; in a cluster, the first node asked for the slot map.
         public var address: RedisAddress
+        /// Whether the servers are the nodes of a Redis Cluster. Default false.
+        public var isCluster = false
+        /// More cluster nodes asked for the slot map when `address` cannot answer.
+        public var moreClusterNodes: [RedisAddress] = []
         /// The prefix of this cache's keys and channel: usually the cache's name. 1–200
         /// printable ASCII characters, without spaces or braces.
         public var namespace: String
@@ -39,7 +48,8 @@ public final class RedisLevel: RemoteLevel {
         /// How many idle connections are kept for reuse. Default 8.
         public var maxIdleConnections: Int = 8
         /// Whether keys carry the namespace as a hash tag, so a Redis Cluster keeps a
-        /// cache's keys on one node. Default false.
+        /// cache's keys in one slot, on one node: batch gets are then one `MGET`, at the cost
+        /// of spreading no load across nodes. Default false.
         public var groupsKeys = false
         /// Whether sets and removals publish invalidations (the backplane). Default true.
         public var publishesChanges = true
@@ -51,6 +61,15 @@ public final class RedisLevel: RemoteLevel {
             self.namespace = namespace
         }
 
+        /// A configuration for `namespace` on the Redis Cluster with `nodes` (any of its
+        /// nodes; the others are found from them); the other settings have their defaults.
+        public init(cluster nodes: [RedisAddress], namespace: String) {
+            self.address = nodes.first ?? RedisAddress(host: "")
+            moreClusterNodes = Array(nodes.dropFirst())
+            isCluster = true
+            self.namespace = namespace
+        }
+
         /// Throws `RemoteLevelError` (`.invalidArgument`) for a setting out of range.
         public func validate() throws {
             func check(_ condition: Bool, _ message: String) throws {
@@ -59,9 +78,13 @@ public final class RedisLevel: RemoteLevel {
             try check((1...200).contains(namespace.utf8.count)
                       && namespace.utf8.allSatisfy { (0x21...0x7E).contains($0) && $0 != UInt8(ascii: "{") && $0 != UInt8(ascii: "}") },
                       "namespace must be 1–200 printable ASCII characters without spaces or braces")
-            try check(!address.host.isEmpty, "the address has no host")
-            try check((1...65_535).contains(address.port), "port must be 1–65535")
-            try check(address.database >= 0, "database must not be negative")
+            for node in [address] + moreClusterNodes {
+                try check(!node.host.isEmpty, "an address has no host")
+                try check((1...65_535).contains(node.port), "port must be 1–65535")
+                try check(node.database >= 0, "database must not be negative")
+                try check(!isCluster || node.database == 0, "a cluster has database 0 only")
+            }
+            try check(isCluster || moreClusterNodes.isEmpty, "moreClusterNodes needs isCluster")
             for (name, timeout) in [("connectTimeout", connectTimeout), ("commandTimeout", commandTimeout)] {
                 try check(timeout > .zero && timeout <= .seconds(3600), "\(name) must be more than zero and at most an hour")
             }
@@ -102,7 +125,7 @@ public final class RedisLevel: RemoteLevel {
 
     /// The settings it was created with.
     public let configuration: Configuration
-    let pool: RedisConnectionPool
+    let router: RedisRouter
     let keyPrefix: Data
     let channel: Data
     /// Marks this level's own messages, which its subscriber ignores.
@@ -116,10 +139,13 @@ public final class RedisLevel: RemoteLevel {
     public init(configuration: Configuration) throws {
         try configuration.validate()
         self.configuration = configuration
-        pool = RedisConnectionPool(address: configuration.address, connectTimeout: configuration.connectTimeout,
-                                   commandTimeout: configuration.commandTimeout,
-                                   breakDuration: configuration.breakDuration,
-                                   maxIdle: configuration.maxIdleConnections)
+        router = RedisRouter(seeds: [configuration.address] + configuration.moreClusterNodes,
+                             isCluster: configuration.isCluster) { address in
+            RedisConnectionPool(address: address, connectTimeout: configuration.connectTimeout,
+                                commandTimeout: configuration.commandTimeout,
+                                breakDuration: configuration.breakDuration,
+                                maxIdle: configuration.maxIdleConnections)
+        }
         let namespace = configuration.groupsKeys ? "{\(configuration.namespace)}" : configuration.namespace
         keyPrefix = Data("kvcache:\(namespace):".utf8)
         channel = Data("kvcache:\(configuration.namespace):changes".utf8)
@@ -135,10 +161,14 @@ public final class RedisLevel: RemoteLevel {
         withBreakerCounts(counters.withLock { $0 })
     }
 
-    /// `counts` with the circuit breaker's own counts filled in.
+    /// `counts` with the circuit breakers' own counts (one per node) filled in.
     private func withBreakerCounts(_ counts: Statistics) -> Statistics {
         var counts = counts
-        (counts.breakerOpenings, counts.rejectedByBreaker) = pool.breaker.counts
+        for pool in router.allPools {
+            let (openings, rejected) = pool.breaker.counts
+            counts.breakerOpenings += openings
+            counts.rejectedByBreaker += rejected
+        }
         return counts
     }
 
@@ -148,27 +178,27 @@ public final class RedisLevel: RemoteLevel {
         counters.wait(timeout: timeout) { predicate(withBreakerCounts($0)) }
     }
 
-    /// Whether calls fail fast now (the circuit breaker is open).
-    public var isFailingFast: Bool { pool.breaker.isOpen }
+    /// Whether calls to the server (in a cluster: to some node) fail fast now: its circuit
+    /// breaker is open.
+    public var isFailingFast: Bool { router.allPools.contains { $0.breaker.isOpen } }
 
     // MARK: - RemoteLevel
 
     /// The entry for `key` (`GET`); nil if none or expired. Throws `RemoteLevelError`.
     public func entry(forKey key: String) throws -> RemoteEntry? {
-        let reply = try call { try $0.command([Data("GET".utf8), redisKey(key)]) }
+        let redisKey = redisKey(key)
+        let reply = try call { try router.run(key: redisKey, [[Data("GET".utf8), redisKey]])[0] }
         return try decodeEntry(reply)
     }
 
-    /// The entries for `keys` in one round trip (`MGET`); keys whose bytes are not a KVCache
-    /// value are left out (and counted). Throws `RemoteLevelError`.
+    /// The entries for `keys` in one round trip (`MGET`; in a cluster, one per node, an
+    /// `MGET` per slot); keys whose bytes are not a KVCache value, or whose node failed, are
+    /// left out (and counted). Throws `RemoteLevelError` if no key could be read.
     public func entries(forKeys keys: [String]) throws -> [String: RemoteEntry] {
         guard !keys.isEmpty else { return [:] }
-        let reply = try call { try $0.command([Data("MGET".utf8)] + keys.map(redisKey)) }
-        guard case .array(let values) = reply, values.count == keys.count else {
-            throw failed(RemoteLevelError(.unexpectedReply, "MGET answered \(reply)"))
-        }
+        let values = try call { try router.getMany(keys.map(redisKey)) }
         var found: [String: RemoteEntry] = [:]
-        // A value that does not decode is counted (by decodeEntry) and left out.
+        // A value that does not decode, or an error for its node, is counted (by decodeEntry) and left out.
         for (key, value) in zip(keys, values) {
             if let entry = try? decodeEntry(value) { found[key] = entry }
         }
@@ -201,30 +231,51 @@ public final class RedisLevel: RemoteLevel {
         try write([Data("DEL".utf8), redisKey(key)], publishingChangeOf: key)
     }
 
-    /// Removes this namespace's keys with `prefix` (`SCAN` and `UNLINK`, 1,000 at a time),
-    /// then publishes the change.
+    /// Runs `commands` in one round trip on the server, or the cluster node, holding
+    /// `redisKey`, counting the call; error replies are returned, not thrown.
+    func run(key redisKey: Data, _ commands: [[Data]]) throws -> [RedisReply] {
+        try call { try router.run(key: redisKey, commands) }
+    }
+
+    /// Removes this namespace's keys with `prefix` (`SCAN` and `UNLINK`, 1,000 at a time,
+    /// on every cluster primary), then publishes the change.
     public func removeEntries(withPrefix prefix: String) throws {
         let pattern = keyPrefix.escapingGlob() + Data(prefix.utf8).escapingGlob() + Data("*".utf8)
+        try call {
+            try router.forEachPrimary { _, pool in
+                try pool.withConnection { try removeKeys(matching: pattern, on: $0) }
+            }
+        }
+        if configuration.publishesChanges {
+            try check(call { try router.runOnAnyNode([publishCommand(.prefix(prefix))])[0] })
+            counters.withLock { $0.changesPublished += 1 }
+        }
+    }
+
+    /// Scans the connection's node for `pattern` and unlinks what it finds: one key per
+    /// `UNLINK` in a cluster (its keys differ in slot), a routed one for a key moved meanwhile.
+    private func removeKeys(matching pattern: Data, on connection: RedisConnection) throws {
         var cursor = Data("0".utf8)
         repeat {
-            let reply = try call {
-                try $0.command([Data("SCAN".utf8), cursor, Data("MATCH".utf8), pattern, Data("COUNT".utf8), Data("1000".utf8)])
-            }
+            let reply = try connection.command(
+                [Data("SCAN".utf8), cursor, Data("MATCH".utf8), pattern, Data("COUNT".utf8), Data("1000".utf8)])
             guard case .array(let parts) = reply, parts.count == 2, let next = parts[0].data,
                   case .array(let names) = parts[1] else {
-                throw failed(RemoteLevelError(.unexpectedReply, "SCAN answered \(reply)"))
+                throw RemoteLevelError(.unexpectedReply, "SCAN answered \(reply)")
             }
             let keys = names.compactMap(\.data)
             if !keys.isEmpty {
-                let removed = try call { try $0.command([Data("UNLINK".utf8)] + keys) }
-                try check(removed)
+                if router.isCluster {
+                    let replies = try connection.pipeline(keys.map { [Data("UNLINK".utf8), $0] })
+                    for (key, reply) in zip(keys, replies) where ClusterRedirect(reply, from: router.seeds[0]) != nil {
+                        try Self.throwIfError(router.run(key: key, [[Data("UNLINK".utf8), key]])[0])
+                    }
+                } else {
+                    try Self.throwIfError(connection.command([Data("UNLINK".utf8)] + keys))
+                }
             }
             cursor = next
         } while cursor != Data("0".utf8)
-        if configuration.publishesChanges {
-            try check(call { try $0.command(publishCommand(.prefix(prefix))) })
-            counters.withLock { $0.changesPublished += 1 }
-        }
     }
 
     /// Subscribes to the namespace's channel on a connection and thread of its own, and
@@ -234,7 +285,7 @@ public final class RedisLevel: RemoteLevel {
     public func subscribe(_ handler: @escaping @Sendable (RemoteChange) -> Void) throws {
         let started = try subscriber.withLock { current -> RedisSubscriber in
             if current != nil { throw RemoteLevelError(.invalidArgument, "the level has a subscriber already") }
-            let new = RedisSubscriber(address: configuration.address, connectTimeout: configuration.connectTimeout,
+            let new = RedisSubscriber(candidates: router.subscriptionCandidates, connectTimeout: configuration.connectTimeout,
                                       retryDelay: configuration.breakDuration, channel: channel, nodeID: nodeID,
                                       counters: counters, handler: handler)
             current = new
@@ -261,7 +312,7 @@ public final class RedisLevel: RemoteLevel {
     private func write(_ command: [Data], publishingChangeOf key: String) throws {
         var commands = [command]
         if configuration.publishesChanges { commands.append(publishCommand(.key(key))) }
-        let replies = try call { try $0.pipeline(commands) }
+        let replies = try call { try router.run(key: command[1], commands) }
         for reply in replies { try check(reply) }
         if configuration.publishesChanges { counters.withLock { $0.changesPublished += 1 } }
     }
@@ -270,10 +321,10 @@ public final class RedisLevel: RemoteLevel {
         [Data("PUBLISH".utf8), channel, InvalidationMessage.encode(message, nodeID: nodeID)]
     }
 
-    /// Runs `body` on a pooled connection, counting the call and its failure.
-    private func call<Result>(_ body: (RedisConnection) throws -> Result) throws -> Result {
+    /// Runs `body` (commands through the router), counting the call and its failure.
+    private func call<Result>(_ body: () throws -> Result) throws -> Result {
         do {
-            let result = try pool.withConnection(body)
+            let result = try body()
             counters.withLock { $0.calls += 1 }
             return result
         } catch let error as RemoteLevelError where error.code == .circuitOpen {
@@ -287,6 +338,11 @@ public final class RedisLevel: RemoteLevel {
     private func failed(_ error: Error) -> Error {
         counters.withLock { $0.failures += 1 }
         return error
+    }
+
+    /// Throws an error reply as `.serverError`, uncounted (inside a counted call).
+    private static func throwIfError(_ reply: RedisReply) throws {
+        if case .error(let message) = reply { throw RemoteLevelError(.serverError, message) }
     }
 
     private func check(_ reply: RedisReply) throws {

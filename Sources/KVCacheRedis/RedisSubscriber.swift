@@ -12,7 +12,8 @@ final class RedisSubscriber: @unchecked Sendable {
     private var firstAttemptDone = false
     private var current: RedisConnection?
 
-    private let address: RedisAddress
+    /// The nodes to subscribe on, tried in turn (any cluster node gets every message).
+    private let candidates: @Sendable () -> [RedisAddress]
     private let connectTimeout: Duration
     private let retryDelay: Double
     private let channel: Data
@@ -20,9 +21,9 @@ final class RedisSubscriber: @unchecked Sendable {
     private let handler: @Sendable (RemoteChange) -> Void
     private let counters: RedisLevelCounters
 
-    init(address: RedisAddress, connectTimeout: Duration, retryDelay: Duration, channel: Data, nodeID: Data,
+    init(candidates: @escaping @Sendable () -> [RedisAddress], connectTimeout: Duration, retryDelay: Duration, channel: Data, nodeID: Data,
          counters: RedisLevelCounters, handler: @escaping @Sendable (RemoteChange) -> Void) {
-        self.address = address
+        self.candidates = candidates
         self.connectTimeout = connectTimeout
         self.retryDelay = max(retryDelay.seconds, 0.01)
         self.channel = channel
@@ -53,7 +54,7 @@ final class RedisSubscriber: @unchecked Sendable {
     private func run() {
         while !condition.withLock({ isStopped }) {
             do {
-                let connection = try RedisConnection(address: address, connectTimeout: connectTimeout, commandTimeout: nil)
+                let connection = try connect()
                 let adopted = condition.withLock { () -> Bool in
                     if isStopped { return false }
                     current = connection
@@ -86,6 +87,19 @@ final class RedisSubscriber: @unchecked Sendable {
             firstAttemptDone = true
             condition.broadcast()
         }
+    }
+
+    /// A connection to the first candidate that accepts one.
+    private func connect() throws -> RedisConnection {
+        var lastError: Error = RemoteLevelError(.unavailable, "no server to subscribe on")
+        for address in candidates() {
+            do {
+                return try RedisConnection(address: address, connectTimeout: connectTimeout, commandTimeout: nil)
+            } catch {
+                lastError = error
+            }
+        }
+        throw lastError
     }
 
     private func markFirstAttemptDone() {

@@ -10,10 +10,15 @@ final class Node: @unchecked Sendable {
     let level: RedisLevel
     let cache: Cache<Data>
 
-    init(namespace: String, address: RedisAddress? = nil,
+    convenience init(namespace: String, address: RedisAddress? = nil,
          configureLevel: (inout RedisLevel.Configuration) -> Void = { _ in },
          configure: (inout Cache<Data>.Configuration) -> Void = { _ in }) throws {
-        level = try RedisTestServer.level(namespace: namespace, address: address, configureLevel)
+        try self.init(level: RedisTestServer.level(namespace: namespace, address: address, configureLevel),
+                      configure: configure)
+    }
+
+    init(level: RedisLevel, configure: (inout Cache<Data>.Configuration) -> Void = { _ in }) throws {
+        self.level = level
         var configuration = Cache<Data>.Configuration()
         configuration.disk.autoTrimInterval = nil
         configuration.remote = level

@@ -67,8 +67,12 @@ final class OwnRedisServer: @unchecked Sendable {
     private var pid: pid_t?
     private let directory = TemporaryDirectory("server")
 
-    init() throws {
-        port = try Self.freePort()
+    private let extraArguments: [String]
+
+    /// A cluster node (`clusterNode`) also listens on its port + 10,000 (the cluster bus).
+    init(extraArguments: [String] = [], clusterNode: Bool = false) throws {
+        port = try clusterNode ? Self.freeClusterPort() : Self.freePort()
+        self.extraArguments = extraArguments
         try start()
     }
 
@@ -82,7 +86,7 @@ final class OwnRedisServer: @unchecked Sendable {
     func start() throws {
         let binary = try #require(RedisTestServer.serverBinary)
         let arguments = [binary, "--port", "\(port)", "--bind", "127.0.0.1", "--save", "", "--appendonly", "no",
-                         "--dir", directory.url.path, "--logfile", directory.url.path + "/redis.log"]
+                         "--dir", directory.url.path, "--logfile", directory.url.path + "/redis.log"] + extraArguments
         var child: pid_t = 0
         let argv = arguments.map { strdup($0) } + [nil]
         defer { for argument in argv { free(argument) } }
@@ -119,13 +123,23 @@ final class OwnRedisServer: @unchecked Sendable {
     /// SIGCONT.
     func resume() { if let pid { kill(pid, SIGCONT) } }
 
-    static func freePort() throws -> Int {
+    /// A free port whose cluster bus port (+10,000) is free too.
+    static func freeClusterPort() throws -> Int {
+        for _ in 0..<1000 {
+            let port = Int.random(in: 20_000..<45_000)
+            if (try? freePort(port)) != nil, (try? freePort(port + 10_000)) != nil { return port }
+        }
+        throw RemoteLevelError(.unavailable, "no free cluster port")
+    }
+
+    /// A port the system picks (0), or `port` if it is free.
+    static func freePort(_ port: Int = 0) throws -> Int {
         let fd = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
         defer { close(fd) }
         var address = sockaddr_in()
         address.sin_family = sa_family_t(AF_INET)
         address.sin_addr.s_addr = inet_addr("127.0.0.1")
-        address.sin_port = 0
+        address.sin_port = UInt16(port).bigEndian
         var length = socklen_t(MemoryLayout<sockaddr_in>.size)
         let bound = withUnsafeMutablePointer(to: &address) {
             $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { pointer -> Bool in
@@ -140,4 +154,117 @@ final class OwnRedisServer: @unchecked Sendable {
 /// `count` bytes following a pattern picked by `seed`.
 func bytes(_ count: Int, seed: UInt8 = 1) -> Data {
     Data((0..<count).map { UInt8(truncatingIfNeeded: $0 &* 31 &+ Int(seed)) })
+}
+
+/// The Redis Cluster `.ci/run` starts: `KVCACHE_REDIS_CLUSTER`, its nodes' `host:port`
+/// separated by commas.
+enum RedisTestCluster {
+    static let nodesText = ProcessInfo.processInfo.environment["KVCACHE_REDIS_CLUSTER"]
+    static let skipReason: Comment = "KVCACHE_REDIS_CLUSTER is not set: start a Redis Cluster of three masters and set it to host:port,host:port,host:port"
+
+    static let cliBinary: String? = {
+        let path = ProcessInfo.processInfo.environment["PATH"] ?? "/usr/bin:/bin"
+        return path.split(separator: ":").map { "\($0)/redis-cli" }.first { FileManager.default.isExecutableFile(atPath: $0) }
+    }()
+
+    /// Tests that start a cluster of their own need redis-server and redis-cli too.
+    static let canStartClusters = nodesText != nil && RedisTestServer.serverBinary != nil && cliBinary != nil
+
+    static var nodes: [RedisAddress] {
+        get throws { try #require(nodesText).split(separator: ",").map { try RedisAddress(String($0)) } }
+    }
+
+    static func level(namespace: String, nodes: [RedisAddress]? = nil,
+                      _ configure: (inout RedisLevel.Configuration) -> Void = { _ in }) throws -> RedisLevel {
+        var configuration = RedisLevel.Configuration(cluster: try nodes ?? self.nodes, namespace: namespace)
+        configure(&configuration)
+        return try RedisLevel(configuration: configuration)
+    }
+
+    /// Raw connections to each node, keyed by address.
+    static func rawNodes(_ nodes: [RedisAddress]) throws -> [RedisAddress: RedisConnection] {
+        var connections: [RedisAddress: RedisConnection] = [:]
+        for node in nodes { connections[node] = try RedisTestServer.raw(node) }
+        return connections
+    }
+}
+
+/// A Redis Cluster of the test's own: three masters with a replica each, on free loopback
+/// ports, whose nodes a test may kill. Every node is killed when it is released.
+final class OwnRedisCluster: @unchecked Sendable {
+    let servers: [OwnRedisServer]
+
+    init(masters: Int = 3, replicasPerMaster: Int = 1) throws {
+        servers = try (0..<(masters * (1 + replicasPerMaster))).map { _ in
+            try OwnRedisServer(extraArguments: ["--cluster-enabled", "yes", "--cluster-node-timeout", "1000",
+                                                "--cluster-config-file", "nodes.conf"], clusterNode: true)
+        }
+        let cli = try #require(RedisTestCluster.cliBinary)
+        let create = [cli, "--cluster", "create"] + servers.map { "127.0.0.1:\($0.port)" }
+            + ["--cluster-replicas", "\(replicasPerMaster)", "--cluster-yes"]
+        try #require(runQuietly(create) == 0, "redis-cli --cluster create failed")
+        // Until every node sees every slot served and every replica is in sync.
+        try waitUntil(timeout: 30, "the cluster did not come up") {
+            try servers.allSatisfy { server in
+                let info = try RedisTestServer.raw(server.address).run("CLUSTER", "INFO").data ?? Data()
+                return String(decoding: info, as: UTF8.self).contains("cluster_state:ok")
+            } && replicasInSync()
+        }
+    }
+
+    var addresses: [RedisAddress] { servers.map(\.address) }
+
+    /// The role (`master` or `slave`) a node reports.
+    func role(of server: OwnRedisServer) throws -> String {
+        guard case .array(let parts) = try RedisTestServer.raw(server.address).run("ROLE"), let role = parts.first?.data else {
+            return "?"
+        }
+        return String(decoding: role, as: UTF8.self)
+    }
+
+    /// Whether every replica reports its link to its master up.
+    func replicasInSync() throws -> Bool {
+        try servers.allSatisfy { server in
+            guard try role(of: server) == "slave" else { return true }
+            let info = String(decoding: try RedisTestServer.raw(server.address).run("INFO", "replication").data ?? Data(),
+                              as: UTF8.self)
+            return info.contains("master_link_status:up")
+        }
+    }
+
+    /// The node serving `slot`, as a live node says.
+    func master(ofSlot slot: Int, askingAnyOf nodes: [OwnRedisServer]) throws -> RedisAddress? {
+        for node in nodes {
+            guard let reply = try? RedisTestServer.raw(node.address).run("CLUSTER", "SLOTS"),
+                  let map = try? ClusterSlotMap(slotsReply: reply, answering: node.address) else { continue }
+            return map.primary(forSlot: slot)
+        }
+        return nil
+    }
+}
+
+/// Polls an outside process's state (a server starting, a cluster failing over) until
+/// `condition` holds; throws after `timeout` seconds.
+func waitUntil(timeout: Double, _ message: String, _ condition: () throws -> Bool) throws {
+    let deadline = Date(timeIntervalSinceNow: timeout)
+    while !((try? condition()) ?? false) {
+        if Date() > deadline { throw RemoteLevelError(.unavailable, message) }
+        usleep(20_000)
+    }
+}
+
+/// Runs a program to its end with its output discarded; returns its exit status.
+func runQuietly(_ arguments: [String]) -> Int32 {
+    var actions = posix_spawn_file_actions_t()
+    posix_spawn_file_actions_init(&actions)
+    defer { posix_spawn_file_actions_destroy(&actions) }
+    posix_spawn_file_actions_addopen(&actions, 1, "/dev/null", O_WRONLY, 0)
+    posix_spawn_file_actions_addopen(&actions, 2, "/dev/null", O_WRONLY, 0)
+    var child: pid_t = 0
+    let argv = arguments.map { strdup($0) } + [nil]
+    defer { for argument in argv { free(argument) } }
+    guard posix_spawn(&child, arguments[0], &actions, nil, argv, environ) == 0 else { return -1 }
+    var status: Int32 = 0
+    while waitpid(child, &status, 0) < 0 && errno == EINTR {}
+    return (status & 0x7F) == 0 ? (status >> 8) & 0xFF : -1
 }
