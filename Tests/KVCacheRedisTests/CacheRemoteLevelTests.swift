@@ -167,4 +167,25 @@ struct CacheRemoteLevelTests {
         #expect(try a.level.entry(forKey: "k")?.expiration == .never)
         #expect(try RedisTestServer.raw().run("PTTL", "kvcache:\(namespace):k") == .integer(-1))
     }
+
+    /// A batch read takes what memory and disk hold, and the rest from Redis in one call,
+    /// stored locally like single reads' remote hits.
+    @Test func aBatchReadsWhatNoLocalLevelHoldsInOneRemoteCall() throws {
+        let namespace = RedisTestServer.uniqueNamespace()
+        let a = try Node(namespace: namespace)
+        let b = try Node(namespace: namespace)
+        let keys = (0..<100).map { "k\($0)" }
+        for (index, key) in keys.enumerated() { try a.cache.setValue(bytes(50, seed: UInt8(index)), forKey: key) }
+        #expect(b.waitForChanges(keys.count))
+        try b.cache.setValue(bytes(7), forKey: "k0")  // in b's memory
+        try b.cache.disk.setValue(bytes(8), forKey: "k1")  // on b's disk only
+        let calls = b.level.statistics.calls
+        let found = try b.cache.values(forKeys: keys + ["missing", "k2"])
+        #expect(b.level.statistics.calls == calls + 1)
+        #expect(found.count == 100)
+        #expect(found["k0"] == bytes(7) && found["k1"] == bytes(8) && found["k99"] == bytes(50, seed: 99))
+        #expect(b.cache.statistics.remoteHits == 98)
+        #expect(try b.cache.result(forKey: "k50").source == .memory)
+        #expect(try b.cache.disk.value(forKey: "k50") == bytes(50, seed: 50))
+    }
 }

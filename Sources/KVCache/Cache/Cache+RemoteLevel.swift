@@ -35,6 +35,37 @@ extension Cache {
         return value
     }
 
+    /// The remote level's values for `keys`, in one call (none on a failure), with what
+    /// storing each in the local levels needs.
+    func readRemote(forKeys keys: [String]) -> [String: (value: Value, promotion: Promotion)] {
+        guard let remote else { return [:] }
+        let entries: [String: RemoteEntry]
+        do {
+            entries = try remote.entries(forKeys: keys)
+        } catch {
+            remoteFailed("reading \(keys.count) keys", error)
+            return [:]
+        }
+        var found: [String: (value: Value, promotion: Promotion)] = [:]
+        for (key, entry) in entries {
+            let value: Value
+            do {
+                value = try coder.decode(entry.data)
+            } catch {
+                counters.withLock { $0.decodingFailures &+= 1 }
+                remoteFailed("decoding \(key)", error)
+                continue
+            }
+            var promotion = Promotion()
+            promotion.cost = cost(of: value, encodedSize: entry.data.count)
+            promotion.expiration = entry.expiration
+            promotion.remoteData = entry.data
+            found[key] = (value, promotion)
+        }
+        counters.withLock { $0.remoteHits &+= found.count }
+        return found
+    }
+
     /// Stores a remote hit on disk, with the remote expiration (under the key's lock, as
     /// its promotion into memory).
     @usableFromInline

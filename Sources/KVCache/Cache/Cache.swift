@@ -176,7 +176,8 @@ public final class Cache<Value: Sendable>: Sendable {
     /// The decoded value for `key` from the disk level (or from a background write
     /// not landed yet), counted as a disk hit or a miss, with what its promotion needs.
     @usableFromInline
-    func readDisk(forKey key: String, token: WriteCoordinator.ReadToken, promotion: inout Promotion) throws -> Value? {
+    func readDisk(forKey key: String, token: WriteCoordinator.ReadToken, promotion: inout Promotion,
+                  readsRemote: Bool = true) throws -> Value? {
         let entry: (data: Data, expiration: Expiration)?
         if let write = writes.pendingWrite(forKey: key) {
             entry = write.isExpired(at: disk.configuration.clock())
@@ -185,6 +186,7 @@ public final class Cache<Value: Sendable>: Sendable {
             entry = try disk.entry(forKey: key)
         }
         guard let entry else {
+            guard readsRemote else { return nil }  // the caller reads the remote level, and counts
             if let value = readRemote(forKey: key, promotion: &promotion) { return value }
             counters.withLock { $0.misses &+= 1 }
             return nil
@@ -343,12 +345,60 @@ public final class Cache<Value: Sendable>: Sendable {
         }
     }
 
-    /// The values for `keys` that either level holds (missing keys are absent), each
-    /// read as `value(forKey:)` reads it.
+    /// The values for `keys` that any level holds (missing keys are absent), each read as
+    /// `value(forKey:)` reads it; the keys no local level holds are read from the remote
+    /// level in one call.
     public func values(forKeys keys: [String]) throws -> [String: Value] {
         var found: [String: Value] = [:]
-        for key in keys where found[key] == nil {
-            if let value = try value(forKey: key) { found[key] = value }
+        guard remote != nil else {
+            for key in keys where found[key] == nil {
+                if let value = try value(forKey: key) { found[key] = value }
+            }
+            return found
+        }
+        var localMisses: [(key: String, token: WriteCoordinator.ReadToken)] = []
+        var looked = Set<String>()
+        do {
+            for key in keys where looked.insert(key).inserted {
+                if let value = memory.value(forKey: key) {
+                    found[key] = value
+                    continue
+                }
+                var promotion = Promotion()
+                let token = writes.beginRead(key)
+                let value: Value?
+                do {
+                    value = try readDisk(forKey: key, token: token, promotion: &promotion, readsRemote: false)
+                } catch {
+                    writes.endRead(token)
+                    throw error
+                }
+                guard let value else {
+                    localMisses.append((key, token))
+                    continue
+                }
+                writes.promote(token) {
+                    memory.setValue(value, forKey: key, cost: promotion.cost, expiration: promotion.expiration)
+                }
+                found[key] = value
+            }
+        } catch {
+            for miss in localMisses { writes.endRead(miss.token) }
+            throw error
+        }
+        guard !localMisses.isEmpty else { return found }
+        let remoteHits = readRemote(forKeys: localMisses.map(\.key))
+        for (key, token) in localMisses {
+            guard let (value, promotion) = remoteHits[key] else {
+                writes.endRead(token)
+                counters.withLock { $0.misses &+= 1 }
+                continue
+            }
+            writes.promote(token) {
+                if let data = promotion.remoteData { storeRemoteHitOnDisk(data, forKey: key, expiration: promotion.expiration) }
+                memory.setValue(value, forKey: key, cost: promotion.cost, expiration: promotion.expiration)
+            }
+            found[key] = value
         }
         return found
     }
