@@ -172,8 +172,9 @@ struct RedisClusterTests {
 /// A cluster of the test's own, whose master is killed.
 @Suite(.enabled(if: RedisTestCluster.canStartClusters, RedisTestCluster.skipReason))
 struct RedisClusterFailoverTests {
-    /// kill -9 a master: its replica takes over; the level reads the new map, and finds the
-    /// values (replicated before the kill); invalidations still reach the other node.
+    /// kill -9 the master the other node's subscriber is on: its replica takes over; the
+    /// level reads the new map and finds the values (replicated before the kill); the
+    /// subscriber moves to another node, resynchronizes, and hears later changes.
     @Test func whenAMasterFailsItsReplicaServesTheKeys() throws {
         let cluster = try OwnRedisCluster()
         let namespace = "failover"
@@ -185,23 +186,34 @@ struct RedisClusterFailoverTests {
         for key in keys { try level.setEntry(RemoteEntry(data: Data(key.utf8), expiration: .never), forKey: key) }
         try waitUntil(timeout: 10, "the replicas did not catch up") { try replicasCaughtUp(cluster) }
 
-        let victimSlot = ClusterKeySlot.slot(of: level.redisKey("k0"))
-        let victimAddress = try #require(try cluster.master(ofSlot: victimSlot, askingAnyOf: cluster.servers))
-        let victim = try #require(cluster.servers.first { $0.address == victimAddress })
+        // The victim: the master the other node's subscriber is on (the first seed).
+        let channel = "kvcache:\(namespace):changes"
+        let victim = try #require(try cluster.servers.first { server in
+            try cluster.role(of: server) == "master"
+                && RedisTestServer.raw(server.address).run("PUBSUB", "NUMSUB", channel) == .array([.string(Data(channel.utf8)), .integer(1)])
+        })
+        let victimAddress = victim.address
+        let victimKey = try #require(keys.first {
+            try cluster.master(ofSlot: ClusterKeySlot.slot(of: level.redisKey($0)), askingAnyOf: cluster.servers) == victimAddress
+        })
+        let victimSlot = ClusterKeySlot.slot(of: level.redisKey(victimKey))
         victim.kill9()
         let survivors = cluster.servers.filter { $0 !== victim }
         // Calls to the dead master fail, counted, never thrown past the level's error.
-        #expect(throws: RemoteLevelError.self) { try level.entry(forKey: "k0") }
+        #expect(throws: RemoteLevelError.self) { try level.entry(forKey: victimKey) }
         try waitUntil(timeout: 30, "no replica took over") {
             guard let owner = try cluster.master(ofSlot: victimSlot, askingAnyOf: survivors) else { return false }
-            return owner != victimAddress
+            return try owner != victimAddress && survivors.allSatisfy(cluster.isUp)
         }
         for key in keys { #expect(try level.entry(forKey: key)?.data == Data(key.utf8)) }
         #expect(level.statistics.failures >= 1)
 
-        // The backplane too: the other node hears a change made after the failover.
+        // The backplane too: the subscriber lost its node, subscribed on another (dropping
+        // the local values), and hears a change made after the failover.
+        #expect(other.level.waitForStatistics(timeout: .seconds(10)) { $0.subscriptions >= 2 })
+        #expect(other.cache.statistics.remoteResynchronizations >= 2)
         let received = other.level.statistics.changesReceived
-        try level.setEntry(RemoteEntry(data: Data("new".utf8), expiration: .never), forKey: "k0")
+        try level.setEntry(RemoteEntry(data: Data("new".utf8), expiration: .never), forKey: victimKey)
         #expect(other.level.waitForStatistics(timeout: .seconds(10)) { $0.changesReceived > received })
     }
 

@@ -205,11 +205,14 @@ final class OwnRedisCluster: @unchecked Sendable {
         try #require(runQuietly(create) == 0, "redis-cli --cluster create failed")
         // Until every node sees every slot served and every replica is in sync.
         try waitUntil(timeout: 30, "the cluster did not come up") {
-            try servers.allSatisfy { server in
-                let info = try RedisTestServer.raw(server.address).run("CLUSTER", "INFO").data ?? Data()
-                return String(decoding: info, as: UTF8.self).contains("cluster_state:ok")
-            } && replicasInSync()
+            try servers.allSatisfy(isUp) && replicasInSync()
         }
+    }
+
+    /// Whether the node says the cluster is up (every slot served).
+    func isUp(_ server: OwnRedisServer) throws -> Bool {
+        let info = try RedisTestServer.raw(server.address).run("CLUSTER", "INFO").data ?? Data()
+        return String(decoding: info, as: UTF8.self).contains("cluster_state:ok")
     }
 
     var addresses: [RedisAddress] { servers.map(\.address) }
