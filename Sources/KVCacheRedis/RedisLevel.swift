@@ -51,6 +51,11 @@ public final class RedisLevel: RemoteLevel {
         /// cache's keys in one slot, on one node: batch gets are then one `MGET`, at the cost
         /// of spreading no load across nodes. Default false.
         public var groupsKeys = false
+        /// How long the subscriber waits for a message before it checks the server with a
+        /// `PING`, which must be answered within as long again; a subscription that fails the
+        /// check is made anew and the local values resynchronized. This bounds how long a
+        /// silent network failure or a hung server goes unnoticed. Default 1 s.
+        public var subscriptionCheckInterval: Duration = .seconds(1)
         /// Whether sets and removals publish invalidations (the backplane). Default true.
         public var publishesChanges = true
 
@@ -88,6 +93,8 @@ public final class RedisLevel: RemoteLevel {
             for (name, timeout) in [("connectTimeout", connectTimeout), ("commandTimeout", commandTimeout)] {
                 try check(timeout > .zero && timeout <= .seconds(3600), "\(name) must be more than zero and at most an hour")
             }
+            try check(subscriptionCheckInterval >= .milliseconds(10) && subscriptionCheckInterval <= .seconds(3600),
+                      "subscriptionCheckInterval must be 10 ms to an hour")
             try check(breakDuration >= .zero && breakDuration <= .seconds(86_400), "breakDuration must be 0 to a day")
             try check((0...RedisLevel.largestValueSize).contains(maxValueSize),
                       "maxValueSize must be 0 to \(RedisLevel.largestValueSize)")
@@ -118,6 +125,8 @@ public final class RedisLevel: RemoteLevel {
         public var subscriptions = 0
         /// Attempts to subscribe that failed.
         public var subscriptionFailures = 0
+        /// Subscriptions given up because the server did not answer the subscriber's check.
+        public var subscriptionsLost = 0
     }
 
     /// The largest value `maxValueSize` allows: 512 MB less the header.
@@ -286,7 +295,8 @@ public final class RedisLevel: RemoteLevel {
         let started = try subscriber.withLock { current -> RedisSubscriber in
             if current != nil { throw RemoteLevelError(.invalidArgument, "the level has a subscriber already") }
             let new = RedisSubscriber(candidates: router.subscriptionCandidates, connectTimeout: configuration.connectTimeout,
-                                      retryDelay: configuration.breakDuration, channel: channel, nodeID: nodeID,
+                                      retryDelay: configuration.breakDuration,
+                                      checkInterval: configuration.subscriptionCheckInterval, channel: channel, nodeID: nodeID,
                                       counters: counters, handler: handler)
             current = new
             return new

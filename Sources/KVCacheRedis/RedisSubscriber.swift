@@ -2,8 +2,9 @@ import Foundation
 import KVCache
 
 /// The backplane's receiving side: a thread holding its own connection subscribed to the
-/// namespace's channel, delivering other nodes' changes, and subscribing again (after
-/// `retryDelay`) whenever the connection is lost, with a `.resynchronize` each time.
+/// namespace's channel, delivering other nodes' changes, checking the server with a `PING`
+/// when the channel is silent, and subscribing again (after `retryDelay`) whenever the
+/// connection is lost, with a `.resynchronize` each time.
 final class RedisSubscriber: @unchecked Sendable {
     private let condition = NSCondition()
     // Guarded by `condition`.
@@ -16,16 +17,19 @@ final class RedisSubscriber: @unchecked Sendable {
     private let candidates: @Sendable () -> [RedisAddress]
     private let connectTimeout: Duration
     private let retryDelay: Double
+    private let checkInterval: Double
     private let channel: Data
     private let nodeID: Data
     private let handler: @Sendable (RemoteChange) -> Void
     private let counters: RedisLevelCounters
 
-    init(candidates: @escaping @Sendable () -> [RedisAddress], connectTimeout: Duration, retryDelay: Duration, channel: Data, nodeID: Data,
+    init(candidates: @escaping @Sendable () -> [RedisAddress], connectTimeout: Duration, retryDelay: Duration,
+         checkInterval: Duration, channel: Data, nodeID: Data,
          counters: RedisLevelCounters, handler: @escaping @Sendable (RemoteChange) -> Void) {
         self.candidates = candidates
         self.connectTimeout = connectTimeout
         self.retryDelay = max(retryDelay.seconds, 0.01)
+        self.checkInterval = checkInterval.seconds
         self.channel = channel
         self.nodeID = nodeID
         self.counters = counters
@@ -66,7 +70,13 @@ final class RedisSubscriber: @unchecked Sendable {
                 handler(.resynchronize)
                 counters.withLock { $0.subscriptions += 1 }
                 markFirstAttemptDone()
-                while true { try deliver(connection.readReply()) }
+                while true {
+                    if let reply = try connection.nextReply(within: checkInterval) {
+                        deliver(reply)
+                    } else {
+                        try checkServer(connection)
+                    }
+                }
             } catch {
                 markFirstAttemptDone()
                 let stopped = condition.withLock { () -> Bool in
@@ -94,7 +104,9 @@ final class RedisSubscriber: @unchecked Sendable {
         var lastError: Error = RemoteLevelError(.unavailable, "no server to subscribe on")
         for address in candidates() {
             do {
-                return try RedisConnection(address: address, connectTimeout: connectTimeout, commandTimeout: nil)
+                // The timeout bounds AUTH and SELECT on a hung server; later reads poll.
+                return try RedisConnection(address: address, connectTimeout: connectTimeout,
+                                           commandTimeout: .milliseconds(Int64(checkInterval * 1000)))
             } catch {
                 lastError = error
             }
@@ -110,10 +122,29 @@ final class RedisSubscriber: @unchecked Sendable {
     }
 
     private func subscribe(_ connection: RedisConnection) throws {
-        let reply = try connection.command([Data("SUBSCRIBE".utf8), channel])
+        try connection.send([Data("SUBSCRIBE".utf8), channel])
+        // A hung server accepts connections (the kernel does) but never answers.
+        guard let reply = try connection.nextReply(within: checkInterval) else {
+            throw RemoteLevelError(.unavailable, "SUBSCRIBE got no answer within \(checkInterval) s")
+        }
         guard case .array(let parts) = reply, parts.first?.data == Data("subscribe".utf8) else {
             throw RemoteLevelError(.unexpectedReply, "SUBSCRIBE answered \(reply)")
         }
+    }
+
+    /// After `checkInterval` without a message: a `PING` the server must answer within
+    /// another `checkInterval`, or the subscription counts as lost (a silent network
+    /// failure or a hung server, which TCP alone notices late or never).
+    private func checkServer(_ connection: RedisConnection) throws {
+        try connection.send([Data("PING".utf8)])
+        let deadline = Condition.now() + checkInterval
+        while let reply = try connection.nextReply(within: deadline - Condition.now()) {
+            // In subscribed mode a PING is answered with ["pong", ""].
+            if case .array(let parts) = reply, parts.first?.data == Data("pong".utf8) { return }
+            deliver(reply)
+        }
+        counters.withLock { $0.subscriptionsLost += 1 }
+        throw RemoteLevelError(.unavailable, "the subscription's server did not answer PING within \(checkInterval) s")
     }
 
     /// Hands a message another node published to the handler.

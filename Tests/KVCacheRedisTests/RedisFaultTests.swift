@@ -49,6 +49,26 @@ struct RedisFaultTests {
         server.stop()
     }
 
+    /// A hung server (SIGSTOP) keeps the subscriber's connection open but answers nothing:
+    /// the subscriber's check notices, and once the server answers again it subscribes anew
+    /// and the local values (which may have missed changes) go.
+    @Test func theSubscriberNoticesAHungServerAndResynchronizesWhenItAnswers() throws {
+        let server = try OwnRedisServer()
+        let node = try Node(namespace: "n", address: server.address, configureLevel: {
+            $0.subscriptionCheckInterval = .milliseconds(50)
+            $0.breakDuration = .milliseconds(10)
+        })
+        #expect(node.level.statistics.subscriptions == 1)
+        try node.cache.setValue(bytes(10), forKey: "k")
+        server.pause()
+        #expect(node.level.waitForStatistics(timeout: .seconds(10)) { $0.subscriptionsLost >= 1 })
+        server.resume()
+        #expect(node.level.waitForStatistics(timeout: .seconds(10)) { $0.subscriptions >= 2 })
+        #expect(node.cache.statistics.remoteResynchronizations >= 2)
+        #expect(!node.cache.memory.contains("k"))
+        server.stop()
+    }
+
     /// A hung server (SIGSTOP): one call waits for its timeout, then calls fail fast;
     /// local hits are served all along.
     @Test func aHungServerCostsOneTimeoutThenCallsFailFast() throws {

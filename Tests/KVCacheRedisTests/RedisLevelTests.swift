@@ -115,6 +115,8 @@ struct RedisLevelTests {
             { $0.breakDuration = .seconds(-1) }, { $0.breakDuration = .seconds(86_401) },
             { $0.maxValueSize = -1 }, { $0.maxValueSize = RedisLevel.largestValueSize + 1 }, { $0.maxValueSize = .max },
             { $0.maxIdleConnections = -1 }, { $0.maxIdleConnections = .max },
+            { $0.subscriptionCheckInterval = .zero }, { $0.subscriptionCheckInterval = .milliseconds(9) },
+            { $0.subscriptionCheckInterval = .seconds(3601) }, { $0.subscriptionCheckInterval = .seconds(-1) },
             { $0.address.port = 0 }, { $0.address.port = 65_536 }, { $0.address.host = "" }, { $0.address.database = -1 },
         ]
         for edit in edits {

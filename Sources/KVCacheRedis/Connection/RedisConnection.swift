@@ -70,6 +70,45 @@ final class RedisConnection: @unchecked Sendable {
         return RedisReply(reply)
     }
 
+    /// The next reply if one arrives within `seconds`, else nil (the connection stays
+    /// usable, unlike after a command timeout): for a subscriber that checks its server.
+    func nextReply(within seconds: Double) throws -> RedisReply? {
+        guard !isBroken else { throw RemoteLevelError(.unavailable, "the connection was lost") }
+        let deadline = Condition.now() + max(0, seconds)
+        while true {
+            var raw: UnsafeMutableRawPointer?
+            guard redisGetReplyFromReader(context, &raw) == REDIS_OK else { throw failure() }
+            if let raw {
+                defer { freeReplyObject(raw) }
+                return RedisReply(raw.assumingMemoryBound(to: redisReply.self))
+            }
+            let remaining = deadline - Condition.now()
+            if remaining <= 0 { return nil }
+            var descriptor = pollfd(fd: context.pointee.fd, events: Int16(POLLIN), revents: 0)
+            let ready = poll(&descriptor, 1, Int32(min(remaining * 1000, Double(Int32.max)).rounded(.up)))
+            if ready < 0 {
+                if errno == EINTR { continue }
+                isBroken = true
+                throw RemoteLevelError(.unavailable, "poll failed: errno \(errno)")
+            }
+            if ready == 0 { return nil }
+            guard redisBufferRead(context) == REDIS_OK else { throw failure() }
+        }
+    }
+
+    /// Sends a command without waiting for its reply (its reply comes from `nextReply`).
+    func send(_ arguments: [Data]) throws {
+        guard !isBroken else { throw RemoteLevelError(.unavailable, "the connection was lost") }
+        let status = Self.withPointers(arguments) { pointers, lengths in
+            redisAppendCommandArgv(context, Int32(arguments.count), pointers, lengths)
+        }
+        guard status == REDIS_OK else { throw failure() }
+        var done: Int32 = 0
+        while done == 0 {
+            guard redisBufferWrite(context, &done) == REDIS_OK else { throw failure() }
+        }
+    }
+
     /// Makes a `readReply` blocked on another thread return (with an error): for stopping a subscriber.
     func interrupt() {
         _ = Glibc.shutdown(context.pointee.fd, Int32(SHUT_RDWR))
