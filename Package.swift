@@ -53,6 +53,13 @@ let package = Package(
             name: "KVCacheTestWorker",
             dependencies: ["KVCache", "KVCacheTestSupport"]
         ),
+        // The child process of the two-process Redis tests: a cache in front of a Redis,
+        // driven over pipes (not a product; found beside the test bundle). Separate from
+        // KVCacheTestWorker so that one needs nothing but SQLite.
+        .executableTarget(
+            name: "KVCacheRedisTestWorker",
+            dependencies: ["KVCache", "KVCacheRedis"]
+        ),
         // Self-checking values shared by the test worker and the tests (not a product).
         .target(name: "KVCacheTestSupport"),
         .testTarget(

@@ -40,6 +40,12 @@ extension Cache {
         /// is served from here.
         public var remoteResynchronization: RemoteResynchronization = .localValues
 
+        /// Fail-safe: how long past their expiration values are kept on disk and served, marked
+        /// stale, by `value(forKey:…orCompute:)` and `result(forKey:…orCompute:)` when the
+        /// computation throws (see ``FailSafe``). Default nil: off, and expired values go as
+        /// soon as a read or a trim finds them.
+        public var failSafe: FailSafe?
+
         /// Creates a configuration; every parameter has the default documented on its property.
         public init(
             memory: MemoryCache<String, Value>.Configuration = .init(),

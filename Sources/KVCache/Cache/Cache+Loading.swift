@@ -20,6 +20,10 @@ extension Cache {
     /// current value until it expires; see `Statistics.failedRefreshes` and
     /// ``waitForRefreshes()``.
     ///
+    /// With `Configuration.failSafe`, a computation that throws while the key's value expired
+    /// less than `maxStaleness` ago returns that value instead of the error (see ``FailSafe``);
+    /// ``result(forKey:expiration:refreshAfter:diskWrite:orCompute:)`` tells it apart.
+    ///
     /// - Parameters:
     ///   - key: The key to read, and to store the computed value under.
     ///   - expiration: When the computed value expires.
@@ -37,23 +41,42 @@ extension Cache {
         diskWrite: DiskWrite = .immediate,
         orCompute compute: @escaping @Sendable () async throws -> Value
     ) async throws -> Value {
+        try await result(forKey: key, expiration: expiration, refreshAfter: refreshAfter, diskWrite: diskWrite,
+                         orCompute: compute).value
+    }
+
+    /// `value(forKey:expiration:refreshAfter:diskWrite:orCompute:)`, telling where the value
+    /// came from: a level, the computation, or (fail-safe) an expired value served because
+    /// the computation threw, marked ``LoadResult/stale(_:expiredAt:error:)``.
+    ///
+    /// - Parameters:
+    ///   - key: The key to read, and to store the computed value under.
+    ///   - expiration: When the computed value expires.
+    ///   - refreshAfter: As for `value(forKey:expiration:refreshAfter:diskWrite:orCompute:)`.
+    ///   - diskWrite: How the computed value is written to disk.
+    ///   - compute: Makes the value on a miss, and in each refresh.
+    public func result(
+        forKey key: String, expiration: Expiration = .never, refreshAfter: Duration? = nil,
+        diskWrite: DiskWrite = .immediate,
+        orCompute compute: @escaping @Sendable () async throws -> Value
+    ) async throws -> LoadResult<Value> {
         let refresh = try refreshAfter.map { try RefreshRule(expiration: expiration, refreshAfter: $0) }
         if let value = memory.value(forKey: key) {
             if let refresh { refreshIfDue(key, refresh, diskWrite: diskWrite, compute: compute) }
-            return value
+            return .memory(value)
         }
         try validate(key)
         // Set by this caller's closure, which runs only if no load of `key` was running.
         let ranOwnLoad = MutexBox(false)
         do {
-            let value = try await loads.value(forKey: ByteWiseKey(key)) {
+            let result = try await loads.value(forKey: ByteWiseKey(key)) {
                 ranOwnLoad.withLock { $0 = true }
                 return try await self.load(key, expiration: expiration, diskWrite: diskWrite, compute: compute)
             }
             countJoinedLoad(unless: ranOwnLoad)
             // A value loaded from disk may be due; a computed one is not (its check is cheap).
             if let refresh { refreshIfDue(key, refresh, diskWrite: diskWrite, compute: compute) }
-            return value
+            return result
         } catch let cancelled as CancellationError {
             throw cancelled  // left before the result: neither served nor missed
         } catch {
@@ -136,19 +159,29 @@ extension Cache {
     private func load(
         _ key: String, expiration: Expiration, diskWrite: DiskWrite,
         compute: @escaping @Sendable () async throws -> Value
-    ) async throws -> Value {
+    ) async throws -> LoadResult<Value> {
         // A load that just finished may have stored the value after this caller's miss.
-        if let value = memory.value(forKey: key) { return value }
+        if let value = memory.value(forKey: key) { return .memory(value) }
         do {
-            if let value = try await disk.onWorkPool({ try self.diskResult(forKey: key).value }) {
-                return value
+            switch try await disk.onWorkPool({ try self.diskResult(forKey: key) }) {
+            case .memory(let value): return .memory(value)
+            case .disk(let value): return .disk(value)
+            case .remote(let value): return .remote(value)
+            case .none: break
             }
         } catch KVCacheError.Code.decodingFailed {
             // Recomputed below, and the undecodable bytes replaced.
         }
+        if failSafe != nil, let stale = await servingStaleWithoutRetrying(key) { return stale }
         counters.withLock { $0.computations &+= 1 }
-        let value = try await compute()
+        let value: Value
+        do {
+            value = try await compute()
+        } catch {
+            if failSafe != nil, let stale = await servingStale(key, after: error) { return stale }
+            throw error
+        }
         try await setValue(value, forKey: key, expiration: expiration, diskWrite: diskWrite)
-        return value
+        return .computed(value)
     }
 }

@@ -9,6 +9,7 @@ struct CacheCounters {
     var refreshes = 0
     var failedRefreshes = 0
     var discardedRefreshes = 0
+    var failSafeServes = 0
     var remoteHits = 0
     var remoteErrors = 0
     var remoteValuesTooLarge = 0
@@ -59,6 +60,9 @@ extension Cache {
         /// Refreshes whose result was dropped because the entry changed (was replaced,
         /// removed or touched) while they computed.
         public var discardedRefreshes: Int
+        /// Loads that served an expired value, marked stale, because the computation threw
+        /// (or had thrown within `FailSafe.retryInterval`): see ``Cache/FailSafe``.
+        public var failSafeServes: Int
         /// The memory level's own counters, evictions and totals.
         public var memory: MemoryCache<String, Value>.Statistics
         /// The disk level's own counters, evictions, totals, files and inline rows.
@@ -94,6 +98,7 @@ extension Cache {
                 line += ", \(refreshes) \(refreshes == 1 ? "refresh" : "refreshes")"
                 if failedRefreshes > 0 { line += " (\(failedRefreshes) failed)" }
             }
+            if failSafeServes > 0 { line += ", \(failSafeServes) stale (fail-safe)" }
             return line + "\nmemory: \(memory)\ndisk: \(disk)"
         }
     }
@@ -111,6 +116,6 @@ extension Cache {
             computations: counters.computations, joinedLoads: counters.joinedLoads,
             failedBackgroundWrites: writes.failureCount, refreshes: counters.refreshes,
             failedRefreshes: counters.failedRefreshes, discardedRefreshes: counters.discardedRefreshes,
-            memory: memory, disk: disk.statistics)
+            failSafeServes: counters.failSafeServes, memory: memory, disk: disk.statistics)
     }
 }

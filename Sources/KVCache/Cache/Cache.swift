@@ -52,8 +52,11 @@ public final class Cache<Value: Sendable>: Sendable {
     let removesUndecodableValues: Bool
     @usableFromInline let writes: WriteCoordinator
     let counters = MutexBox(CacheCounters())
-    let loads: SingleFlight<ByteWiseKey, Value>
+    let loads: SingleFlight<ByteWiseKey, LoadResult<Value>>
     let refreshes = BackgroundRefreshes()
+    /// `configuration.failSafe`, and the keys it serves stale without computing for now.
+    let failSafe: FailSafe?
+    let failSafeRetries = FailSafeRetries()
 
     /// Opens the cache `name` in `baseDirectory/name/`, so caches with different
     /// names share a base directory without touching each other.
@@ -84,7 +87,12 @@ public final class Cache<Value: Sendable>: Sendable {
     ) throws {
         // The memory level first: its configuration is validated before the disk level is opened.
         memory = try MemoryLevel(configuration: configuration.memory, clock: memoryClock)
-        disk = try DiskCache(directory: directory, configuration: configuration.disk)
+        try configuration.failSafe?.validate()
+        var diskConfiguration = configuration.disk
+        // The disk level keeps expired values as long as fail-safe may serve them, no longer.
+        diskConfiguration.expiredRetention = configuration.failSafe?.maxStaleness ?? .zero
+        disk = try DiskCache(directory: directory, configuration: diskConfiguration)
+        failSafe = configuration.failSafe
         self.name = name
         self.directory = directory
         self.coder = coder
@@ -119,8 +127,8 @@ public final class Cache<Value: Sendable>: Sendable {
     /// `Metrics`, with `configuration.disk.metricsLabel`): the disk level's metrics, and
     /// `kvcache_memory_hits`, `_misses`, `_sets`, `_evictions` (dimension `reason`), the
     /// gauges `kvcache_memory_entries` and `_cost`, and `kvcache_cache_disk_hits`, `_misses`,
-    /// `_computations`, `_joined_loads`, `_refreshes`, `_failed_refreshes` and
-    /// `_failed_background_writes`, each with the dimension `cache` = the label. They are
+    /// `_computations`, `_joined_loads`, `_refreshes`, `_failed_refreshes`,
+    /// `_failed_background_writes` and `_fail_safe_serves`, each with the dimension `cache` = the label. They are
     /// also exported every `metricsInterval` and at close.
     public func reportMetrics() {
         disk.reportMetrics()

@@ -17,7 +17,7 @@ final class CacheMetrics: Sendable {
         "kvcache_memory_hits", "kvcache_memory_misses", "kvcache_memory_sets",
         "kvcache_cache_disk_hits", "kvcache_cache_misses", "kvcache_cache_computations",
         "kvcache_cache_joined_loads", "kvcache_cache_refreshes", "kvcache_cache_failed_refreshes",
-        "kvcache_cache_failed_background_writes",
+        "kvcache_cache_failed_background_writes", "kvcache_cache_fail_safe_serves",
     ]
 
     init(label: String, factory: any MetricsFactory) {
@@ -42,6 +42,7 @@ final class CacheMetrics: Sendable {
             "kvcache_cache_joined_loads": statistics.joinedLoads, "kvcache_cache_refreshes": statistics.refreshes,
             "kvcache_cache_failed_refreshes": statistics.failedRefreshes,
             "kvcache_cache_failed_background_writes": statistics.failedBackgroundWrites,
+            "kvcache_cache_fail_safe_serves": statistics.failSafeServes,
         ]
         let previous = last.withLock { last in
             defer { last = (now, statistics.memory.evictions) }

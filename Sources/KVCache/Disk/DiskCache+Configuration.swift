@@ -140,6 +140,10 @@ extension DiskCache {
         /// The clock, in seconds since 1970; tests replace it.
         var clock: @Sendable () -> Double = KVStorage.wallClock
 
+        /// How long expired entries are kept (read as misses) before they are removed: a
+        /// ``Cache``'s fail-safe window (`Cache.FailSafe.maxStaleness`); zero otherwise.
+        var expiredRetention: Duration = .zero
+
         /// A configuration with every property at its documented default; set the properties to
         /// change them.
         public init() {}
@@ -178,6 +182,7 @@ extension DiskCache {
             options.groupCommitMaxWrites = groupCommitMaxWrites
             options.syncsFiles = syncsFiles
             options.extendsExpirationOnAccess = extendsExpirationOnAccess
+            options.expiredRetention = expiredRetention.seconds
             options.accessTimeResolution = accessTimeResolution.seconds
             options.pageSize = pageSize
             options.readOnly = isReadOnly

@@ -36,7 +36,8 @@ extension DiskCache {
         return try runTrim(.size(max(0, size - (bytes - free))), reason: .pressure)
     }
 
-    /// Removes every entry whose expiration date has passed.
+    /// Removes every entry whose expiration date has passed (when a ``Cache`` with a
+    /// fail-safe window opened this level: by more than that window).
     @discardableResult
     public func removeExpired() throws -> Int {
         try runTrim(.expired, reason: .expired)

@@ -184,6 +184,17 @@ public final class DiskCache: Sendable {
         }
     }
 
+    /// The value of `key` if it expired less than the fail-safe retention ago (see
+    /// `Configuration.expiredRetention`), with its deadline; nil otherwise, or if its file
+    /// went meanwhile. Records nothing: a read-only look.
+    func expiredEntry(forKey key: String) throws -> (data: Data, deadline: Double)? {
+        try KVStorage.validate(key, options: reader.options)
+        guard let found = try read({ reader, _ in try reader.expiredLookUp(forKey: key) }) else { return nil }
+        guard let filename = found.filename else { return (found.inline ?? Data(), found.deadline) }
+        guard case .value(let data) = try files.read(filename, expectedSize: found.size) else { return nil }
+        return (data, found.deadline)
+    }
+
     /// Stores `data` for `key`, replacing any value, with an optional expiration and
     /// extended data (small metadata kept beside the value).
     public func setValue(_ data: Data, forKey key: String, expiration: Expiration = .never,

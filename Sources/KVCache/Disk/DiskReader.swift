@@ -156,15 +156,18 @@ struct DiskReader: Sendable {
             state.counters.misses += 1
             return .miss
         }
-        if isExpired(key: key, expiration: row.expiration, lifetime: row.lifetime, now: now, state: state) {
+        if let deadline = state.deadline(forKey: key, expiration: row.expiration, lifetime: row.lifetime,
+                                         extends: options.extendsExpirationOnAccess), deadline <= now {
             state.counters.misses += 1
-            guard !options.readOnly, canRecord else { return .miss }
+            // Within the fail-safe retention the entry stays, and reads of it record nothing.
+            let removable = now - options.expiredRetention
+            guard !options.readOnly, canRecord, deadline <= removable else { return .miss }
             if isPending {
                 // The latest write has expired: the key is gone, whatever an older row holds.
                 obsoleteFile = state.pending.record(.remove, forKey: key)
                 state.counters.evictions[.expired, default: 0] += 1
             } else {
-                _ = state.pending.record(.removeIfExpired(now: now), forKey: key)
+                _ = state.pending.record(.removeIfExpired(now: removable), forKey: key)
             }
             state.accessTimes.remove(key)
             requestCommit(&state, &followUps)
@@ -242,6 +245,41 @@ struct DiskReader: Sendable {
             requestCommit(&state, &followUps)
             return false
         }
+    }
+
+    /// An entry that expired less than `options.expiredRetention` ago (for fail-safe), or
+    /// nil. A read-only look: it records no hit, miss, access or removal.
+    func expiredLookUp(forKey key: String) throws -> ExpiredValue? {
+        let retention = options.expiredRetention
+        guard retention > 0 else { return nil }
+        let now = options.clock()
+        let extends = options.extendsExpirationOnAccess
+        func decide(_ row: StoredValue, _ state: WriteBuffer.State) -> ExpiredValue? {
+            guard !row.isDamaged,
+                  let deadline = state.deadline(forKey: key, expiration: row.expiration, lifetime: row.lifetime,
+                                                extends: extends),
+                  deadline <= now, now - retention < deadline else { return nil }
+            return ExpiredValue(filename: row.filename, size: row.size, inline: row.inline, deadline: deadline)
+        }
+        let buffered = buffer.withLock { state -> ExpiredValue?? in
+            guard let write = state.latestWrite(forKey: key) else { return nil }
+            // A pending removal: the key is gone, whatever the manifest holds.
+            guard let value = write.value else { return .some(nil) }
+            return .some(decide(StoredValue(filename: value.filename, size: value.size, expiration: value.deadline,
+                                            lifetime: value.lifetime, inline: value.inline, accessed: value.time),
+                                state))
+        }
+        if let buffered { return buffered }
+        guard let row = try pool.withConnection({ try Self.select(key, on: $0) }) else { return nil }
+        return buffer.withLock { decide(row, $0) }
+    }
+
+    /// An expired entry `expiredLookUp` found: inline bytes or a file, and its deadline.
+    struct ExpiredValue {
+        var filename: String?
+        var size: Int64
+        var inline: Data?
+        var deadline: Double
     }
 
     /// True if a value for `key` is stored and not expired (the file is not opened).

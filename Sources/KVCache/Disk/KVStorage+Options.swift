@@ -19,6 +19,9 @@ extension KVStorage {
         var syncsFiles = false
         var readOnly = false
         var extendsExpirationOnAccess = false
+        /// Seconds an expired entry is kept before reads and sweeps remove it, so that a
+        /// ``Cache``'s fail-safe can still serve it (see `Cache.FailSafe`); 0 otherwise.
+        var expiredRetention = 0.0
         var accessBufferLimit = 1024
         var accessTimeResolution = 60.0
         /// Read connections of the pool (see ReadConnectionPool).

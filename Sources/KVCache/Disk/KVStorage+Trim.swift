@@ -45,6 +45,8 @@ extension KVStorage {
         // Ages count on the same time line as the recorded access times.
         let now = options.clock()
         let accessedBefore = stamp(now)
+        // Entries a cache's fail-safe may still serve stay until its window has passed too.
+        let expiredBefore = now - options.expiredRetention
         return { transaction in
             switch goal {
             case .count(let target):
@@ -61,7 +63,8 @@ extension KVStorage {
                 return try transaction.deleteRows(Manifest.deleteAccessedBefore, limit: limit,
                                                   time: accessedBefore - seconds, reason: reason)
             case .expired:
-                return try transaction.deleteRows(Manifest.deleteExpired, limit: limit, time: now, reason: reason)
+                return try transaction.deleteRows(Manifest.deleteExpired, limit: limit, time: expiredBefore,
+                                                  reason: reason)
             }
         }
     }

@@ -44,6 +44,25 @@ import Testing
         #expect(messages.contains { $0.level == .notice && $0.message.contains("moved to corrupt/") }, "\(messages)")
     }
 
+    @Test func aStaleValueServedByFailSafeIsLogged() async throws {
+        struct SourceDown: Error {}
+        let fixture = CacheFixture()
+        defer { fixture.remove() }
+        let collected = Collected()
+        let cache = try fixture.make {
+            $0.failSafe = .init(maxStaleness: .seconds(60))
+            $0.disk.logger = Logger(label: "kvcache.test") { _ in collected.handler }
+        }
+        defer { try? cache.close() }
+        try await cache.setValue(bytes(3), forKey: "k", expiration: .after(.seconds(10)))
+        fixture.clock.advance(by: 11)
+        let served = try await cache.result(forKey: "k", orCompute: { throw SourceDown() })
+        #expect(served.isStale)
+        let messages = collected.messages.withLock { $0 }
+        #expect(messages.contains { $0.level == .warning && $0.message.contains("fail-safe") && $0.message.contains("SourceDown") },
+                "\(messages)")
+    }
+
     @Test func aFailedBackgroundTrimIsLogged() throws {
         let dir = TemporaryDirectory()
         defer { dir.remove() }

@@ -1,0 +1,32 @@
+import Foundation
+
+/// The outcome of a loading read (``Cache/result(forKey:expiration:refreshAfter:diskWrite:orCompute:)``):
+/// the value and how it was obtained.
+public enum LoadResult<Value: Sendable>: Sendable {
+    /// A live value in the memory level.
+    case memory(Value)
+    /// A live value in the disk level; it was promoted into memory.
+    case disk(Value)
+    /// A live value in the remote level; it was stored in memory and on disk.
+    case remote(Value)
+    /// A value computed by this load (or by the concurrent load it joined), and stored.
+    case computed(Value)
+    /// An expired value served instead of the computation's `error` (fail-safe, see
+    /// ``Cache/FailSafe``): it expired at `expiredAt`, and nothing was stored.
+    case stale(Value, expiredAt: Date, error: any Error)
+
+    /// The value, live or stale.
+    public var value: Value {
+        switch self {
+        case .memory(let value), .disk(let value), .remote(let value), .computed(let value),
+             .stale(let value, _, _):
+            return value
+        }
+    }
+
+    /// Whether the value had expired and was served because the computation threw.
+    public var isStale: Bool {
+        if case .stale = self { return true }
+        return false
+    }
+}

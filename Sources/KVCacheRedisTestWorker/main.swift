@@ -1,0 +1,91 @@
+import Foundation
+import KVCache
+import KVCacheRedis
+#if canImport(Glibc)
+import Glibc
+#endif
+
+// The child process of the two-process Redis tests (Tests/KVCacheRedisTests/RedisTwoProcessTests):
+// a `Cache<Data>` in its own directory in front of the Redis at `url`, driven by commands on
+// stdin, one a line, each answered with one line on stdout.
+//
+//   KVCacheRedisTestWorker <directory> <redis url> <namespace>
+//
+// Prints `ready` once the cache is open (subscribed), then for each command:
+//   set <key> <value>         stores the UTF-8 bytes of <value>        → ok
+//   get <key>                 reads through the cache                  → value <source> <value> | none
+//   remove <key>              removes from every level                 → ok
+//   in-memory <key>           whether the memory level holds the key  → yes | no
+//   wait-changes <count>      until <count> other nodes' changes were applied (10 s at most)
+//                                                                      → ok | timeout <received>
+//   quit                      closes the cache and exits 0             → bye
+// A failure prints `error <message>`; end of input closes the cache and exits.
+
+func answer(_ text: String) {
+    let bytes = Array((text.map { $0 == "\n" ? " " : $0 } + "\n").utf8)
+    var offset = 0
+    while offset < bytes.count {
+        let written = bytes.withUnsafeBytes { write(1, $0.baseAddress! + offset, $0.count - offset) }
+        if written < 0 {
+            if errno == EINTR { continue }
+            exit(70)
+        }
+        offset += written
+    }
+}
+
+let arguments = CommandLine.arguments
+guard arguments.count == 4 else {
+    answer("error usage: KVCacheRedisTestWorker <directory> <redis url> <namespace>")
+    exit(2)
+}
+
+let level: RedisLevel
+let cache: Cache<Data>
+do {
+    level = try RedisLevel(configuration: .init(address: RedisAddress(arguments[2]), namespace: arguments[3]))
+    var configuration = Cache<Data>.Configuration()
+    configuration.disk.autoTrimInterval = nil
+    configuration.remote = level
+    cache = try Cache(directory: URL(fileURLWithPath: arguments[1]), coder: DataCoder(), configuration: configuration)
+} catch {
+    answer("error open: \(error)")
+    exit(3)
+}
+answer("ready")
+
+while let line = readLine() {
+    let words = line.split(separator: " ", omittingEmptySubsequences: true).map(String.init)
+    do {
+        switch (words.first, words.count) {
+        case ("set", 3):
+            try cache.setValue(Data(words[2].utf8), forKey: words[1])
+            answer("ok")
+        case ("get", 2):
+            let result = try cache.result(forKey: words[1])
+            if let value = result.value {
+                answer("value \(result.source) \(String(decoding: value, as: UTF8.self))")
+            } else {
+                answer("none")
+            }
+        case ("remove", 2):
+            try cache.removeValue(forKey: words[1])
+            answer("ok")
+        case ("in-memory", 2):
+            answer(cache.memory.contains(words[1]) ? "yes" : "no")
+        case ("wait-changes", 2):
+            guard let count = Int(words[1]) else { throw KVCacheError.invalidArgument("not a count: \(words[1])") }
+            let applied = level.waitForStatistics(timeout: .seconds(10)) { $0.changesReceived >= count }
+            answer(applied ? "ok" : "timeout \(level.statistics.changesReceived)")
+        case ("quit", 1):
+            try cache.close()
+            answer("bye")
+            exit(0)
+        default:
+            answer("error unknown command: \(line)")
+        }
+    } catch {
+        answer("error \(error)")
+    }
+}
+try? cache.close()
