@@ -271,7 +271,7 @@ public final class RedisLevel: RemoteLevel {
     }
 
     /// Runs `body` on a pooled connection, counting the call and its failure.
-    private func call<Result>(_ body: (RedisConnection) throws -> Result) throws -> Result {
+    func call<Result>(_ body: (RedisConnection) throws -> Result) throws -> Result {
         do {
             let result = try pool.withConnection(body)
             counters.withLock { $0.calls += 1 }
@@ -284,7 +284,7 @@ public final class RedisLevel: RemoteLevel {
         }
     }
 
-    private func failed(_ error: Error) -> Error {
+    func failed(_ error: Error) -> Error {
         counters.withLock { $0.failures += 1 }
         return error
     }
