@@ -161,20 +161,43 @@ struct RedisLeaseTests {
     @Test func whenTheLeaseHolderNeverStoresTheWaitingNodeComputesOnceTheLeaseExpires() async throws {
         let namespace = RedisTestServer.uniqueNamespace()
         let holder = try RedisTestServer.level(namespace: namespace)
+        let b = try LeaseNode(namespace: namespace, lease: .seconds(30))
         // A node that took the lease and died.
-        #expect(try holder.acquireLease(forKey: "k", duration: .milliseconds(300)) != nil)
-        let b = try LeaseNode(namespace: namespace, lease: .milliseconds(300))
+        #expect(try holder.acquireLease(forKey: "k", duration: .seconds(30)) != nil)
         let computations = MutexBox(0)
-        let result = try await b.cache.result(forKey: "k") {
-            computations.withLock { $0 += 1 }
-            return bytes(7)
+        let load = Task {
+            try await b.cache.result(forKey: "k") {
+                computations.withLock { $0 += 1 }
+                return bytes(7)
+            }
         }
+        try #require(await b.waiting.wait(), "b did not wait for the lease")
+        // The dead holder's lease expires now (Redis expires it), not in 30 s.
+        try RedisTestServer.raw().run("PEXPIRE", "kvcache-lease:\(namespace):k", "1")
+        let result = try await load.value
         guard case .computed(let value) = result else { Issue.record("b did not compute: \(result)"); return }
         #expect(value == bytes(7))
         #expect(computations.withLock { $0 } == 1)
         #expect(b.cache.statistics.remoteLeaseWaits == 1)
         #expect(b.cache.statistics.remoteLeaseTimeouts == 1)
         #expect(try holder.entry(forKey: "k")?.data == bytes(7))
+    }
+
+    /// A holder that keeps its lease (a computation longer than the lease's duration, or a
+    /// lease taken by hand) delays a waiting node by the lease's duration at most.
+    @Test func aWaitThatLastsTheLeasesDurationComputesWithoutTheLease() async throws {
+        let namespace = RedisTestServer.uniqueNamespace()
+        let holder = try RedisTestServer.level(namespace: namespace)
+        let b = try LeaseNode(namespace: namespace, lease: .milliseconds(200))
+        let held = try #require(try holder.acquireLease(forKey: "k", duration: .seconds(30)))
+        let result = try await b.cache.result(forKey: "k") { bytes(8) }
+        #expect(result.value == bytes(8))
+        #expect(b.cache.statistics.remoteLeaseWaits == 1)
+        #expect(b.cache.statistics.remoteLeaseTimeouts == 1)
+        #expect(b.cache.statistics.computations == 1)
+        // Computed without the lease: the holder still has it.
+        #expect(try b.level.acquireLease(forKey: "k", duration: .seconds(1)) == nil)
+        try holder.releaseLease(held)
     }
 
     @Test func whenTheLeaseHoldersComputationThrowsTheWaitingNodeTakesOverWithoutWaitingForTheLeaseToExpire() async throws {
