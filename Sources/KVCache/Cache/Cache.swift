@@ -138,8 +138,8 @@ public final class Cache<Value: Sendable>: Sendable {
     /// `kvcache_memory_hits`, `_misses`, `_sets`, `_evictions` (dimension `reason`), the
     /// gauges `kvcache_memory_entries` and `_cost`, and `kvcache_cache_disk_hits`, `_misses`,
     /// `_computations`, `_joined_loads`, `_refreshes`, `_failed_refreshes`,
-    /// `_failed_background_writes` and `_fail_safe_serves`, each with the dimension `cache` = the label. They are
-    /// also exported every `metricsInterval` and at close.
+    /// `_failed_background_writes` and `_fail_safe_serves`, each with the dimension
+    /// `cache` = the label. They are also exported every `metricsInterval` and at close.
     public func reportMetrics() {
         disk.reportMetrics()
     }
