@@ -332,7 +332,7 @@ public final class RedisLevel: RemoteLevel {
     }
 
     /// Runs `body` (commands through the router), counting the call and its failure.
-    private func call<Result>(_ body: () throws -> Result) throws -> Result {
+    func call<Result>(_ body: () throws -> Result) throws -> Result {
         do {
             let result = try body()
             counters.withLock { $0.calls += 1 }
@@ -345,7 +345,7 @@ public final class RedisLevel: RemoteLevel {
         }
     }
 
-    private func failed(_ error: Error) -> Error {
+    func failed(_ error: Error) -> Error {
         counters.withLock { $0.failures += 1 }
         return error
     }

@@ -126,6 +126,20 @@ struct RedisClusterTests {
         #expect(try b.cache.value(forKey: "k") == bytes(11))
     }
 
+    @Test func leasesLiveOnTheNodeOfTheirKey() throws {
+        let namespace = RedisTestServer.uniqueNamespace()
+        let a = try RedisTestCluster.level(namespace: namespace)
+        let b = try RedisTestCluster.level(namespace: namespace)
+        for key in (0..<12).map({ "k\($0)" }) {
+            let lease = try #require(try a.acquireLease(forKey: key, duration: .seconds(10)))
+            #expect(try b.acquireLease(forKey: key, duration: .seconds(10)) == nil)
+            try a.releaseLease(lease)
+            let next = try #require(try b.acquireLease(forKey: key, duration: .seconds(10)))
+            try b.releaseLease(next)
+        }
+        #expect(a.statistics.failures == 0 && b.statistics.failures == 0)
+    }
+
     /// A slot moved while the level held the old map: writes during the migration follow
     /// `ASK`, reads afterwards follow `MOVED`, and the map is read again.
     @Test func migratingAndMovedSlotsAreFollowed() throws {

@@ -40,6 +40,14 @@ extension Cache {
         /// is served from here.
         public var remoteResynchronization: RemoteResynchronization = .localValues
 
+        /// A distributed single flight: with a remote level, a load that misses in every level
+        /// takes a lease on the key in the remote level for this long, so one node computes
+        /// and the others wait for its value (until the lease ends: then they take it, or
+        /// compute). More than zero and at most an hour; set it above the longest
+        /// computation. Default nil: every node that misses computes. Ignored without
+        /// `remote`; a remote level without leases lets every node compute.
+        public var remoteLoadLease: Duration?
+
         /// Fail-safe: how long past their expiration values are kept on disk and served, marked
         /// stale, by `value(forKey:…orCompute:)` and `result(forKey:…orCompute:)` when the
         /// computation throws (see ``FailSafe``). Default nil: off, and expired values go as

@@ -173,6 +173,18 @@ extension Cache {
             // Recomputed below, and the undecodable bytes replaced.
         }
         if failSafe != nil, let stale = await servingStaleWithoutRetrying(key) { return stale }
+        if let remoteLoadLease, let remote {
+            return try await loadUnderRemoteLease(key, remote: remote, lease: remoteLoadLease, expiration: expiration,
+                                                  diskWrite: diskWrite, compute: compute)
+        }
+        return try await computeAndStore(key, expiration: expiration, diskWrite: diskWrite, compute: compute)
+    }
+
+    /// Runs `compute` and stores its value; if it throws, fail-safe may serve a stale value.
+    func computeAndStore(
+        _ key: String, expiration: Expiration, diskWrite: DiskWrite,
+        compute: @escaping @Sendable () async throws -> Value
+    ) async throws -> LoadResult<Value> {
         counters.withLock { $0.computations &+= 1 }
         let value: Value
         do {

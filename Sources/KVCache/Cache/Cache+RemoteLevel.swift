@@ -120,7 +120,7 @@ extension Cache {
         Expiration(deadline: expiration.deadline(from: disk.configuration.clock()))
     }
 
-    private func runRemote(_ what: String, _ body: @escaping @Sendable () throws -> Void) {
+    func runRemote(_ what: String, _ body: @escaping @Sendable () throws -> Void) {
         guard let remoteWrites else {
             do { try body() } catch { remoteFailed(what, error) }
             return
@@ -152,6 +152,8 @@ extension Cache {
                     try disk.removeValue(forKey: key, reportsChange: false)
                 }
             }
+            // A load waiting for another node's value of the key looks now.
+            remoteChangeWaiters.wake(key)
         case .prefix(let prefix):
             counters.withLock { $0.remoteChanges &+= 1 }
             _ = disk.diagnostics.attempt("dropping the keys with prefix \(prefix), changed on another node", path: disk.path) {

@@ -10,6 +10,8 @@ struct CacheCounters {
     var failedRefreshes = 0
     var discardedRefreshes = 0
     var failSafeServes = 0
+    var remoteLeaseWaits = 0
+    var remoteLeaseTimeouts = 0
     var remoteHits = 0
     var remoteErrors = 0
     var remoteValuesTooLarge = 0
@@ -63,6 +65,12 @@ extension Cache {
         /// Loads that served an expired value, marked stale, because the computation threw
         /// (or had thrown within `FailSafe.retryInterval`): see ``Cache/FailSafe``.
         public var failSafeServes: Int
+        /// Loads that missed everywhere, found another node holding the key's remote lease
+        /// (`Configuration.remoteLoadLease`) and waited for its value.
+        public var remoteLeaseWaits: Int
+        /// Such waits that ended without the other node's value (its lease expired or was
+        /// released, or the wait lasted the lease's duration): the load computed itself.
+        public var remoteLeaseTimeouts: Int
         /// The memory level's own counters, evictions and totals.
         public var memory: MemoryCache<String, Value>.Statistics
         /// The disk level's own counters, evictions, totals, files and inline rows.
@@ -99,6 +107,9 @@ extension Cache {
                 if failedRefreshes > 0 { line += " (\(failedRefreshes) failed)" }
             }
             if failSafeServes > 0 { line += ", \(failSafeServes) stale (fail-safe)" }
+            if remoteLeaseWaits > 0 {
+                line += ", \(remoteLeaseWaits) waited for another node (\(remoteLeaseTimeouts) in vain)"
+            }
             return line + "\nmemory: \(memory)\ndisk: \(disk)"
         }
     }
@@ -116,6 +127,7 @@ extension Cache {
             computations: counters.computations, joinedLoads: counters.joinedLoads,
             failedBackgroundWrites: writes.failureCount, refreshes: counters.refreshes,
             failedRefreshes: counters.failedRefreshes, discardedRefreshes: counters.discardedRefreshes,
-            failSafeServes: counters.failSafeServes, memory: memory, disk: disk.statistics)
+            failSafeServes: counters.failSafeServes, remoteLeaseWaits: counters.remoteLeaseWaits,
+            remoteLeaseTimeouts: counters.remoteLeaseTimeouts, memory: memory, disk: disk.statistics)
     }
 }

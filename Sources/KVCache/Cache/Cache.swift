@@ -57,6 +57,11 @@ public final class Cache<Value: Sendable>: Sendable {
     /// `configuration.failSafe`, and the keys it serves stale without computing for now.
     let failSafe: FailSafe?
     let failSafeRetries = FailSafeRetries()
+    /// `configuration.remoteLoadLease`; the loads waiting for another node's value; and
+    /// what tests observe when a load starts waiting.
+    let remoteLoadLease: Duration?
+    let remoteChangeWaiters = RemoteChangeWaiters()
+    let didWaitForRemoteLease: @Sendable (String) -> Void
 
     /// Opens the cache `name` in `baseDirectory/name/`, so caches with different
     /// names share a base directory without touching each other.
@@ -83,16 +88,21 @@ public final class Cache<Value: Sendable>: Sendable {
     /// may observe callers joining a load (see `SingleFlight`).
     init(
         directory: URL, name: String?, coder: any CacheCoder<Value>, configuration: Configuration,
-        memoryClock: CacheClock, didJoinLoad: @escaping @Sendable (String, Int) -> Void = { _, _ in }
+        memoryClock: CacheClock, didJoinLoad: @escaping @Sendable (String, Int) -> Void = { _, _ in },
+        didWaitForRemoteLease: @escaping @Sendable (String) -> Void = { _ in }
     ) throws {
         // The memory level first: its configuration is validated before the disk level is opened.
         memory = try MemoryLevel(configuration: configuration.memory, clock: memoryClock)
         try configuration.failSafe?.validate()
+        try Validation.check(configuration.remoteLoadLease.map { $0 > .zero && $0 <= .seconds(3600) } ?? true,
+                             "remoteLoadLease must be more than zero and at most an hour")
         var diskConfiguration = configuration.disk
         // The disk level keeps expired values as long as fail-safe may serve them, no longer.
         diskConfiguration.expiredRetention = configuration.failSafe?.maxStaleness ?? .zero
         disk = try DiskCache(directory: directory, configuration: diskConfiguration)
         failSafe = configuration.failSafe
+        remoteLoadLease = configuration.remoteLoadLease
+        self.didWaitForRemoteLease = didWaitForRemoteLease
         self.name = name
         self.directory = directory
         self.coder = coder
@@ -128,8 +138,8 @@ public final class Cache<Value: Sendable>: Sendable {
     /// `kvcache_memory_hits`, `_misses`, `_sets`, `_evictions` (dimension `reason`), the
     /// gauges `kvcache_memory_entries` and `_cost`, and `kvcache_cache_disk_hits`, `_misses`,
     /// `_computations`, `_joined_loads`, `_refreshes`, `_failed_refreshes`,
-    /// `_failed_background_writes` and `_fail_safe_serves`, each with the dimension `cache` = the label. They are
-    /// also exported every `metricsInterval` and at close.
+    /// `_failed_background_writes` and `_fail_safe_serves`, each with the dimension
+    /// `cache` = the label. They are also exported every `metricsInterval` and at close.
     public func reportMetrics() {
         disk.reportMetrics()
     }

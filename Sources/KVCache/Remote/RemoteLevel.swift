@@ -36,6 +36,42 @@ public protocol RemoteLevel: AnyObject, Sendable {
     /// Stops the subscription started by `subscribe`, and waits until its handler is no
     /// longer running.
     func stopSubscription()
+
+    /// Takes the lease on `key` for `duration` unless another holder has it (a distributed
+    /// single flight: see `Cache.Configuration.remoteLoadLease`): the lease, or nil while
+    /// another holder has it. A lease ends when released or when `duration` has passed.
+    /// The default implementation, for levels without leases, grants every request (so
+    /// every node computes, as without leases).
+    func acquireLease(forKey key: String, duration: Duration) throws -> RemoteLease?
+
+    /// Releases `lease` if its holder still has it (it has not expired and been taken by
+    /// another since). The default implementation does nothing.
+    func releaseLease(_ lease: RemoteLease) throws
+}
+
+extension RemoteLevel {
+    /// Grants every request: a level without leases lets every node compute.
+    public func acquireLease(forKey key: String, duration: Duration) throws -> RemoteLease? {
+        RemoteLease(key: key, token: Data())
+    }
+
+    /// Does nothing: a level without leases holds none.
+    public func releaseLease(_ lease: RemoteLease) throws {}
+}
+
+/// A lease on a key of a remote level: while one holder has it, others are refused it, so
+/// one node computes a missing value for all (see `RemoteLevel.acquireLease`).
+public struct RemoteLease: Sendable, Hashable {
+    /// The key the lease is on.
+    public var key: String
+    /// What tells this holder's lease from a later one on the same key (random bytes).
+    public var token: Data
+
+    /// Creates a lease.
+    public init(key: String, token: Data) {
+        self.key = key
+        self.token = token
+    }
 }
 
 /// A value as a remote level stores it: the encoded bytes and when they expire.
