@@ -1,0 +1,544 @@
+import Foundation
+import KVCache
+import KVCacheRedis
+#if canImport(Glibc)
+import Glibc
+#endif
+
+/// `kvcache-bench remote` (issue 16): the Redis level against raw hiredis round trips on
+/// the same server, measured in the same run. Suites "remote" (get and set by size, a
+/// batch of 100 gets and its round trips, remote against local hits through `Cache`,
+/// invalidation latency from one process to another) and "remote-down" (local hits and
+/// sets while the server is up, stopped with SIGSTOP, and killed; only on a server of
+/// its own).
+struct RemoteBenchmark {
+    var options: CommonOptions
+    var workspace: Workspace
+    var report: Report
+    /// `--redis`; nil: a redis-server of the run's own.
+    var redisURL: String?
+    /// Gets and sets per run and strategy at 1 KB (a quarter at 100 KB).
+    var operations: Int
+    /// Batches of 100 gets per run and strategy.
+    var batches: Int
+    /// Invalidations per run and kind.
+    var invalidations: Int
+
+    static let floor = "raw hiredis"
+    static let level = "RedisLevel"
+    static let rawSetPublish = "raw hiredis SET+PUBLISH"
+    static let rawGets = "raw hiredis, 100 GETs"
+    static let cacheWithLevel = "Cache with RedisLevel"
+    static let up = "Redis up", stopped = "Redis stopped (SIGSTOP)", killed = "Redis killed"
+    static let batchGroup = "batch of 100 × 1 KB"
+    static let hitsGroup = "Cache<Data>, 1 KB"
+    static let invalidationGroup = "one process to another"
+
+    var runs: Int { options.runCount }
+
+    init(options: CommonOptions, workspace: Workspace, report: Report, redisURL: String?,
+         operations: Int?, batches: Int?, invalidations: Int?) {
+        self.options = options
+        self.workspace = workspace
+        self.report = report
+        self.redisURL = redisURL
+        self.operations = max(4, operations ?? (options.quick ? 200 : 2_000))
+        self.batches = max(1, batches ?? (options.quick ? 10 : 100))
+        self.invalidations = max(1, invalidations ?? (options.quick ? 20 : 400))
+    }
+
+    /// What the suite talks to: the address, a raw connection, and the names in use.
+    struct Server {
+        var address: RedisAddress
+        var url: String
+        var raw: RawRedis
+        /// Unique to this run, so a shared server's other keys are never touched.
+        var namespace: String
+
+        /// A `RedisLevel` on this server; `suffix` picks a namespace of its own.
+        func level(_ suffix: String = "") throws -> RedisLevel {
+            try RedisLevel(configuration: .init(address: address, namespace: namespace + suffix))
+        }
+
+        /// The key a `RedisLevel` of namespace `namespace + suffix` stores `key` under
+        /// (`kvcache:<namespace>:<key>`, as RedisLevel documents).
+        func redisKey(_ key: String, _ suffix: String = "") -> Data {
+            Data("kvcache:\(namespace + suffix):\(key)".utf8)
+        }
+    }
+
+    func run() throws {
+        Output.print("## Remote level (issue 16)\n")
+        let own: OwnRedisServer? = redisURL == nil ? try OwnRedisServer(directory: workspace.makeDirectory("redis-server")) : nil
+        let address = try own?.address ?? RedisAddress(redisURL!)
+        let raw = try RawRedis(address: address)
+        let version = OwnRedisServer.field("redis_version", in: (try? raw.command(["INFO", "server"]))?.text ?? "") ?? "?"
+        let server = Server(address: address, url: own?.url ?? redisURL!, raw: raw,
+                            namespace: "kvcache-bench-\(getpid())-\(UInt16.random(in: 0 ... .max))")
+        report.note("remote: redis-server \(version) on \(address)" + (own == nil
+            ? " (--redis; the server-down rows need a server of the run's own and are skipped)"
+            : " (started by this run: --save '' --appendonly no; killed at the end)")
+            + "; the floor \"raw hiredis\" is hiredis's redisCommandArgv on one connection, replies copied into Data")
+        defer { cleanUp(server) }
+
+        try getAndSet(server, size: 1_024, label: "1 KB", count: operations)
+        try getAndSet(server, size: 100 * 1_024, label: "100 KB", count: max(4, operations / 4))
+        try batch(server)
+        try cacheHits(server)
+        try invalidation(server)
+        if let own {
+            try serverDown(server, own)
+        }
+    }
+
+    /// Removes this run's keys from a server the run did not start.
+    private func cleanUp(_ server: Server) {
+        guard redisURL != nil else { return }
+        for suffix in ["", "-hits", "-inv-level", "-inv-cache", "-raw"] {
+            try? server.level(suffix).removeEntries(withPrefix: "")
+        }
+    }
+
+    // MARK: Timing
+
+    /// Runs `body` for 0..<count, timing each call (one clock read per call).
+    private func lapped(_ count: Int, _ body: (Int) throws -> Void) rethrows -> (total: UInt64, laps: [UInt64]) {
+        var timer = LapTimer(capacity: count)
+        for index in 0..<count {
+            try body(index)
+            timer.lap()
+        }
+        return (timer.elapsed(), timer.latencies)
+    }
+
+    /// Runs `prepare` (untimed) then `body` (timed, clock cost subtracted) for 0..<count.
+    private func timedEach(_ count: Int, prepare: (Int) throws -> Void = { _ in },
+                           _ body: (Int) throws -> Void) rethrows -> (total: UInt64, laps: [UInt64]) {
+        var laps: [UInt64] = []
+        laps.reserveCapacity(count)
+        var total: UInt64 = 0
+        for index in 0..<count {
+            try prepare(index)
+            let start = Clock.now()
+            try body(index)
+            let elapsed = Clock.now() - start
+            let lap = elapsed > Clock.overhead ? elapsed - Clock.overhead : 0
+            laps.append(lap)
+            total += lap
+        }
+        return (total, laps)
+    }
+
+    private static func bytes(_ count: Int, seed: UInt64) -> Data {
+        var random = SplitMix64(seed: seed)
+        return Data((0..<count).map { _ in UInt8(truncatingIfNeeded: random.next()) })
+    }
+
+    // MARK: Get and set
+
+    private func getAndSet(_ server: Server, size: Int, label: String, count: Int) throws {
+        let level = try server.level()
+        let keyCount = min(count, size > 10_000 ? 100 : 1_000)
+        let keys = (0..<keyCount).map { "v\(size)-\($0)" }
+        let redisKeys = keys.map { server.redisKey($0) }
+        let rawKeys = keys.map { server.redisKey($0, "-raw") }
+        let value = Self.bytes(size, seed: UInt64(size))
+        let entry = RemoteEntry(data: value, expiration: .never)
+        for key in keys { try level.setEntry(entry, forKey: key) }
+        // The level's value with its header, as the raw floor reads it: the same bytes on the wire.
+        guard let stored = try server.raw.get(redisKeys[0]), stored.count > size else {
+            throw RawRedis.Failure(description: "the raw GET of \(String(decoding: redisKeys[0], as: UTF8.self)) "
+                + "found no value: RedisLevel's key format is not kvcache:<namespace>:<key>")
+        }
+        // What setEntry sends besides the SET: a PUBLISH of about the same bytes.
+        let channel = Data("kvcache:\(server.namespace):changes".utf8)
+        let message = Data("0123456789abcdef k \(keys[0])".utf8)
+        // Warm-up (untimed): the level's first call connects.
+        for index in 0..<min(50, count) {
+            _ = try level.entry(forKey: keys[index % keyCount])
+            _ = try server.raw.get(redisKeys[index % keyCount])
+        }
+
+        var gets = SampleSet(), sets = SampleSet()
+        var misses = 0
+        for run in 0..<runs {
+            Progress.log("remote: \(label) get and set, \(count) ops, run \(run + 1)/\(runs)")
+            let getters = [Self.floor, Self.level]
+            for name in run.isMultiple(of: 2) ? getters : getters.reversed() {
+                let time = try lapped(count) { index in
+                    if name == Self.floor {
+                        if try server.raw.get(redisKeys[index % keyCount]) == nil { misses += 1 }
+                    } else if try level.entry(forKey: keys[index % keyCount]) == nil {
+                        misses += 1
+                    }
+                }
+                gets.record(name, isFloor: name == Self.floor, nanoseconds: time.total, operations: count,
+                            latencies: time.laps)
+            }
+            let setters = [Self.floor, Self.rawSetPublish, Self.level]
+            for name in run.isMultiple(of: 2) ? setters : setters.reversed() {
+                let time = try lapped(count) { index in
+                    switch name {
+                    case Self.floor: try server.raw.set(rawKeys[index % keyCount], stored)
+                    case Self.rawSetPublish:
+                        try server.raw.setAndPublish(rawKeys[index % keyCount], stored, channel: channel, message: message)
+                    default: try level.setEntry(entry, forKey: keys[index % keyCount])
+                    }
+                }
+                sets.record(name, isFloor: name == Self.floor, nanoseconds: time.total, operations: count,
+                            latencies: time.laps)
+            }
+        }
+        if misses != 0 { Progress.log("warning: \(misses) remote gets of \(label) missed stored keys") }
+
+        var get = Comparison(suite: "remote", group: label, workload: "get", operationsPerRun: count)
+        get.valueSize = size
+        gets.fill(&get)
+        get.notes.append("raw hiredis: GET of the level's own keys (the value and its 14-byte header), reply copied "
+            + "into Data; RedisLevel: entry(forKey:) (pool, breaker, GET, reply copy, header decode); "
+            + "\(keyCount) keys in turn")
+        report.add(get)
+
+        var set = Comparison(suite: "remote", group: label, workload: "set", operationsPerRun: count)
+        set.valueSize = size
+        sets.fill(&set)
+        set.notes.append("raw hiredis: SET of the same bytes; raw hiredis SET+PUBLISH: the SET and a "
+            + "PUBLISH of an invalidation in one write, what setEntry sends; RedisLevel: setEntry (never expires)")
+        if let level = set.rows.first(where: { $0.strategy == Self.level })?.nanosecondsPerOperation.median,
+           let pipelined = set.rows.first(where: { $0.strategy == Self.rawSetPublish })?.nanosecondsPerOperation.median,
+           pipelined > 0 {
+            set.notes.append(String(format: "RedisLevel ÷ raw hiredis SET+PUBLISH: %.2f", level / pipelined))
+        }
+        report.add(set)
+    }
+
+    // MARK: Batch
+
+    private func batch(_ server: Server) throws {
+        let level = try server.level()
+        let keys = (0..<100).map { "b\($0)" }
+        let redisKeys = keys.map { server.redisKey($0) }
+        let value = Self.bytes(1_024, seed: 100)
+        for key in keys { try level.setEntry(RemoteEntry(data: value, expiration: .never), forKey: key) }
+        _ = try level.entries(forKeys: keys)
+
+        var times = SampleSet(), trips = SampleSet()
+        var short = 0
+        for run in 0..<runs {
+            Progress.log("remote: batches of 100 gets, \(batches) batches, run \(run + 1)/\(runs)")
+            let strategies = [Self.floor, Self.level, Self.rawGets]
+            for name in run.isMultiple(of: 2) ? strategies : strategies.reversed() {
+                let commandsBefore = try server.raw.commandCalls()
+                let callsBefore = level.statistics.calls
+                let time = try lapped(batches) { _ in
+                    switch name {
+                    case Self.floor:
+                        if try server.raw.mget(redisKeys).contains(where: { $0 == nil }) { short += 1 }
+                    case Self.rawGets:
+                        for key in redisKeys where try server.raw.get(key) == nil { short += 1 }
+                    default:
+                        if try level.entries(forKeys: keys).count != keys.count { short += 1 }
+                    }
+                }
+                let commandsAfter = try server.raw.commandCalls()
+                times.record(name, isFloor: name == Self.floor, nanoseconds: time.total, operations: batches,
+                             latencies: time.laps)
+                // Round trips: the level counts its own (one per call); the raw strategies make one
+                // per command, counted by the server.
+                let roundTrips: Double
+                if name == Self.level {
+                    roundTrips = Double(level.statistics.calls - callsBefore) / Double(batches)
+                } else {
+                    let commands = ["get", "mget"].reduce(0) { $0 + (commandsAfter[$1] ?? 0) - (commandsBefore[$1] ?? 0) }
+                    roundTrips = Double(commands) / Double(batches)
+                }
+                trips.record(name, isFloor: name == Self.floor, perOperation: roundTrips, operations: batches)
+                if name == Self.level {
+                    let mgets = (commandsAfter["mget"] ?? 0) - (commandsBefore["mget"] ?? 0)
+                    let getsSent = (commandsAfter["get"] ?? 0) - (commandsBefore["get"] ?? 0)
+                    if mgets != batches || getsSent != 0 {
+                        Progress.log("note: during RedisLevel's \(batches) batches the server counted \(mgets) MGET "
+                            + "and \(getsSent) GET (another client on the server?)")
+                    }
+                }
+            }
+        }
+        if short != 0 { Progress.log("warning: \(short) batches found fewer than 100 values") }
+
+        var comparison = Comparison(suite: "remote", group: Self.batchGroup, workload: "get", operationsPerRun: batches)
+        comparison.valueSize = 1_024
+        times.fill(&comparison)
+        comparison.notes.append("figures per batch of 100 keys; raw hiredis: one MGET; RedisLevel: entries(forKeys:); "
+            + "raw hiredis, 100 GETs: one round trip each")
+        report.add(comparison)
+
+        var roundTrips = Comparison(suite: "remote", group: Self.batchGroup, workload: "round trips per batch",
+                                    operationsPerRun: batches)
+        roundTrips.unit = "round trips"
+        trips.fill(&roundTrips)
+        roundTrips.notes.append("RedisLevel: its statistics.calls per batch (a call is one write and its replies); "
+            + "raw: GET and MGET calls the server counted (INFO commandstats) per batch")
+        if let figure = roundTrips.rows.first(where: { $0.strategy == Self.level })?.nanosecondsPerOperation.median {
+            roundTrips.notes.append(figure == 1 ? "RedisLevel: 1 round trip per batch of 100"
+                : String(format: "RedisLevel: %.2f round trips per batch of 100", figure))
+        }
+        report.add(roundTrips)
+    }
+
+    // MARK: Remote hit against local hits
+
+    private func cacheHits(_ server: Server) throws {
+        let directory = try workspace.makeDirectory("remote-hits")
+        defer { workspace.remove(directory) }
+        var configuration = KVCache.Cache<Data>.Configuration()
+        configuration.disk.autoTrimInterval = nil
+        configuration.remote = try server.level("-hits")
+        let cache = try KVCache.Cache<Data>(directory: directory, configuration: configuration)
+        defer { try? cache.close() }
+        let keyCount = min(operations, 1_000)
+        let keys = (0..<keyCount).map { "h\($0)" }
+        let redisKeys = keys.map { server.redisKey($0, "-hits") }
+        let value = Self.bytes(1_024, seed: 7)
+        for key in keys { try cache.setValue(value, forKey: key) }
+        try cache.flush()
+        let memoryHit = "Cache memory hit", diskHit = "Cache disk hit", remoteHit = "Cache remote hit"
+        // Warm-up: the level's connection, the disk's read connection.
+        for key in keys.prefix(50) {
+            cache.memory.removeValue(forKey: key)
+            try cache.disk.removeValue(forKey: key)
+            _ = try cache.value(forKey: key)
+            _ = try server.raw.get(redisKeys[0])
+        }
+
+        var set = SampleSet()
+        var wrongLevel = 0
+        for run in 0..<runs {
+            Progress.log("remote: Cache hits by level, \(operations) ops, run \(run + 1)/\(runs)")
+            let strategies = [Self.floor, memoryHit, diskHit, remoteHit]
+            for name in run.isMultiple(of: 2) ? strategies : strategies.reversed() {
+                let before = cache.statistics
+                let time: (total: UInt64, laps: [UInt64])
+                switch name {
+                case Self.floor:
+                    time = try timedEach(operations) { index in _ = try server.raw.get(redisKeys[index % keyCount]) }
+                case memoryHit:
+                    time = try timedEach(operations) { index in _ = try cache.value(forKey: keys[index % keyCount]) }
+                case diskHit:
+                    time = try timedEach(operations, prepare: { _ = cache.memory.removeValue(forKey: keys[$0 % keyCount]) }) {
+                        index in _ = try cache.value(forKey: keys[index % keyCount])
+                    }
+                default:
+                    // Only Redis holds it: the disk removal drops the memory copy too.
+                    time = try timedEach(operations, prepare: { index in
+                        _ = cache.memory.removeValue(forKey: keys[index % keyCount])
+                        try cache.disk.removeValue(forKey: keys[index % keyCount])
+                    }) { index in _ = try cache.value(forKey: keys[index % keyCount]) }
+                }
+                let after = cache.statistics
+                let expected: Int = switch name {
+                case memoryHit: after.memoryHits - before.memoryHits
+                case diskHit: after.diskHits - before.diskHits
+                case remoteHit: after.remoteHits - before.remoteHits
+                default: operations
+                }
+                if expected != operations { wrongLevel += operations - expected }
+                set.record(name, isFloor: name == Self.floor, nanoseconds: time.total, operations: operations,
+                           latencies: time.laps)
+            }
+        }
+        if wrongLevel != 0 { Progress.log("warning: \(wrongLevel) Cache reads were not answered by the level timed") }
+
+        var comparison = Comparison(suite: "remote", group: Self.hitsGroup, workload: "get hit by level",
+                                    operationsPerRun: operations)
+        comparison.valueSize = 1_024
+        set.fill(&comparison)
+        comparison.notes.append("each read timed alone (clock cost subtracted); before each disk hit the key is "
+            + "removed from memory, before each remote hit from memory and disk (untimed); a remote hit stores "
+            + "the value on disk and in memory")
+        let median = { (name: String) in comparison.rows.first { $0.strategy == name }?.nanosecondsPerOperation.median }
+        if let remote = median(remoteHit), let memory = median(memoryHit), let disk = median(diskHit),
+           memory > 0, disk > 0 {
+            comparison.notes.append(String(format: "remote hit ÷ memory hit: %.0f×; remote hit ÷ disk hit: %.1f×",
+                                           remote / memory, remote / disk))
+        }
+        report.add(comparison)
+    }
+
+    // MARK: Invalidation between processes
+
+    private func invalidation(_ server: Server) throws {
+        let total = invalidations * runs
+        let peerDirectory = try workspace.makeDirectory("remote-peer")
+        defer { workspace.remove(peerDirectory) }
+        let directory = try workspace.makeDirectory("remote-invalidation")
+        defer { workspace.remove(directory) }
+        let namespace = server.namespace + "-inv"
+        Progress.log("remote: starting the peer process (\(total) cached keys)")
+        let peer = try ChildProcess(ChildProcess.ownExecutable(), [
+            "remote-peer", "--redis", server.url, "--namespace", namespace, "--keys", "\(total)",
+            "--directory", peerDirectory.path,
+        ], pipes: true)
+        defer { peer.kill() }
+        guard let output = peer.output, output.nextLine(timeout: 120) == "ready" else {
+            throw ChildProcess.Failure(description: "the remote-peer process did not get ready")
+        }
+
+        let level = try server.level("-inv-level")
+        var configuration = KVCache.Cache<Data>.Configuration()
+        configuration.disk.autoTrimInterval = nil
+        configuration.remote = try server.level("-inv-cache")
+        let cache = try KVCache.Cache<Data>(directory: directory, configuration: configuration)
+        defer { try? cache.close() }
+        let channel = Data(RemotePeer.rawChannel(namespace).utf8)
+        let value = Self.bytes(1_024, seed: 11)
+        let entry = RemoteEntry(data: value, expiration: .never)
+        let kinds: [(name: String, tag: String)] = [(Self.floor, "raw"), (Self.level, "level"), (Self.cacheWithLevel, "cache")]
+
+        var set = SampleSet()
+        var lost = 0
+        var index = 0
+        for run in 0..<runs {
+            Progress.log("remote: invalidations to another process, \(invalidations) each, run \(run + 1)/\(runs)")
+            var latencies: [String: [UInt64]] = [:]
+            for _ in 0..<invalidations {
+                for kind in run.isMultiple(of: 2) ? kinds : kinds.reversed() {
+                    let key: String
+                    let start = Clock.now()
+                    switch kind.tag {
+                    case "raw":
+                        key = "\(index)"
+                        try server.raw.publish(channel, Data(key.utf8))
+                    case "level":
+                        key = "l\(index)"
+                        try level.setEntry(entry, forKey: key)
+                    default:
+                        key = "c\(index)"
+                        try cache.setValue(value, forKey: key)
+                    }
+                    // The peer's line for this message (nothing else is in flight).
+                    let prefix = "\(kind.tag) \(key) "
+                    var arrival: UInt64?
+                    while let line = output.nextLine(timeout: 2) {
+                        if line.hasPrefix(prefix) {
+                            arrival = UInt64(line.dropFirst(prefix.count))
+                            break
+                        }
+                    }
+                    guard let arrival else {
+                        lost += 1
+                        continue
+                    }
+                    latencies[kind.name, default: []].append(arrival > start ? arrival - start : 0)
+                }
+                index += 1
+            }
+            for kind in kinds {
+                let values = latencies[kind.name] ?? []
+                guard !values.isEmpty else { continue }
+                // The run's median latency as its figure; the percentiles pool every message.
+                let median = values.sorted()[values.count / 2]
+                set.record(kind.name, isFloor: kind.name == Self.floor, perOperation: Double(median),
+                           operations: values.count, latencies: values)
+            }
+        }
+        peer.closeInput()
+        if peer.wait(timeout: 10) != 0 { Progress.log("warning: the remote-peer process did not exit cleanly") }
+
+        var comparison = Comparison(suite: "remote", group: Self.invalidationGroup, workload: "invalidation",
+                                    operationsPerRun: invalidations)
+        set.fill(&comparison)
+        comparison.notes.append("from just before the call in this process to the other process's handler "
+            + "(CLOCK_MONOTONIC, one clock for both); one message in flight at a time. raw hiredis: PUBLISH → "
+            + "a SUBSCRIBEd hiredis connection; RedisLevel: setEntry → another RedisLevel's subscribe handler; "
+            + "Cache with RedisLevel: setValue (memory, disk, then Redis) → the other process's Cache has dropped its memory "
+            + "and disk copies. Medians are each run's median latency")
+        if lost > 0 { comparison.notes.append("\(lost) messages did not arrive within 2 s") }
+        report.add(comparison)
+    }
+
+    // MARK: Local hits while the server is down
+
+    private func serverDown(_ server: Server, _ own: OwnRedisServer) throws {
+        let directory = try workspace.makeDirectory("remote-down")
+        defer { workspace.remove(directory) }
+        var configuration = KVCache.Cache<Data>.Configuration()
+        configuration.disk.autoTrimInterval = nil
+        let level = try server.level("-down")
+        configuration.remote = level
+        let cache = try KVCache.Cache<Data>(directory: directory, configuration: configuration)
+        defer { try? cache.close() }
+        let keyCount = min(operations, 1_000)
+        let keys = (0..<keyCount).map { "d\($0)" }
+        let value = Self.bytes(1_024, seed: 13)
+        for key in keys { try cache.setValue(value, forKey: key) }
+        try cache.flush()
+        let memoryHits = operations * 10, diskHits = operations, sets = max(1, operations / 4)
+
+        var memory = SampleSet(), disk = SampleSet(), writes = SampleSet()
+        func measure(_ state: String) throws {
+            let isFloor = state == Self.up
+            let memoryTime = try timedEach(memoryHits) { index in _ = try cache.value(forKey: keys[index % keyCount]) }
+            memory.record(state, isFloor: isFloor, nanoseconds: memoryTime.total, operations: memoryHits,
+                          latencies: memoryTime.laps)
+            let diskTime = try timedEach(diskHits, prepare: { _ = cache.memory.removeValue(forKey: keys[$0 % keyCount]) }) {
+                index in _ = try cache.value(forKey: keys[index % keyCount])
+            }
+            disk.record(state, isFloor: isFloor, nanoseconds: diskTime.total, operations: diskHits,
+                        latencies: diskTime.laps)
+            let setTime = try timedEach(sets) { index in try cache.setValue(value, forKey: "s\(index % keyCount)") }
+            writes.record(state, isFloor: isFloor, nanoseconds: setTime.total, operations: sets, latencies: setTime.laps)
+            try cache.flush()
+        }
+        // Warm-up.
+        for key in keys.prefix(50) {
+            cache.memory.removeValue(forKey: key)
+            _ = try cache.value(forKey: key)
+        }
+        var recovery: [Double] = []
+        for run in 0..<runs {
+            Progress.log("remote: local hits with Redis up and stopped, run \(run + 1)/\(runs)")
+            try measure(Self.up)
+            own.pause()
+            try measure(Self.stopped)
+            own.resume()
+            // The breaker lets a call probe the server breakDuration after the last failure.
+            let start = Clock.now()
+            var answered = false
+            while !answered && Clock.now() - start < 20_000_000_000 {
+                do {
+                    _ = try level.entry(forKey: "probe")
+                    answered = true
+                } catch {
+                    usleep(20_000)
+                }
+            }
+            if !answered { Progress.log("warning: the level did not answer within 20 s of SIGCONT") }
+            recovery.append(Double(Clock.now() - start) / 1e9)
+        }
+        own.kill()
+        for run in 0..<runs {
+            Progress.log("remote: local hits with Redis killed, run \(run + 1)/\(runs)")
+            try measure(Self.killed)
+        }
+        let statistics = cache.statistics
+
+        for (workload, samples, count) in [("memory hit", memory, memoryHits), ("disk hit", disk, diskHits),
+                                           ("set 1 KB", writes, sets)] {
+            var comparison = Comparison(suite: "remote-down", group: Self.hitsGroup, workload: workload,
+                                        operationsPerRun: count)
+            comparison.valueSize = 1_024
+            samples.fill(&comparison)
+            comparison.notes.append("Cache<Data> with a RedisLevel (defaults: 250 ms command timeout, breaker open "
+                + "2 s); the run's own server stopped with SIGSTOP (connections hang) or killed (refused); "
+                + "each call timed alone, clock cost subtracted")
+            if workload == "set 1 KB" {
+                comparison.notes.append(String(
+                    format: "remote writes are .immediate: with the server stopped one set in 2 s waits the "
+                        + "250 ms timeout, the others fail fast (breaker); after SIGCONT the level answered "
+                        + "again within %.1f–%.1f s; remote errors counted: %d", recovery.min() ?? 0,
+                    recovery.max() ?? 0, statistics.remoteErrors))
+            }
+            report.add(comparison)
+        }
+    }
+}
