@@ -10,7 +10,7 @@ import Glibc
 final class OwnRedisServer {
     let port: Int
     let version: String
-    private let process: ChildProcess
+    private var process: ChildProcess
 
     var address: RedisAddress { RedisAddress(host: "127.0.0.1", port: port) }
     var url: String { "redis://127.0.0.1:\(port)" }
@@ -25,18 +25,29 @@ final class OwnRedisServer {
             throw Unavailable(description: "redis-server is not on PATH (apt-get install redis-server), "
                 + "and no --redis URL was given")
         }
+        self.binary = binary
+        self.directory = directory
         port = try Self.freePort()
-        process = try ChildProcess(binary, [
+        process = try Self.start(binary, port: port, directory: directory)
+        let info = (try? RawRedis(address: RedisAddress(host: "127.0.0.1", port: port), timeout: 1))
+            .flatMap { try? $0.command(["INFO", "server"]).text }
+        version = Self.field("redis_version", in: info ?? "") ?? "?"
+    }
+
+    private let binary: String
+    private let directory: URL
+
+    /// Spawns the server and waits until it answers PING.
+    private static func start(_ binary: String, port: Int, directory: URL) throws -> ChildProcess {
+        let process = try ChildProcess(binary, [
             "--port", "\(port)", "--bind", "127.0.0.1", "--save", "", "--appendonly", "no",
             "--dir", directory.path, "--logfile", directory.appendingPathComponent("redis.log").path,
         ], pipes: false)
         let deadline = Clock.now() + 10_000_000_000
-        var answer: String?
-        while answer == nil {
+        while true {
             if let connection = try? RawRedis(address: RedisAddress(host: "127.0.0.1", port: port), timeout: 1),
                (try? connection.command(["PING"])) == .status("PONG") {
-                answer = (try? connection.command(["INFO", "server"]))?.text
-                break
+                return process
             }
             if Clock.now() > deadline {
                 process.kill()
@@ -45,7 +56,12 @@ final class OwnRedisServer {
             }
             usleep(5_000)
         }
-        version = Self.field("redis_version", in: answer ?? "") ?? "?"
+    }
+
+    /// Starts the server again on the same port (empty: it keeps nothing) after `kill()`.
+    func restart() throws {
+        process.kill()
+        process = try Self.start(binary, port: port, directory: directory)
     }
 
     deinit {

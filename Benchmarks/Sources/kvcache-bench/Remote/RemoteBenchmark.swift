@@ -36,6 +36,12 @@ struct RemoteBenchmark {
 
     var runs: Int { options.runCount }
 
+    /// Narrowing for profiling one figure (not needed for a normal run), from the environment:
+    /// `KVCACHE_BENCH_REMOTE_PARTS=get,set,batch,hits,invalidation,down` (default all) and
+    /// `KVCACHE_BENCH_REMOTE_SIZES=1,100` (KB, for get and set).
+    var parts: Set<String> = ["get", "set", "batch", "hits", "invalidation", "down"]
+    var sizes = [1, 100]
+
     init(options: CommonOptions, workspace: Workspace, report: Report, redisURL: String?,
          operations: Int?, batches: Int?, invalidations: Int?) {
         self.options = options
@@ -45,6 +51,12 @@ struct RemoteBenchmark {
         self.operations = max(4, operations ?? (options.quick ? 200 : 2_000))
         self.batches = max(1, batches ?? (options.quick ? 10 : 100))
         self.invalidations = max(1, invalidations ?? (options.quick ? 20 : 400))
+        let environment = ProcessInfo.processInfo.environment
+        func list(_ name: String) -> [String]? {
+            environment[name].map { $0.split(separator: ",").map { $0.trimmingCharacters(in: .whitespaces) } }
+        }
+        if let parts = list("KVCACHE_BENCH_REMOTE_PARTS") { self.parts = Set(parts) }
+        if let sizes = list("KVCACHE_BENCH_REMOTE_SIZES") { self.sizes = sizes.compactMap { Int($0) } }
     }
 
     /// What the suite talks to: the address, a raw connection, and the names in use.
@@ -81,13 +93,22 @@ struct RemoteBenchmark {
             + "; the floor \"raw hiredis\" is hiredis's redisCommandArgv on one connection, replies copied into Data")
         defer { cleanUp(server) }
 
-        try getAndSet(server, size: 1_024, label: "1 KB", count: operations)
-        try getAndSet(server, size: 100 * 1_024, label: "100 KB", count: max(4, operations / 4))
-        try batch(server)
-        try cacheHits(server)
-        try invalidation(server)
-        if let own {
-            try serverDown(server, own)
+        if !parts.isDisjoint(with: ["get", "set"]) {
+            for size in sizes {
+                try getAndSet(server, size: size * 1_024, label: "\(size) KB",
+                              count: size > 10 ? max(4, operations / 4) : operations)
+            }
+        }
+        if parts.contains("batch") { try batch(server) }
+        if parts.contains("hits") { try cacheHits(server) }
+        if parts.contains("invalidation") { try invalidation(server) }
+        if parts.contains("down") {
+            if let own {
+                try serverDown(server, own)
+            } else {
+                report.note("remote: the server-down rows skipped: they stop and kill the server, so they run "
+                    + "only on a redis-server of the run's own (without --redis)")
+            }
         }
     }
 
@@ -163,7 +184,7 @@ struct RemoteBenchmark {
         var misses = 0
         for run in 0..<runs {
             Progress.log("remote: \(label) get and set, \(count) ops, run \(run + 1)/\(runs)")
-            let getters = [Self.floor, Self.level]
+            let getters = parts.contains("get") ? [Self.floor, Self.level] : []
             for name in run.isMultiple(of: 2) ? getters : getters.reversed() {
                 let time = try lapped(count) { index in
                     if name == Self.floor {
@@ -175,7 +196,7 @@ struct RemoteBenchmark {
                 gets.record(name, isFloor: name == Self.floor, nanoseconds: time.total, operations: count,
                             latencies: time.laps)
             }
-            let setters = [Self.floor, Self.rawSetPublish, Self.level]
+            let setters = parts.contains("set") ? [Self.floor, Self.rawSetPublish, Self.level] : []
             for name in run.isMultiple(of: 2) ? setters : setters.reversed() {
                 let time = try lapped(count) { index in
                     switch name {
@@ -197,7 +218,7 @@ struct RemoteBenchmark {
         get.notes.append("raw hiredis: GET of the level's own keys (the value and its 14-byte header), reply copied "
             + "into Data; RedisLevel: entry(forKey:) (pool, breaker, GET, reply copy, header decode); "
             + "\(keyCount) keys in turn")
-        report.add(get)
+        if !get.rows.isEmpty { report.add(get) }
 
         var set = Comparison(suite: "remote", group: label, workload: "set", operationsPerRun: count)
         set.valueSize = size
@@ -209,7 +230,7 @@ struct RemoteBenchmark {
            pipelined > 0 {
             set.notes.append(String(format: "RedisLevel ÷ raw hiredis SET+PUBLISH: %.2f", level / pipelined))
         }
-        report.add(set)
+        if !set.rows.isEmpty { report.add(set) }
     }
 
     // MARK: Batch
@@ -458,6 +479,9 @@ struct RemoteBenchmark {
 
     // MARK: Local hits while the server is down
 
+    /// Memory hits, disk hits and sets through a `Cache<Data>` with a `RedisLevel` (defaults),
+    /// with the run's own server up, stopped (SIGSTOP) and killed, the three states in every
+    /// run (in turn reversed), so each compares with the same minutes of a shared machine.
     private func serverDown(_ server: Server, _ own: OwnRedisServer) throws {
         let directory = try workspace.makeDirectory("remote-down")
         defer { workspace.remove(directory) }
@@ -470,56 +494,97 @@ struct RemoteBenchmark {
         let keyCount = min(operations, 1_000)
         let keys = (0..<keyCount).map { "d\($0)" }
         let value = Self.bytes(1_024, seed: 13)
-        for key in keys { try cache.setValue(value, forKey: key) }
-        try cache.flush()
-        let memoryHits = operations * 10, diskHits = operations, sets = max(1, operations / 4)
+        func fill() throws {
+            for key in keys { try cache.setValue(value, forKey: key) }
+            try cache.flush()
+        }
+        try fill()
+        let memoryHits = operations * 25, diskHits = operations * 5, sets = max(1, operations / 4)
 
+        let settle = Double(ProcessInfo.processInfo.environment["KVCACHE_BENCH_REMOTE_SETTLE"] ?? "") ?? 0.5
         var memory = SampleSet(), disk = SampleSet(), writes = SampleSet()
+        // Each run's p99, for the targets: the median of runs, as every other figure (a pooled
+        // p99 is the noisiest run's).
+        var memoryP99 = SampleSet(), diskP99 = SampleSet()
+        var missed = 0
         func measure(_ state: String) throws {
             let isFloor = state == Self.up
+            // The same untimed start in every state: the disk level's background work after the
+            // last sets (its WAL checkpoint, presumably) given time to end, then a few hundred disk hits and
+            // some memory hits. Without the pause, a state measured right after another one's
+            // sets had a disk-hit p99 2-3 times that of a state measured after a wait.
+            usleep(useconds_t(settle * 1e6))
+            for key in keys.prefix(500) {
+                _ = cache.memory.removeValue(forKey: key)
+                _ = try cache.value(forKey: key)
+            }
+            for index in 0..<5_000 { _ = try cache.value(forKey: keys[index % keyCount]) }
+            let before = cache.statistics
             let memoryTime = try timedEach(memoryHits) { index in _ = try cache.value(forKey: keys[index % keyCount]) }
             memory.record(state, isFloor: isFloor, nanoseconds: memoryTime.total, operations: memoryHits,
                           latencies: memoryTime.laps)
+            memoryP99.record(state, isFloor: isFloor, perOperation: Latency(memoryTime.laps)?.p99 ?? 0,
+                             operations: memoryHits)
+            let middle = cache.statistics
             let diskTime = try timedEach(diskHits, prepare: { _ = cache.memory.removeValue(forKey: keys[$0 % keyCount]) }) {
                 index in _ = try cache.value(forKey: keys[index % keyCount])
             }
             disk.record(state, isFloor: isFloor, nanoseconds: diskTime.total, operations: diskHits,
                         latencies: diskTime.laps)
+            diskP99.record(state, isFloor: isFloor, perOperation: Latency(diskTime.laps)?.p99 ?? 0,
+                           operations: diskHits)
+            let after = cache.statistics
+            missed += memoryHits - (middle.memoryHits - before.memoryHits) + diskHits - (after.diskHits - middle.diskHits)
+            Progress.log(String(format: "remote: %@: memory hit p99 %.0f ns, disk hit p99 %.0f ns", state,
+                                Latency(memoryTime.laps)?.p99 ?? 0, Latency(diskTime.laps)?.p99 ?? 0))
             let setTime = try timedEach(sets) { index in try cache.setValue(value, forKey: "s\(index % keyCount)") }
             writes.record(state, isFloor: isFloor, nanoseconds: setTime.total, operations: sets, latencies: setTime.laps)
             try cache.flush()
         }
-        // Warm-up.
-        for key in keys.prefix(50) {
-            cache.memory.removeValue(forKey: key)
-            _ = try cache.value(forKey: key)
-        }
-        var recovery: [Double] = []
-        for run in 0..<runs {
-            Progress.log("remote: local hits with Redis up and stopped, run \(run + 1)/\(runs)")
-            try measure(Self.up)
-            own.pause()
-            try measure(Self.stopped)
-            own.resume()
-            // The breaker lets a call probe the server breakDuration after the last failure.
+        /// Until a call of the level succeeds (the breaker lets one probe breakDuration
+        /// after the last failure): the seconds it took.
+        func waitUntilAnswering() -> Double {
             let start = Clock.now()
-            var answered = false
-            while !answered && Clock.now() - start < 20_000_000_000 {
+            while Clock.now() - start < 20_000_000_000 {
                 do {
                     _ = try level.entry(forKey: "probe")
-                    answered = true
+                    return Double(Clock.now() - start) / 1e9
                 } catch {
                     usleep(20_000)
                 }
             }
-            if !answered { Progress.log("warning: the level did not answer within 20 s of SIGCONT") }
-            recovery.append(Double(Clock.now() - start) / 1e9)
+            Progress.log("warning: the level did not answer within 20 s")
+            return 20
         }
-        own.kill()
+        var recovery: [Double] = []
         for run in 0..<runs {
-            Progress.log("remote: local hits with Redis killed, run \(run + 1)/\(runs)")
-            try measure(Self.killed)
+            Progress.log("remote: local hits and sets with Redis up, stopped and killed, run \(run + 1)/\(runs)")
+            let states = [Self.up, Self.stopped, Self.killed]
+            for state in run.isMultiple(of: 2) ? states : states.reversed() {
+                switch state {
+                case Self.stopped:
+                    own.pause()
+                    try measure(state)
+                    own.resume()
+                    recovery.append(waitUntilAnswering())
+                case Self.killed:
+                    let subscriptions = level.statistics.subscriptions
+                    own.kill()
+                    try measure(state)
+                    try own.restart()
+                    recovery.append(waitUntilAnswering())
+                    // The subscriber subscribes again (within breakDuration), and the cache then drops
+                    // its local values (remoteResynchronization .localValues): filled again, untimed.
+                    if !level.waitForStatistics(timeout: .seconds(10), until: { $0.subscriptions > subscriptions }) {
+                        Progress.log("warning: the subscriber did not subscribe again within 10 s")
+                    }
+                    try fill()
+                default:
+                    try measure(state)
+                }
+            }
         }
+        if missed > 0 { Progress.log("warning: \(missed) local reads were not the hits timed") }
         let statistics = cache.statistics
 
         for (workload, samples, count) in [("memory hit", memory, memoryHits), ("disk hit", disk, diskHits),
@@ -529,15 +594,24 @@ struct RemoteBenchmark {
             comparison.valueSize = 1_024
             samples.fill(&comparison)
             comparison.notes.append("Cache<Data> with a RedisLevel (defaults: 250 ms command timeout, breaker open "
-                + "2 s); the run's own server stopped with SIGSTOP (connections hang) or killed (refused); "
-                + "each call timed alone, clock cost subtracted")
+                + "2 s); the run's own server stopped with SIGSTOP (connections hang) or killed (refused), the three "
+                + "states in every run; each call timed alone, clock cost subtracted")
             if workload == "set 1 KB" {
                 comparison.notes.append(String(
-                    format: "remote writes are .immediate: with the server stopped one set in 2 s waits the "
-                        + "250 ms timeout, the others fail fast (breaker); after SIGCONT the level answered "
-                        + "again within %.1f–%.1f s; remote errors counted: %d", recovery.min() ?? 0,
+                    format: "remote writes are .immediate: with the server stopped the first set waits the "
+                        + "250 ms timeout, the others fail fast for 2 s (breaker); after SIGCONT or a restart the "
+                        + "level answered again within %.1f–%.1f s; remote errors counted: %d", recovery.min() ?? 0,
                     recovery.max() ?? 0, statistics.remoteErrors))
             }
+            report.add(comparison)
+        }
+        for (workload, samples, count) in [("memory hit p99 per run", memoryP99, memoryHits),
+                                           ("disk hit p99 per run", diskP99, diskHits)] {
+            var comparison = Comparison(suite: "remote-down", group: Self.hitsGroup, workload: workload,
+                                        operationsPerRun: 1)
+            comparison.valueSize = 1_024
+            samples.fill(&comparison)
+            comparison.notes.append("each run's p99 of \(count) single reads (ns); median, min and max over the runs")
             report.add(comparison)
         }
     }
