@@ -479,14 +479,22 @@ struct RemoteBenchmark {
 
     // MARK: Local hits while the server is down
 
-    /// Memory hits, disk hits and sets through a `Cache<Data>` with a `RedisLevel` (defaults),
-    /// with the run's own server up, stopped (SIGSTOP) and killed, the three states in every
-    /// run (in turn reversed), so each compares with the same minutes of a shared machine.
+    /// Memory hits, disk hits and sets through a `Cache<Data>` with a `RedisLevel`, with the
+    /// run's own server up, stopped (SIGSTOP) and killed. Hits never call the server, so the
+    /// states can alternate in short slices (SIGSTOP and SIGCONT; SIGKILL and a restart) and
+    /// each state's hits share the same seconds of a shared machine; sets call it, so each
+    /// state's sets are one block per run, followed by the wait for the breaker to close.
     private func serverDown(_ server: Server, _ own: OwnRedisServer) throws {
+        // An empty server to start from: the earlier rows' 100 MB are not freed during a slice.
+        try own.restart()
         let directory = try workspace.makeDirectory("remote-down")
         defer { workspace.remove(directory) }
         var configuration = KVCache.Cache<Data>.Configuration()
         configuration.disk.autoTrimInterval = nil
+        // Otherwise as configured by default; but the default .localValues drops the local
+        // values each time the subscription comes back after a restart, and these rows time
+        // local hits, so the values are kept (what the cache does meanwhile is the same).
+        configuration.remoteResynchronization = .nothing
         let level = try server.level("-down")
         configuration.remote = level
         let cache = try KVCache.Cache<Data>(directory: directory, configuration: configuration)
@@ -494,52 +502,35 @@ struct RemoteBenchmark {
         let keyCount = min(operations, 1_000)
         let keys = (0..<keyCount).map { "d\($0)" }
         let value = Self.bytes(1_024, seed: 13)
-        func fill() throws {
-            for key in keys { try cache.setValue(value, forKey: key) }
-            try cache.flush()
-        }
-        try fill()
-        let memoryHits = operations * 25, diskHits = operations * 5, sets = max(1, operations / 4)
+        for key in keys { try cache.setValue(value, forKey: key) }
+        try cache.flush()
+        let slices = 10
+        let memorySlice = max(1, operations * 25 / slices), diskSlice = max(1, operations * 5 / slices)
+        let sets = max(1, operations / 4)
+        let states = [Self.up, Self.stopped, Self.killed]
 
-        let settle = Double(ProcessInfo.processInfo.environment["KVCACHE_BENCH_REMOTE_SETTLE"] ?? "") ?? 0.5
         var memory = SampleSet(), disk = SampleSet(), writes = SampleSet()
         // Each run's p99, for the targets: the median of runs, as every other figure (a pooled
         // p99 is the noisiest run's).
         var memoryP99 = SampleSet(), diskP99 = SampleSet()
         var missed = 0
-        func measure(_ state: String) throws {
-            let isFloor = state == Self.up
-            // The same untimed start in every state: the disk level's background work after the
-            // last sets (its WAL checkpoint, presumably) given time to end, then a few hundred disk hits and
-            // some memory hits. Without the pause, a state measured right after another one's
-            // sets had a disk-hit p99 2-3 times that of a state measured after a wait.
-            usleep(useconds_t(settle * 1e6))
-            for key in keys.prefix(500) {
-                _ = cache.memory.removeValue(forKey: key)
-                _ = try cache.value(forKey: key)
+        var restarts: [Double] = []
+        /// Runs `body` with the server in `state`, and brings it back up afterwards.
+        func with(_ state: String, _ body: () throws -> Void) throws {
+            switch state {
+            case Self.stopped:
+                own.pause()
+                defer { own.resume() }
+                try body()
+            case Self.killed:
+                own.kill()
+                try body()
+                let start = Clock.now()
+                try own.restart()
+                restarts.append(Double(Clock.now() - start) / 1e9)
+            default:
+                try body()
             }
-            for index in 0..<5_000 { _ = try cache.value(forKey: keys[index % keyCount]) }
-            let before = cache.statistics
-            let memoryTime = try timedEach(memoryHits) { index in _ = try cache.value(forKey: keys[index % keyCount]) }
-            memory.record(state, isFloor: isFloor, nanoseconds: memoryTime.total, operations: memoryHits,
-                          latencies: memoryTime.laps)
-            memoryP99.record(state, isFloor: isFloor, perOperation: Latency(memoryTime.laps)?.p99 ?? 0,
-                             operations: memoryHits)
-            let middle = cache.statistics
-            let diskTime = try timedEach(diskHits, prepare: { _ = cache.memory.removeValue(forKey: keys[$0 % keyCount]) }) {
-                index in _ = try cache.value(forKey: keys[index % keyCount])
-            }
-            disk.record(state, isFloor: isFloor, nanoseconds: diskTime.total, operations: diskHits,
-                        latencies: diskTime.laps)
-            diskP99.record(state, isFloor: isFloor, perOperation: Latency(diskTime.laps)?.p99 ?? 0,
-                           operations: diskHits)
-            let after = cache.statistics
-            missed += memoryHits - (middle.memoryHits - before.memoryHits) + diskHits - (after.diskHits - middle.diskHits)
-            Progress.log(String(format: "remote: %@: memory hit p99 %.0f ns, disk hit p99 %.0f ns", state,
-                                Latency(memoryTime.laps)?.p99 ?? 0, Latency(diskTime.laps)?.p99 ?? 0))
-            let setTime = try timedEach(sets) { index in try cache.setValue(value, forKey: "s\(index % keyCount)") }
-            writes.record(state, isFloor: isFloor, nanoseconds: setTime.total, operations: sets, latencies: setTime.laps)
-            try cache.flush()
         }
         /// Until a call of the level succeeds (the breaker lets one probe breakDuration
         /// after the last failure): the seconds it took.
@@ -557,56 +548,99 @@ struct RemoteBenchmark {
             return 20
         }
         var recovery: [Double] = []
+        // The disk level's background work after the sets above (its WAL checkpoint,
+        // presumably) given time to end: in a first version, a state measured right after
+        // sets had 2-3 times the disk-hit p99 of one measured after a pause.
+        usleep(500_000)
         for run in 0..<runs {
-            Progress.log("remote: local hits and sets with Redis up, stopped and killed, run \(run + 1)/\(runs)")
-            let states = [Self.up, Self.stopped, Self.killed]
-            for state in run.isMultiple(of: 2) ? states : states.reversed() {
-                switch state {
-                case Self.stopped:
-                    own.pause()
-                    try measure(state)
-                    own.resume()
-                    recovery.append(waitUntilAnswering())
-                case Self.killed:
-                    let subscriptions = level.statistics.subscriptions
-                    own.kill()
-                    try measure(state)
-                    try own.restart()
-                    recovery.append(waitUntilAnswering())
-                    // The subscriber subscribes again (within breakDuration), and the cache then drops
-                    // its local values (remoteResynchronization .localValues): filled again, untimed.
-                    if !level.waitForStatistics(timeout: .seconds(10), until: { $0.subscriptions > subscriptions }) {
-                        Progress.log("warning: the subscriber did not subscribe again within 10 s")
+            Progress.log("remote: local hits with Redis up, stopped and killed in turn, run \(run + 1)/\(runs)")
+            for key in keys.prefix(500) {
+                _ = cache.memory.removeValue(forKey: key)
+                _ = try cache.value(forKey: key)
+            }
+            var memoryLaps: [String: [UInt64]] = [:], diskLaps: [String: [UInt64]] = [:]
+            var memoryTotal: [String: UInt64] = [:], diskTotal: [String: UInt64] = [:]
+            for slice in 0..<slices {
+                let order = (run * slices + slice).isMultiple(of: 2) ? states : states.reversed()
+                for state in order {
+                    try with(state) {
+                        let before = cache.statistics
+                        let memoryTime = try timedEach(memorySlice) { index in
+                            _ = try cache.value(forKey: keys[(slice * memorySlice + index) % keyCount])
+                        }
+                        let middle = cache.statistics
+                        let diskTime = try timedEach(diskSlice, prepare: {
+                            _ = cache.memory.removeValue(forKey: keys[(slice * diskSlice + $0) % keyCount])
+                        }) { index in _ = try cache.value(forKey: keys[(slice * diskSlice + index) % keyCount]) }
+                        let after = cache.statistics
+                        missed += memorySlice - (middle.memoryHits - before.memoryHits)
+                            + diskSlice - (after.diskHits - middle.diskHits)
+                        memoryLaps[state, default: []] += memoryTime.laps
+                        memoryTotal[state, default: 0] += memoryTime.total
+                        diskLaps[state, default: []] += diskTime.laps
+                        diskTotal[state, default: 0] += diskTime.total
                     }
-                    try fill()
-                default:
-                    try measure(state)
                 }
+            }
+            for state in states {
+                let isFloor = state == Self.up
+                let memoryRun = memoryLaps[state] ?? [], diskRun = diskLaps[state] ?? []
+                memory.record(state, isFloor: isFloor, nanoseconds: memoryTotal[state] ?? 0,
+                              operations: memoryRun.count, latencies: memoryRun)
+                disk.record(state, isFloor: isFloor, nanoseconds: diskTotal[state] ?? 0,
+                            operations: diskRun.count, latencies: diskRun)
+                let memoryTail = Latency(memoryRun)?.p99 ?? 0, diskTail = Latency(diskRun)?.p99 ?? 0
+                memoryP99.record(state, isFloor: isFloor, perOperation: memoryTail, operations: memoryRun.count)
+                diskP99.record(state, isFloor: isFloor, perOperation: diskTail, operations: diskRun.count)
+                Progress.log(String(format: "remote: %@: memory hit p99 %.0f ns, disk hit p99 %.0f ns", state,
+                                    memoryTail, diskTail))
+            }
+        }
+        // The restarts left the pooled connection stale: its first call fails and opens the
+        // breaker. Sets start with the level answering.
+        _ = waitUntilAnswering()
+        for run in 0..<runs {
+            Progress.log("remote: sets with Redis up, stopped and killed, run \(run + 1)/\(runs)")
+            // Each state's block, then the wait until the level answers again.
+            for state in run.isMultiple(of: 2) ? states : states.reversed() {
+                try with(state) {
+                    let time = try timedEach(sets) { index in try cache.setValue(value, forKey: "s\(index % keyCount)") }
+                    writes.record(state, isFloor: state == Self.up, nanoseconds: time.total, operations: sets,
+                                  latencies: time.laps)
+                }
+                if state != Self.up { recovery.append(waitUntilAnswering()) }
+                try cache.flush()
             }
         }
         if missed > 0 { Progress.log("warning: \(missed) local reads were not the hits timed") }
         let statistics = cache.statistics
 
-        for (workload, samples, count) in [("memory hit", memory, memoryHits), ("disk hit", disk, diskHits),
-                                           ("set 1 KB", writes, sets)] {
+        let common = "Cache<Data> with a RedisLevel (defaults but remoteResynchronization .nothing: the values "
+            + "stay across restarts); the run's own server stopped with SIGSTOP (connections hang) or killed "
+            + "(refused), then resumed or restarted"
+        for (workload, samples) in [("memory hit", memory), ("disk hit", disk)] {
             var comparison = Comparison(suite: "remote-down", group: Self.hitsGroup, workload: workload,
-                                        operationsPerRun: count)
+                                        operationsPerRun: (workload == "memory hit" ? memorySlice : diskSlice) * slices)
             comparison.valueSize = 1_024
             samples.fill(&comparison)
-            comparison.notes.append("Cache<Data> with a RedisLevel (defaults: 250 ms command timeout, breaker open "
-                + "2 s); the run's own server stopped with SIGSTOP (connections hang) or killed (refused), the three "
-                + "states in every run; each call timed alone, clock cost subtracted")
-            if workload == "set 1 KB" {
-                comparison.notes.append(String(
-                    format: "remote writes are .immediate: with the server stopped the first set waits the "
-                        + "250 ms timeout, the others fail fast for 2 s (breaker); after SIGCONT or a restart the "
-                        + "level answered again within %.1f–%.1f s; remote errors counted: %d", recovery.min() ?? 0,
-                    recovery.max() ?? 0, statistics.remoteErrors))
-            }
+            comparison.notes.append(common + "; the three states alternate in \(slices) slices per run; each "
+                + "read timed alone, clock cost subtracted")
             report.add(comparison)
         }
-        for (workload, samples, count) in [("memory hit p99 per run", memoryP99, memoryHits),
-                                           ("disk hit p99 per run", diskP99, diskHits)] {
+        var setComparison = Comparison(suite: "remote-down", group: Self.hitsGroup, workload: "set 1 KB",
+                                       operationsPerRun: sets)
+        setComparison.valueSize = 1_024
+        writes.fill(&setComparison)
+        setComparison.notes.append(common + "; each state's sets one block per run, after the runs of hits")
+        setComparison.notes.append(String(
+            format: "remote writes are .immediate: with the server stopped the first set waits the 250 ms "
+                + "command timeout, the others fail fast for 2 s (breaker); killed, the connection is refused at "
+                + "once; the level answered again %.1f–%.1f s after SIGCONT or a restart; a restart took "
+                + "%.0f–%.0f ms; remote errors counted: %d", recovery.min() ?? 0, recovery.max() ?? 0,
+            1e3 * (restarts.min() ?? 0), 1e3 * (restarts.max() ?? 0), statistics.remoteErrors))
+        report.add(setComparison)
+        for (workload, samples, count) in [("memory hit p99 per run", memoryP99, memorySlice * slices),
+                                           ("disk hit p99 per run", diskP99, diskSlice * slices)] {
             var comparison = Comparison(suite: "remote-down", group: Self.hitsGroup, workload: workload,
                                         operationsPerRun: 1)
             comparison.valueSize = 1_024
