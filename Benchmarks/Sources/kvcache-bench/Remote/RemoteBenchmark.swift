@@ -564,6 +564,10 @@ struct RemoteBenchmark {
                 let order = (run * slices + slice).isMultiple(of: 2) ? states : states.reversed()
                 for state in order {
                     try with(state) {
+                        // Untimed, in every state: the switch itself (a signal, for a kill a wait
+                        // for the child) may have moved this thread off its core; its first
+                        // reads after that are not what the state costs.
+                        for index in 0..<1_000 { _ = try cache.value(forKey: keys[index % keyCount]) }
                         let before = cache.statistics
                         let memoryTime = try timedEach(memorySlice) { index in
                             _ = try cache.value(forKey: keys[(slice * memorySlice + index) % keyCount])
