@@ -31,12 +31,18 @@ let package = Package(
         ),
         // statfs(2) and mallinfo2(3), which the Glibc module does not export.
         .systemLibrary(name: "BenchSystem"),
+        // hiredis itself, for the raw floor of `kvcache-bench remote` (the root package's
+        // CHiredis is not a product). No pkgConfig: hiredis's .pc adds -D_FILE_OFFSET_BITS=64,
+        // which SwiftPM refuses with a warning; the headers are on the default include path.
+        .systemLibrary(name: "BenchHiredis"),
         .executableTarget(
             name: "kvcache-bench",
             dependencies: [
                 "BenchSQLite",
                 "BenchSystem",
+                "BenchHiredis",
                 .product(name: "KVCache", package: "KVCache"),
+                .product(name: "KVCacheRedis", package: "KVCache"),
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
                 .product(name: "Crypto", package: "swift-crypto"),
                 .product(name: "Histogram", package: "hdrhistogram-swift"),

@@ -1,5 +1,6 @@
 import ArgumentParser
 import Foundation
+import KVCacheRedis
 
 @main
 struct KVCacheBench: ParsableCommand {
@@ -12,7 +13,7 @@ struct KVCacheBench: ParsableCommand {
             release build. Progress goes to stderr, tables to stdout.
             """,
         subcommands: [All.self, Memory.self, Disk.self, Cache.self, Threshold.self, Concurrency.self,
-                      HitRatio.self, RenderReport.self],
+                      HitRatio.self, Remote.self, RenderReport.self, RemotePeer.self],
         defaultSubcommand: All.self)
 }
 
@@ -116,6 +117,47 @@ extension KVCacheBench {
         func run() throws {
             try Session(options: options).run { report, workspace in
                 try ConcurrencyBenchmark(options: options, workspace: workspace, report: report).run()
+            }
+        }
+    }
+}
+
+extension KVCacheBench {
+    struct Remote: ParsableCommand {
+        static let configuration = CommandConfiguration(
+            abstract: "The Redis level (issue 16) against raw hiredis on the same server: 1 KB and 100 KB get/set, a batch of 100 gets, remote against local hits, invalidation latency between processes, local hits while the server is stopped.",
+            discussion: """
+                Without --redis it starts redis-server from PATH on a free loopback port (no \
+                persistence) and kills it at the end; only then does it stop and kill the \
+                server for the server-down rows. With --redis it uses keys of a namespace \
+                unique to the run and removes them at the end.
+                """)
+        @OptionGroup var options: CommonOptions
+
+        @Option(help: ArgumentHelp("A Redis server to use instead of one of the run's own (skips the server-down rows).",
+                                   valueName: "redis://[:password@]host[:port][/db]"))
+        var redis: String?
+
+        @Option(help: "Gets and sets per run and strategy at 1 KB, a quarter at 100 KB; also the Cache hits per run (default 2000; 200 with --quick).")
+        var operations: Int?
+
+        @Option(help: "Batches of 100 gets per run and strategy (default 100; 10 with --quick).")
+        var batches: Int?
+
+        @Option(help: "Invalidations per run and kind, one in flight at a time (default 400; 20 with --quick).")
+        var invalidations: Int?
+
+        func validate() throws {
+            for (name, value) in [("--operations", operations), ("--batches", batches), ("--invalidations", invalidations)] {
+                if let value, value < 1 { throw ValidationError("\(name) must be at least 1") }
+            }
+            if let redis { _ = try RedisAddress(redis) }
+        }
+
+        func run() throws {
+            try Session(options: options).run { report, workspace in
+                try RemoteBenchmark(options: options, workspace: workspace, report: report, redisURL: redis,
+                                    operations: operations, batches: batches, invalidations: invalidations).run()
             }
         }
     }

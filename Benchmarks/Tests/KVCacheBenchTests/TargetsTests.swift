@@ -19,10 +19,10 @@ import Testing
 
     @Test func everyTargetIsListedAndNotMeasuredWithoutComparisons() {
         let checks = Targets.evaluate([])
-        #expect(checks.count == 30)
+        #expect(checks.count == 37)
         #expect(checks.allSatisfy { $0.status == .notMeasured && $0.figure == "–" })
         #expect(Set(checks.map(\.area)) == ["memory", "disk", "python diskcache", "facade", "concurrency",
-                                            "hit ratio"])
+                                            "hit ratio", "remote"])
     }
 
     @Test func ratioTargetsAreMetAtOrUnderTheirBound() throws {
@@ -135,7 +135,7 @@ import Testing
         let text = Targets.render(Targets.evaluate([
             comparison("cache", "memory holds everything", "mix 90 % get", [("levels by hand", 1_000), ("Cache", 1_200)]),
         ]))
-        #expect(text.hasPrefix("targets: 0 of 1 measured met (29 not measured in this run)"))
+        #expect(text.hasPrefix("targets: 0 of 1 measured met (36 not measured in this run)"))
         #expect(text.contains("not met"))
     }
 
@@ -170,5 +170,55 @@ import Testing
         #expect(try check(behind, "every trace and size").status == .notMet)
         #expect(try check(behind, "every trace and size").figure == "-39.50 points")
     }
-}
 
+    /// Issue 16: the remote level's targets from the `remote` suites.
+    @Test func remoteTargetsReadRatiosRoundTripsAndPercentiles() throws {
+        var trips = comparison("remote", RemoteBenchmark.batchGroup, "round trips per batch",
+                               [("raw hiredis", 1), ("RedisLevel", 1), ("raw hiredis, 100 GETs", 100)])
+        trips.unit = "round trips"
+        var invalidation = comparison("remote", RemoteBenchmark.invalidationGroup, "invalidation", [])
+        invalidation.add("raw hiredis", isFloor: true, samples: [30_000], latencies: [30_000, 60_000])
+        invalidation.add("RedisLevel", isFloor: false, samples: [40_000], latencies: [40_000, 4_000_000])
+        invalidation.add("Cache with RedisLevel", isFloor: false, samples: [50_000], latencies: [50_000, 9_000_000])
+        // Each run's p99 as the samples: the median of runs is the figure.
+        var memory = comparison("remote-down", RemoteBenchmark.hitsGroup, "memory hit p99 per run", [])
+        memory.add("Redis up", isFloor: true, samples: [1_000, 900, 5_000])
+        memory.add("Redis stopped (SIGSTOP)", isFloor: false, samples: [1_100, 1_000, 1_200])
+        memory.add("Redis killed", isFloor: false, samples: [2_000, 1_800, 2_100])
+        let checks = Targets.evaluate([
+            comparison("remote", "1 KB", "get", [("raw hiredis", 20_000), ("RedisLevel", 23_000)]),
+            comparison("remote", "100 KB", "get", [("raw hiredis", 100_000), ("RedisLevel", 125_000)]),
+            trips, invalidation, memory,
+        ])
+        let small = try check(checks, "1 KB get, RedisLevel ÷ raw hiredis GET")
+        #expect(small.status == .met)
+        #expect(small.figure == "1.15×")
+        #expect(try check(checks, "100 KB get, RedisLevel").status == .notMet)
+        let batch = try check(checks, "batch of 100 gets")
+        #expect(batch.status == .met)
+        #expect(batch.figure == "1 round trip")
+        #expect(batch.detail.contains("raw hiredis, 100 GETs 100"))
+        let level = try check(checks, "invalidation p99 to another process, RedisLevel")
+        #expect(level.status == .met)
+        #expect(level.bound == "< 5 ms")
+        let cache = try check(checks, "invalidation p99 to another process, Cache with RedisLevel")
+        #expect(cache.status == .notMet)
+        #expect(cache.detail.contains("raw hiredis p50"))
+        // Medians of the runs' p99: 1 µs up, 1.1 µs stopped, 2 µs killed (the worse one counts).
+        let hits = try check(checks, "memory hit p99 while Redis is stopped or killed")
+        #expect(hits.status == .notMet)
+        #expect(hits.figure == "2.00×")
+        #expect(try check(checks, "disk hit p99").status == .notMeasured)
+
+        var twoTrips = trips
+        twoTrips.rows[1].nanosecondsPerOperation = Summary([2])
+        #expect(try check(Targets.evaluate([twoTrips]), "batch of 100 gets").status == .notMet)
+    }
+
+    @Test func commandStatsAreParsedFromInfo() {
+        let info = "# Commandstats\r\ncmdstat_get:calls=1200,usec=900,usec_per_call=0.75,rejected_calls=0,failed_calls=0\r\n"
+            + "cmdstat_MGET:calls=12,usec=80,usec_per_call=6.67\r\ncmdstat_info:calls=3,usec=1\r\n"
+        #expect(RawRedis.parseCommandStats(info) == ["get": 1_200, "mget": 12, "info": 3])
+        #expect(RawRedis.parseCommandStats("") == [:])
+    }
+}

@@ -71,18 +71,19 @@ struct SampleSet {
     mutating func record(_ strategy: String, isFloor: Bool, nanoseconds: UInt64, operations count: Int,
                          latencies: [UInt64] = []) {
         record(strategy, isFloor: isFloor, perOperation: Double(nanoseconds) / Double(max(count, 1)),
-               operations: count)
-        self.latencies[strategy, default: []].append(contentsOf: latencies)
+               operations: count, latencies: latencies)
     }
 
     /// Records a figure already divided by the operation count (or not a time at all).
-    mutating func record(_ strategy: String, isFloor: Bool, perOperation value: Double, operations count: Int) {
+    mutating func record(_ strategy: String, isFloor: Bool, perOperation value: Double, operations count: Int,
+                         latencies: [UInt64] = []) {
         if samples[strategy] == nil {
             order.append(strategy)
             if isFloor { floors.insert(strategy) }
         }
         samples[strategy, default: []].append(value)
         operations[strategy] = count
+        self.latencies[strategy, default: []].append(contentsOf: latencies)
     }
 
     func fill(_ comparison: inout Comparison) {

@@ -285,6 +285,8 @@ enum HTMLReport {
         case "concurrency": return "Concurrency: reads on 1, 2 and 4 threads"
         case "concurrency-latency": return "Concurrency: single reads beside slow work"
         case "threshold": return "Inline threshold"
+        case "remote": return "Remote level (Redis) against raw hiredis"
+        case "remote-down": return "Remote level: local reads while Redis is down"
         default: return suite
         }
     }

@@ -5,7 +5,8 @@ import Glibc
 #endif
 
 /// Removes the workspace when the run is interrupted (Ctrl-C, SIGTERM,
-/// SIGHUP), so an aborted run does not leave gigabytes of store files behind.
+/// SIGHUP), so an aborted run does not leave gigabytes of store files behind, and
+/// kills the children it started (the remote suite's redis-server and peer).
 /// SIGPIPE is ignored: a closed stdout (`| head`) lets the run finish and clean up.
 final class InterruptCleanup: @unchecked Sendable {
     // Kept alive for the whole run; only touched on the main thread.
@@ -22,6 +23,7 @@ final class InterruptCleanup: @unchecked Sendable {
                 // It exits holding the lock, which is never released.
                 Workspace.cleanupLock.withLock { () -> Never in
                     Progress.log("interrupted: removing \(directory.path)")
+                    ChildProcesses.killAll()
                     // The benchmark thread is still writing: move the tree out of its way
                     // first, then delete it.
                     let doomed = directory.path + ".interrupted"

@@ -65,6 +65,30 @@ enum StrategyGuide {
         "2 processes": Entry(color: "#d62728", summary: "python-diskcache read scaling: two processes."),
         "alone": Entry(color: "#7a7a7a", summary: "Latency floor: the same read with nothing running beside it."),
         "beside the work": Entry(color: "#1f77b4", summary: "The read while slow work runs on another thread."),
+        // The remote level
+        "raw hiredis": Entry(color: "#7a7a7a", summary: "Floor of the remote suite. hiredis used directly on one "
+            + "blocking connection (redisCommandArgv GET, SET, MGET, PUBLISH), the reply copied into Data: the "
+            + "least a client can do per round trip on the same server."),
+        "raw hiredis SET+PUBLISH": Entry(color: "#a0a0a0", summary: "Second floor for sets: SET and PUBLISH of an "
+            + "invalidation appended and sent in one write, then both replies, as RedisLevel.setEntry does."),
+        "raw hiredis, 100 GETs": Entry(color: "#ff7f0e", summary: "A batch of 100 keys fetched with 100 GETs, one "
+            + "round trip each: what a batch costs without MGET."),
+        "RedisLevel": Entry(color: "#1f77b4", summary: "KVCacheRedis's RedisLevel (defaults): a pooled hiredis "
+            + "connection behind a circuit breaker, namespaced keys, a 14-byte value header; entries(forKeys:) "
+            + "is one MGET, setEntry pipelines SET and PUBLISH."),
+        "Cache memory hit": Entry(color: "#17becf", summary: "Cache<Data> with a RedisLevel: the value in memory."),
+        "Cache disk hit": Entry(color: "#393b79", summary: "Cache<Data> with a RedisLevel: the value on disk only "
+            + "(promoted to memory)."),
+        "Cache remote hit": Entry(color: "#d62728", summary: "Cache<Data> with a RedisLevel: the value only in "
+            + "Redis (a disk miss, then GET; stored on disk and in memory)."),
+        "Cache with RedisLevel": Entry(color: "#2ca02c", summary: "Invalidation: Cache<Data>.setValue in one "
+            + "process until a Cache<Data> in another process has dropped its memory and disk copies."),
+        "Redis up": Entry(color: "#7a7a7a", summary: "Floor of the server-down rows: the same calls with the "
+            + "server answering."),
+        "Redis stopped (SIGSTOP)": Entry(color: "#e377c2", summary: "The run's own redis-server stopped with "
+            + "SIGSTOP: connections hang until the command timeout."),
+        "Redis killed": Entry(color: "#8c564b", summary: "The run's own redis-server killed: connections are "
+            + "refused."),
         // Hit ratio (the policies replayed on the shared traces)
         "KVCache MemoryCache (adaptive)": Entry(color: "#1f77b4", summary: "KVCache's MemoryCache with its default "
             + "policy (adaptive W-TinyLFU), replayed through its API (value(forKey:), setValue on a miss; "

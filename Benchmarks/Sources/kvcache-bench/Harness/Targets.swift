@@ -1,6 +1,6 @@
 import Foundation
 
-/// The targets the benchmarks check (issues 2-5 and 13, docs/BENCHMARKS.md), each
+/// The targets the benchmarks check (issues 2-5, 13, 15 and 16, docs/BENCHMARKS.md), each
 /// evaluated on one run's comparisons: a ratio of two medians of the same run, or
 /// for open time and the worst read beside slow work, a time. The report opens
 /// with them and the console prints them last.
@@ -12,7 +12,7 @@ struct TargetCheck: Codable, Sendable, Equatable {
         case notMeasured = "not measured"
     }
 
-    /// "memory", "disk", "python diskcache", "facade", "concurrency".
+    /// "memory", "disk", "python diskcache", "facade", "concurrency", "hit ratio", "remote".
     var area: String
     /// What is checked, e.g. "1 KB get-hit, KVCache mixed ÷ raw sqlite3 SELECT".
     var name: String
@@ -117,6 +117,21 @@ enum Targets {
         // Hit ratio (issue 15): KVCache's default policy on the shared traces.
         checks.append(hitRatioGap(hitRatios, atMostPoints: 1))
         checks.append(hitRatio(hitRatios, trace: "oltp", capacity: 1_000, atLeastPercent: 40))
+
+        // The remote level (issue 16), against raw hiredis on the same server.
+        let level = RemoteBenchmark.level, floor = RemoteBenchmark.floor
+        for size in ["1 KB", "100 KB"] {
+            checks.append(lookup.ratio(
+                area: "remote", name: "\(size) get, \(level) ÷ \(floor) GET", atMost: 1.2,
+                at: ("remote", size, "get"), subject: level, reference: floor))
+        }
+        checks.append(lookup.roundTrips(subject: level))
+        for subject in [level, RemoteBenchmark.cacheWithLevel] {
+            checks.append(lookup.invalidationP99(subject: subject, atMostMilliseconds: 5))
+        }
+        for workload in ["memory hit", "disk hit"] {
+            checks.append(lookup.unchangedWhileDown(workload: workload, atMost: 1.25))
+        }
         return checks
     }
 
@@ -300,6 +315,56 @@ enum Targets {
                                detail: "1 thread " + TablePrinter.rate(perSecond: 1e9 / one) + " \(unit) · 2 threads "
                                    + TablePrinter.rate(perSecond: 1e9 / two) + " \(unit)",
                                status: ratio >= bound ? .met : .notMet)
+        }
+
+        /// Round trips of a batch of 100 gets through the remote level: exactly one.
+        func roundTrips(subject: String) -> TargetCheck {
+            let name = "batch of 100 gets, \(subject) round trips per batch"
+            let found = comparison(("remote", RemoteBenchmark.batchGroup, "round trips per batch"))
+            guard let trips = median(found, subject) else { return missing("remote", name, "1") }
+            var detail = "\(subject) " + String(format: "%g", trips) + " per batch"
+            if let each = median(found, RemoteBenchmark.rawGets) {
+                detail += " · \(RemoteBenchmark.rawGets) " + String(format: "%g", each)
+            }
+            return TargetCheck(area: "remote", name: name, bound: "1", ratio: nil, time: nil,
+                               value: trips == 1 ? "1 round trip" : String(format: "%g round trips", trips),
+                               detail: detail, status: trips == 1 ? .met : .notMet)
+        }
+
+        /// p99 of the time from a write in this process to the other process's handler.
+        func invalidationP99(subject: String, atMostMilliseconds bound: Double) -> TargetCheck {
+            let name = "invalidation p99 to another process, \(subject)"
+            let boundText = "< \(String(format: "%g", bound)) ms"
+            let found = comparison(("remote", RemoteBenchmark.invalidationGroup, "invalidation"))
+            guard let latency = found?.rows.first(where: { $0.strategy == subject })?.latency else {
+                return missing("remote", name, boundText)
+            }
+            var detail = "p50 \(Charts.duration(latency.p50)) · p99 \(Charts.duration(latency.p99)) · max "
+                + "\(Charts.duration(latency.max)) of \(latency.samples.formatted())"
+            if let floor = found?.rows.first(where: \.isFloor), let floorLatency = floor.latency {
+                detail += " · \(floor.strategy) p50 \(Charts.duration(floorLatency.p50)), p99 "
+                    + Charts.duration(floorLatency.p99)
+            }
+            return TargetCheck(area: "remote", name: name, bound: boundText, ratio: nil,
+                               time: Charts.duration(latency.p99), detail: detail,
+                               status: latency.p99 < bound * 1e6 ? .met : .notMet)
+        }
+
+        /// The worse of p99 with the server stopped and killed, over p99 with it up: each the
+        /// median of the runs' p99.
+        func unchangedWhileDown(workload: String, atMost bound: Double) -> TargetCheck {
+            let name = "\(workload) p99 while Redis is stopped or killed ÷ while it is up, Cache with RedisLevel"
+            let boundText = "≤ " + String(format: "%g", bound) + "×"
+            let found = comparison(("remote-down", RemoteBenchmark.hitsGroup, "\(workload) p99 per run"))
+            let p99 = { (state: String) in median(found, state) }
+            guard let up = p99(RemoteBenchmark.up), up > 0 else { return missing("remote", name, boundText) }
+            let down = [RemoteBenchmark.stopped, RemoteBenchmark.killed].compactMap { state in p99(state).map { (state, $0) } }
+            guard let worst = down.max(by: { $0.1 < $1.1 }) else { return missing("remote", name, boundText) }
+            let ratio = worst.1 / up
+            let detail = "median of the runs' p99: up \(Charts.duration(up))"
+                + down.map { " · \($0.0) \(Charts.duration($0.1))" }.joined()
+            return TargetCheck(area: "remote", name: name, bound: boundText, ratio: ratio, time: nil, detail: detail,
+                               status: ratio <= bound ? .met : .notMet)
         }
 
         /// The slowest single read beside slow work, scenarios (a)-(d).
