@@ -43,7 +43,11 @@ guard arguments.count == 4 else {
 let level: RedisLevel
 let cache: Cache<Data>
 do {
-    level = try RedisLevel(configuration: .init(address: RedisAddress(arguments[2]), namespace: arguments[3]))
+    var levelConfiguration = RedisLevel.Configuration(address: try RedisAddress(arguments[2]), namespace: arguments[3])
+    // A loaded test machine must not turn a slow moment into a failed call.
+    levelConfiguration.connectTimeout = .seconds(5)
+    levelConfiguration.commandTimeout = .seconds(5)
+    level = try RedisLevel(configuration: levelConfiguration)
     var configuration = Cache<Data>.Configuration()
     configuration.disk.autoTrimInterval = nil
     configuration.remote = level

@@ -29,6 +29,7 @@ enum RedisTestServer {
     static func level(namespace: String, address: RedisAddress? = nil,
                       _ configure: (inout RedisLevel.Configuration) -> Void = { _ in }) throws -> RedisLevel {
         var configuration = RedisLevel.Configuration(address: try address ?? self.address, namespace: namespace)
+        configuration.withTestTimeouts()
         configure(&configuration)
         return try RedisLevel(configuration: configuration)
     }
@@ -177,6 +178,7 @@ enum RedisTestCluster {
     static func level(namespace: String, nodes: [RedisAddress]? = nil,
                       _ configure: (inout RedisLevel.Configuration) -> Void = { _ in }) throws -> RedisLevel {
         var configuration = RedisLevel.Configuration(cluster: try nodes ?? self.nodes, namespace: namespace)
+        configuration.withTestTimeouts()
         configure(&configuration)
         return try RedisLevel(configuration: configuration)
     }
@@ -270,4 +272,14 @@ func runQuietly(_ arguments: [String]) -> Int32 {
     var status: Int32 = 0
     while waitpid(child, &status, 0) < 0 && errno == EINTR {}
     return (status & 0x7F) == 0 ? (status >> 8) & 0xFF : -1
+}
+
+extension RedisLevel.Configuration {
+    /// Timeouts that a loaded machine (a parallel test run, sanitizers) does not trip: the
+    /// defaults (250 ms) would turn a slow moment into a counted failure and an open breaker.
+    /// Tests of timeouts set their own.
+    mutating func withTestTimeouts() {
+        connectTimeout = .seconds(5)
+        commandTimeout = .seconds(5)
+    }
 }

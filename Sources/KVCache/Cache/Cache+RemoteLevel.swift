@@ -18,21 +18,28 @@ extension Cache {
             return nil
         }
         // Expired entries are the remote level's to leave out (see `RemoteLevel.entry`).
-        guard let entry else { return nil }
+        guard let entry, let (value, found) = decodeRemote(entry, forKey: key) else { return nil }
+        counters.withLock { $0.remoteHits &+= 1 }
+        promotion = found
+        return value
+    }
+
+    /// A remote entry's value, with what storing it locally needs; nil (counted) for bytes
+    /// that do not decode: another version's or another program's, a miss, never a wrong value.
+    func decodeRemote(_ entry: RemoteEntry, forKey key: String) -> (value: Value, promotion: Promotion)? {
         let value: Value
         do {
             value = try coder.decode(entry.data)
         } catch {
-            // Another version's or another program's bytes: a miss, never a wrong value.
             counters.withLock { $0.decodingFailures &+= 1 }
             remoteFailed("decoding \(key)", error)
             return nil
         }
-        counters.withLock { $0.remoteHits &+= 1 }
+        var promotion = Promotion()
         promotion.cost = cost(of: value, encodedSize: entry.data.count)
         promotion.expiration = entry.expiration
         promotion.remoteData = entry.data
-        return value
+        return (value, promotion)
     }
 
     /// The remote level's values for `keys`, in one call (none on a failure), with what
@@ -48,19 +55,7 @@ extension Cache {
         }
         var found: [String: (value: Value, promotion: Promotion)] = [:]
         for (key, entry) in entries {
-            let value: Value
-            do {
-                value = try coder.decode(entry.data)
-            } catch {
-                counters.withLock { $0.decodingFailures &+= 1 }
-                remoteFailed("decoding \(key)", error)
-                continue
-            }
-            var promotion = Promotion()
-            promotion.cost = cost(of: value, encodedSize: entry.data.count)
-            promotion.expiration = entry.expiration
-            promotion.remoteData = entry.data
-            found[key] = (value, promotion)
+            if let decoded = decodeRemote(entry, forKey: key) { found[key] = decoded }
         }
         counters.withLock { $0.remoteHits &+= found.count }
         return found
