@@ -45,7 +45,7 @@ final class AsyncEvent: Sendable {
     /// Waits until it happened (true), or for `timeout` at most (false: a test that would
     /// otherwise hang fails instead).
     @discardableResult
-    func wait(atMost timeout: Duration = .seconds(20)) async -> Bool {
+    func wait(atMost timeout: Duration = .seconds(120)) async -> Bool {
         await withCheckedContinuation { (waiter: CheckedContinuation<Bool, Never>) in
             let id = state.withLock { state -> Int? in
                 if state.fired { return nil }
