@@ -18,15 +18,14 @@ extension RedisLevel {
         let token = Data((0..<2).map { _ in String(random.next() as UInt64, radix: 16) }.joined(separator: "-").utf8)
         let milliseconds = max(1, Int64((duration.seconds * 1000).rounded(.up)))
         let lease = leaseKey(key)
-        let reply = try leaseCommand([Data("SET".utf8), lease, token, Data("NX".utf8), Data("PX".utf8),
-                                      Data(String(milliseconds).utf8)], key: lease)
+        let reply = try run(key: lease, [[Data("SET".utf8), lease, token, Data("NX".utf8), Data("PX".utf8),
+                                           Data(String(milliseconds).utf8)]])[0]
+        try check(reply)
         switch reply {
         case .status("OK"):
             return RemoteLease(key: key, token: token)
         case .null:
             return nil
-        case .error(let message):
-            throw failed(RemoteLevelError(.serverError, message))
         default:
             throw failed(RemoteLevelError(.unexpectedReply, "SET NX answered \(reply)"))
         }
@@ -36,13 +35,9 @@ extension RedisLevel {
     /// compare-and-delete script): a lease that expired and was taken by another stays theirs.
     public func releaseLease(_ lease: RemoteLease) throws {
         let key = leaseKey(lease.key)
-        let reply = try leaseCommand([Data("EVAL".utf8), Self.releaseScript, Data("1".utf8), key, lease.token], key: key)
-        switch reply {
-        case .integer:
-            return
-        case .error(let message):
-            throw failed(RemoteLevelError(.serverError, message))
-        default:
+        let reply = try run(key: key, [[Data("EVAL".utf8), Self.releaseScript, Data("1".utf8), key, lease.token]])[0]
+        try check(reply)
+        guard case .integer = reply else {
             throw failed(RemoteLevelError(.unexpectedReply, "the lease release answered \(reply)"))
         }
     }
@@ -50,13 +45,7 @@ extension RedisLevel {
     /// Where `key`'s lease lives: beside the value keys, never one of them (their prefix is
     /// `kvcache:`), with the same hash tag under `groupsKeys`.
     func leaseKey(_ key: String) -> Data {
-        let namespace = configuration.groupsKeys ? "{\(configuration.namespace)}" : configuration.namespace
-        return Data("kvcache-lease:\(namespace):".utf8) + Data(key.utf8)
-    }
-
-    /// Runs a lease command whose one key is `key`, on the server or cluster node holding it.
-    func leaseCommand(_ arguments: [Data], key: Data) throws -> RedisReply {
-        try call { try router.run(key: key, [arguments])[0] }
+        leasePrefix + Data(key.utf8)
     }
 
     static let releaseScript = Data("""

@@ -106,6 +106,8 @@ public final class RedisLevel: RemoteLevel {
     public struct Statistics: Sendable, Equatable {
         /// Calls that reached the server.
         public var calls = 0
+        /// Round trips to the servers: a command, or commands sent together, and their answers.
+        public var roundTrips = 0
         /// Calls that failed: the server unreachable or slow, an error reply, or bytes
         /// that are not a KVCache value.
         public var failures = 0
@@ -136,6 +138,8 @@ public final class RedisLevel: RemoteLevel {
     public let configuration: Configuration
     let router: RedisRouter
     let keyPrefix: Data
+    /// Where leases live: beside the value keys, never one of them (see `leaseKey`).
+    let leasePrefix: Data
     let channel: Data
     /// Marks this level's own messages, which its subscriber ignores.
     let nodeID: Data
@@ -157,6 +161,7 @@ public final class RedisLevel: RemoteLevel {
         }
         let namespace = configuration.groupsKeys ? "{\(configuration.namespace)}" : configuration.namespace
         keyPrefix = Data("kvcache:\(namespace):".utf8)
+        leasePrefix = Data("kvcache-lease:\(namespace):".utf8)
         channel = Data("kvcache:\(configuration.namespace):changes".utf8)
         nodeID = Data(String(UInt64.random(in: .min ... .max), radix: 16).utf8)
     }
@@ -170,13 +175,15 @@ public final class RedisLevel: RemoteLevel {
         withBreakerCounts(counters.withLock { $0 })
     }
 
-    /// `counts` with the circuit breakers' own counts (one per node) filled in.
+    /// `counts` with the pools' own counts (one pool per node) filled in: round trips, and
+    /// their circuit breakers'.
     private func withBreakerCounts(_ counts: Statistics) -> Statistics {
         var counts = counts
         for pool in router.allPools {
             let (openings, rejected) = pool.breaker.counts
             counts.breakerOpenings += openings
             counts.rejectedByBreaker += rejected
+            counts.roundTrips += pool.roundTrips.load(ordering: .relaxed)
         }
         return counts
     }
@@ -196,8 +203,7 @@ public final class RedisLevel: RemoteLevel {
     /// The entry for `key` (`GET`); nil if none or expired. Throws `RemoteLevelError`.
     public func entry(forKey key: String) throws -> RemoteEntry? {
         let redisKey = redisKey(key)
-        let reply = try call { try router.run(key: redisKey, [[Data("GET".utf8), redisKey]])[0] }
-        return try decodeEntry(reply)
+        return try decodeEntry(run(key: redisKey, [[Data("GET".utf8), redisKey]])[0])
     }
 
     /// The entries for `keys` in one round trip (`MGET`; in a cluster, one per node, an
@@ -276,8 +282,9 @@ public final class RedisLevel: RemoteLevel {
             if !keys.isEmpty {
                 if router.isCluster {
                     let replies = try connection.pipeline(keys.map { [Data("UNLINK".utf8), $0] })
-                    for (key, reply) in zip(keys, replies) where ClusterRedirect(reply, from: router.seeds[0]) != nil {
-                        try Self.throwIfError(router.run(key: key, [[Data("UNLINK".utf8), key]])[0])
+                    for (key, reply) in zip(keys, replies) {
+                        let moved = ClusterRedirect(reply, from: router.seeds[0]) != nil
+                        try Self.throwIfError(moved ? router.run(key: key, [[Data("UNLINK".utf8), key]])[0] : reply)
                     }
                 } else {
                     try Self.throwIfError(connection.command([Data("UNLINK".utf8)] + keys))
@@ -322,7 +329,7 @@ public final class RedisLevel: RemoteLevel {
     private func write(_ command: [Data], publishingChangeOf key: String) throws {
         var commands = [command]
         if configuration.publishesChanges { commands.append(publishCommand(.key(key))) }
-        let replies = try call { try router.run(key: command[1], commands) }
+        let replies = try run(key: command[1], commands)
         for reply in replies { try check(reply) }
         if configuration.publishesChanges { counters.withLock { $0.changesPublished += 1 } }
     }
@@ -355,7 +362,8 @@ public final class RedisLevel: RemoteLevel {
         if case .error(let message) = reply { throw RemoteLevelError(.serverError, message) }
     }
 
-    private func check(_ reply: RedisReply) throws {
+    /// Throws an error reply as `.serverError`, counted as a failure.
+    func check(_ reply: RedisReply) throws {
         if case .error(let message) = reply { throw failed(RemoteLevelError(.serverError, message)) }
     }
 

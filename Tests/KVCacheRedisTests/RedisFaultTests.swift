@@ -49,6 +49,24 @@ struct RedisFaultTests {
         server.stop()
     }
 
+    /// After a restart every idle connection is dead: the first call that finds one drops
+    /// them all, so the next call connects anew instead of failing on the next dead one.
+    @Test func afterARestartOneFailedCallDropsEveryIdleConnection() throws {
+        let server = try OwnRedisServer()
+        let level = try RedisTestServer.level(namespace: "n", address: server.address) { $0.breakDuration = .zero }
+        let pool = try #require(level.router.allPools.first)
+        // Four connections in use at once, then idle.
+        try pool.withConnection { _ in try pool.withConnection { _ in try pool.withConnection { _ in
+            try pool.withConnection { _ in }
+        } } }
+        server.kill9()
+        try server.start()
+        #expect(throws: RemoteLevelError.self) { try level.entry(forKey: "k") }
+        #expect(try level.entry(forKey: "k") == nil)
+        #expect(level.statistics.failures == 1)
+        server.stop()
+    }
+
     /// A hung server (SIGSTOP) keeps the subscriber's connection open but answers nothing:
     /// the subscriber's check notices, and once the server answers again it subscribes anew
     /// and the local values (which may have missed changes) go.

@@ -35,9 +35,10 @@ struct RedisLevelTests {
     @Test func manyKeysComeInOneRoundTrip() throws {
         let level = try RedisTestServer.level(namespace: RedisTestServer.uniqueNamespace())
         for index in 0..<100 { try level.setEntry(RemoteEntry(data: bytes(100, seed: UInt8(index)), expiration: .never), forKey: "k\(index)") }
-        let before = level.statistics.calls
+        let before = level.statistics
         let found = try level.entries(forKeys: (0..<120).map { "k\($0)" })
-        #expect(level.statistics.calls == before + 1)
+        #expect(level.statistics.calls == before.calls + 1)
+        #expect(level.statistics.roundTrips == before.roundTrips + 1)
         #expect(found.count == 100)
         #expect(found["k7"]?.data == bytes(100, seed: 7))
         #expect(found["k110"] == nil)

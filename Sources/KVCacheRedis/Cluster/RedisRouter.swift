@@ -11,6 +11,8 @@ final class RedisRouter: Sendable {
     private let makePool: @Sendable (RedisAddress) -> RedisConnectionPool
     /// One per node ever used (a cluster has few); never removed, so their counts stay.
     private let pools: MutexBox<[RedisAddress: RedisConnectionPool]>
+    /// The one server's pool, outside the map: a call needs no lock or hash to find it.
+    private let serverPool: RedisConnectionPool?
     private let slotMap = MutexBox<ClusterSlotMap?>(nil)
     private let refreshState = MutexBox(RefreshState())
     /// The least time between two readings of the slot map after failures or redirects.
@@ -31,7 +33,8 @@ final class RedisRouter: Sendable {
         self.isCluster = isCluster
         self.makePool = makePool
         self.minimumRefreshInterval = minimumRefreshInterval
-        pools = MutexBox(isCluster ? [:] : [seeds[0]: makePool(seeds[0])])
+        serverPool = isCluster ? nil : makePool(seeds[0])
+        pools = MutexBox(serverPool.map { [seeds[0]: $0] } ?? [:])
     }
 
     func pool(for address: RedisAddress) -> RedisConnectionPool {
@@ -53,7 +56,7 @@ final class RedisRouter: Sendable {
     /// Runs `commands` in one round trip on the node that serves `key` (a redirect or a
     /// node that failed over costs more). Error replies other than redirects are returned.
     func run(key: Data, _ commands: [[Data]]) throws -> [RedisReply] {
-        guard isCluster else { return try pool(for: seeds[0]).withConnection { try $0.pipeline(commands) } }
+        if let serverPool { return try serverPool.withConnection { try $0.pipeline(commands) } }
         let slot = ClusterKeySlot.slot(of: key)
         var target = try primary(forSlot: slot)
         var asking = false
@@ -149,7 +152,7 @@ final class RedisRouter: Sendable {
 
     /// Calls `body` with each node that holds keys: the server, or every cluster primary.
     func forEachPrimary(_ body: (RedisAddress, RedisConnectionPool) throws -> Void) throws {
-        guard isCluster else { return try body(seeds[0], pool(for: seeds[0])) }
+        if let serverPool { return try body(seeds[0], serverPool) }
         if slotMap.withLock({ $0 == nil }) { refreshSlotMap(force: true) }
         guard let primaries = slotMap.withLock({ $0?.primaries }) else {
             throw RemoteLevelError(.unavailable, "no cluster node answered CLUSTER SLOTS")

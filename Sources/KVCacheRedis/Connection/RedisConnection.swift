@@ -8,6 +8,8 @@ final class RedisConnection: @unchecked Sendable {
     private let context: UnsafeMutablePointer<redisContext>
     /// Set after a failure that leaves the connection unusable.
     private(set) var isBroken = false
+    /// Commands (or pipelines of them) sent and answered.
+    private(set) var roundTrips = 0
 
     /// Connects to `address` within `connectTimeout`; each later command fails after
     /// `commandTimeout` without an answer (nil: waits as long as it takes).
@@ -58,6 +60,7 @@ final class RedisConnection: @unchecked Sendable {
         var replies: [RedisReply] = []
         replies.reserveCapacity(commands.count)
         for _ in commands { replies.append(try readReply()) }
+        roundTrips += 1
         return replies
     }
 

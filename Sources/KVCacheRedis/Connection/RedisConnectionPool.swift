@@ -1,5 +1,6 @@
 import Foundation
 import KVCache
+import Synchronization
 
 /// Connections to one server, handed to one caller at a time, behind a circuit breaker.
 /// A connection that failed is dropped; the next call connects anew (reconnecting).
@@ -7,6 +8,8 @@ final class RedisConnectionPool: Sendable {
     let address: RedisAddress
     let breaker: CircuitBreaker
     private let idle = MutexBox<[RedisConnection]>([])
+    /// Round trips made on this pool's connections (for `RedisLevel.Statistics.roundTrips`).
+    let roundTrips = Atomic<Int>(0)
     private let connectTimeout: Duration
     private let commandTimeout: Duration
     private let maxIdle: Int
@@ -35,6 +38,8 @@ final class RedisConnectionPool: Sendable {
                 throw error
             }
         }
+        let roundTripsBefore = connection.roundTrips
+        defer { roundTrips.add(connection.roundTrips - roundTripsBefore, ordering: .relaxed) }
         do {
             let result = try body(connection)
             breaker.succeeded()
@@ -42,6 +47,9 @@ final class RedisConnectionPool: Sendable {
             return result
         } catch let error as RemoteLevelError where error.code == .unavailable {
             breaker.failed()
+            // The idle connections share this one's fate (a restarted or lost server): each
+            // would fail once more, and open the breaker again, before a new one is made.
+            close()
             throw error
         } catch {
             breaker.succeeded()
