@@ -46,8 +46,8 @@ extension Cache {
         guard let failSafe, !(error is CancellationError),
               let stale = await expiredValue(forKey: key, within: failSafe) else { return nil }
         if failSafe.retryInterval > .zero {
-            failSafeRetries.record(key, error: error, now: disk.configuration.clock(),
-                                   until: disk.configuration.clock() + failSafe.retryInterval.seconds)
+            let now = disk.configuration.clock()
+            failSafeRetries.record(key, error: error, now: now, until: now + failSafe.retryInterval.seconds)
         }
         counters.withLock { $0.failSafeServes &+= 1 }
         disk.diagnostics.failed("computing \(key) (fail-safe: serving its value that expired at \(stale.expiredAt))",

@@ -163,12 +163,7 @@ extension Cache {
         // A load that just finished may have stored the value after this caller's miss.
         if let value = memory.value(forKey: key) { return .memory(value) }
         do {
-            switch try await disk.onWorkPool({ try self.diskResult(forKey: key) }) {
-            case .memory(let value): return .memory(value)
-            case .disk(let value): return .disk(value)
-            case .remote(let value): return .remote(value)
-            case .none: break
-            }
+            if let hit = LoadResult(try await disk.onWorkPool({ try self.diskResult(forKey: key) })) { return hit }
         } catch KVCacheError.Code.decodingFailed {
             // Recomputed below, and the undecodable bytes replaced.
         }

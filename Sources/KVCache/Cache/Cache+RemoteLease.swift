@@ -69,12 +69,7 @@ extension Cache {
             remoteFailed("reading \(key) while waiting for another node's value", error)
             return nil
         }
-        switch try await disk.onWorkPool({ try self.diskResult(forKey: key) }) {
-        case .memory(let value): return .memory(value)
-        case .disk(let value): return .disk(value)
-        case .remote(let value): return .remote(value)
-        case .none: return nil
-        }
+        return LoadResult(try await disk.onWorkPool({ try self.diskResult(forKey: key) }))
     }
 
     /// Releases `lease` after the computed value's remote write: before this returns, or

@@ -183,12 +183,19 @@ public final class Cache<Value: Sendable>: Sendable {
             writes.endRead(token)
             return .none
         }
-        // Here rather than in `readDisk`: inlined into the caller, the memory write is specialized.
+        promote(value, forKey: key, token: token, promotion)
+        return promotion.remoteData == nil ? .disk(value) : .remote(value)
+    }
+
+    /// Stores a disk hit in memory, or a remote hit on disk and in memory, unless the key
+    /// changed since the read began; ends the read.
+    // Here rather than in `readDisk`: inlined into the caller, the memory write is specialized.
+    @inlinable
+    func promote(_ value: Value, forKey key: String, token: WriteCoordinator.ReadToken, _ promotion: Promotion) {
         writes.promote(token) {
             if let data = promotion.remoteData { storeRemoteHitOnDisk(data, forKey: key, expiration: promotion.expiration) }
             memory.setValue(value, forKey: key, cost: promotion.cost, expiration: promotion.expiration)
         }
-        return promotion.remoteData == nil ? .disk(value) : .remote(value)
     }
 
     /// The decoded value for `key` from the disk level (or from a background write
@@ -395,9 +402,7 @@ public final class Cache<Value: Sendable>: Sendable {
                     localMisses.append((key, token))
                     continue
                 }
-                writes.promote(token) {
-                    memory.setValue(value, forKey: key, cost: promotion.cost, expiration: promotion.expiration)
-                }
+                promote(value, forKey: key, token: token, promotion)
                 found[key] = value
             }
         } catch {
@@ -412,10 +417,7 @@ public final class Cache<Value: Sendable>: Sendable {
                 counters.withLock { $0.misses &+= 1 }
                 continue
             }
-            writes.promote(token) {
-                if let data = promotion.remoteData { storeRemoteHitOnDisk(data, forKey: key, expiration: promotion.expiration) }
-                memory.setValue(value, forKey: key, cost: promotion.cost, expiration: promotion.expiration)
-            }
+            promote(value, forKey: key, token: token, promotion)
             found[key] = value
         }
         return found

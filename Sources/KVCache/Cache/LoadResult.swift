@@ -15,6 +15,16 @@ public enum LoadResult<Value: Sendable>: Sendable {
     /// ``Cache/FailSafe``): it expired at `expiredAt`, and nothing was stored.
     case stale(Value, expiredAt: Date, error: any Error)
 
+    /// A level's hit as a load's result; nil for a miss.
+    init?(_ result: CacheResult<Value>) {
+        switch result {
+        case .memory(let value): self = .memory(value)
+        case .disk(let value): self = .disk(value)
+        case .remote(let value): self = .remote(value)
+        case .none: return nil
+        }
+    }
+
     /// The value, live or stale.
     public var value: Value {
         switch self {
