@@ -250,7 +250,7 @@ struct RemoteBenchmark {
             let strategies = [Self.floor, Self.level, Self.rawGets]
             for name in run.isMultiple(of: 2) ? strategies : strategies.reversed() {
                 let commandsBefore = try server.raw.commandCalls()
-                let callsBefore = level.statistics.calls
+                let roundTripsBefore = level.statistics.roundTrips
                 let time = try lapped(batches) { _ in
                     switch name {
                     case Self.floor:
@@ -268,7 +268,7 @@ struct RemoteBenchmark {
                 // per command, counted by the server.
                 let roundTrips: Double
                 if name == Self.level {
-                    roundTrips = Double(level.statistics.calls - callsBefore) / Double(batches)
+                    roundTrips = Double(level.statistics.roundTrips - roundTripsBefore) / Double(batches)
                 } else {
                     let commands = ["get", "mget"].reduce(0) { $0 + (commandsAfter[$1] ?? 0) - (commandsBefore[$1] ?? 0) }
                     roundTrips = Double(commands) / Double(batches)
@@ -297,7 +297,7 @@ struct RemoteBenchmark {
                                     operationsPerRun: batches)
         roundTrips.unit = "round trips"
         trips.fill(&roundTrips)
-        roundTrips.notes.append("RedisLevel: its statistics.calls per batch (a call is one write and its replies); "
+        roundTrips.notes.append("RedisLevel: its statistics.roundTrips per batch (one write and its replies); "
             + "raw: GET and MGET calls the server counted (INFO commandstats) per batch")
         if let figure = roundTrips.rows.first(where: { $0.strategy == Self.level })?.nanosecondsPerOperation.median {
             roundTrips.notes.append(figure == 1 ? "RedisLevel: 1 round trip per batch of 100"
