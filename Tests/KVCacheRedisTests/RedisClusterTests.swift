@@ -151,44 +151,47 @@ struct RedisClusterTests {
 
     /// A slot moved while the level held the old map: writes during the migration follow
     /// `ASK`, reads afterwards follow `MOVED`, and the map is read again.
-    @Test func migratingAndMovedSlotsAreFollowed() throws {
-        let nodes = try RedisTestCluster.nodes
-        let namespace = RedisTestServer.uniqueNamespace()
-        let level = try RedisTestCluster.level(namespace: namespace) { $0.groupsKeys = true }
-        try level.setEntry(RemoteEntry(data: bytes(10), expiration: .never), forKey: "old")
-        let slot = ClusterKeySlot.slot(of: level.redisKey("old"))
-        let raw = try RedisTestCluster.rawNodes(nodes)
-        let map = try ClusterSlotMap(slotsReply: raw[nodes[0]]!.run("CLUSTER", "SLOTS"), answering: nodes[0])
-        let source = try #require(map.primary(forSlot: slot))
-        let target = try #require(map.primaries.first { $0 != source })
-        func id(_ node: RedisAddress) throws -> String {
-            String(decoding: try #require(raw[node]!.run("CLUSTER", "MYID").data), as: UTF8.self)
+    @Test func migratingAndMovedSlotsAreFollowed() async throws {
+        // Off the test runner's threads: it blocks on outside processes for seconds.
+        try await onOwnThread {
+            let nodes = try RedisTestCluster.nodes
+            let namespace = RedisTestServer.uniqueNamespace()
+            let level = try RedisTestCluster.level(namespace: namespace) { $0.groupsKeys = true }
+            try level.setEntry(RemoteEntry(data: bytes(10), expiration: .never), forKey: "old")
+            let slot = ClusterKeySlot.slot(of: level.redisKey("old"))
+            let raw = try RedisTestCluster.rawNodes(nodes)
+            let map = try ClusterSlotMap(slotsReply: raw[nodes[0]]!.run("CLUSTER", "SLOTS"), answering: nodes[0])
+            let source = try #require(map.primary(forSlot: slot))
+            let target = try #require(map.primaries.first { $0 != source })
+            func id(_ node: RedisAddress) throws -> String {
+                String(decoding: try #require(raw[node]!.run("CLUSTER", "MYID").data), as: UTF8.self)
+            }
+            let (sourceID, targetID) = (try id(source), try id(target))
+            try #require(raw[target]!.run("CLUSTER", "SETSLOT", "\(slot)", "IMPORTING", sourceID) == .status("OK"))
+            try #require(raw[source]!.run("CLUSTER", "SETSLOT", "\(slot)", "MIGRATING", targetID) == .status("OK"))
+
+            // A key the source does not have goes to the target (ASK), and is read there.
+            try level.setEntry(RemoteEntry(data: bytes(20), expiration: .never), forKey: "new")
+            #expect(try raw[target]!.pipeline([[Data("ASKING".utf8)], [Data("EXISTS".utf8), level.redisKey("new")]])[1]
+                    == .integer(1))
+            #expect(try level.entry(forKey: "new")?.data == bytes(20))
+            #expect(try level.entry(forKey: "old")?.data == bytes(10))
+
+            // Move the rest, and give the slot to the target everywhere.
+            let keys = try raw[source]!.run("CLUSTER", "GETKEYSINSLOT", "\(slot)", "1000")
+            if case .array(let names) = keys, !names.isEmpty {
+                let migrate = [Data("MIGRATE".utf8), Data(target.host.utf8), Data("\(target.port)".utf8), Data(),
+                               Data("0".utf8), Data("5000".utf8), Data("KEYS".utf8)] + names.compactMap(\.data)
+                #expect(try raw[source]!.command(migrate) == .status("OK"))
+            }
+            for node in nodes { _ = try raw[node]!.run("CLUSTER", "SETSLOT", "\(slot)", "NODE", targetID) }
+
+            #expect(level.router.knownPrimary(forSlot: slot) == source)
+            #expect(try level.entry(forKey: "old")?.data == bytes(10))
+            #expect(level.router.knownPrimary(forSlot: slot) == target)
+            #expect(try level.entry(forKey: "new")?.data == bytes(20))
+            #expect(level.statistics.failures == 0)
         }
-        let (sourceID, targetID) = (try id(source), try id(target))
-        try #require(raw[target]!.run("CLUSTER", "SETSLOT", "\(slot)", "IMPORTING", sourceID) == .status("OK"))
-        try #require(raw[source]!.run("CLUSTER", "SETSLOT", "\(slot)", "MIGRATING", targetID) == .status("OK"))
-
-        // A key the source does not have goes to the target (ASK), and is read there.
-        try level.setEntry(RemoteEntry(data: bytes(20), expiration: .never), forKey: "new")
-        #expect(try raw[target]!.pipeline([[Data("ASKING".utf8)], [Data("EXISTS".utf8), level.redisKey("new")]])[1]
-                == .integer(1))
-        #expect(try level.entry(forKey: "new")?.data == bytes(20))
-        #expect(try level.entry(forKey: "old")?.data == bytes(10))
-
-        // Move the rest, and give the slot to the target everywhere.
-        let keys = try raw[source]!.run("CLUSTER", "GETKEYSINSLOT", "\(slot)", "1000")
-        if case .array(let names) = keys, !names.isEmpty {
-            let migrate = [Data("MIGRATE".utf8), Data(target.host.utf8), Data("\(target.port)".utf8), Data(),
-                           Data("0".utf8), Data("5000".utf8), Data("KEYS".utf8)] + names.compactMap(\.data)
-            #expect(try raw[source]!.command(migrate) == .status("OK"))
-        }
-        for node in nodes { _ = try raw[node]!.run("CLUSTER", "SETSLOT", "\(slot)", "NODE", targetID) }
-
-        #expect(level.router.knownPrimary(forSlot: slot) == source)
-        #expect(try level.entry(forKey: "old")?.data == bytes(10))
-        #expect(level.router.knownPrimary(forSlot: slot) == target)
-        #expect(try level.entry(forKey: "new")?.data == bytes(20))
-        #expect(level.statistics.failures == 0)
     }
 }
 
@@ -198,46 +201,49 @@ struct RedisClusterFailoverTests {
     /// kill -9 the master the other node's subscriber is on: its replica takes over; the
     /// level reads the new map and finds the values (replicated before the kill); the
     /// subscriber moves to another node, resynchronizes, and hears later changes.
-    @Test func whenAMasterFailsItsReplicaServesTheKeys() throws {
-        let cluster = try OwnRedisCluster()
-        let namespace = "failover"
-        let level = try RedisTestCluster.level(namespace: namespace, nodes: cluster.addresses) {
-            $0.breakDuration = .milliseconds(10)
-        }
-        let other = try Node(level: RedisTestCluster.level(namespace: namespace, nodes: cluster.addresses))
-        let keys = (0..<30).map { "k\($0)" }
-        for key in keys { try level.setEntry(RemoteEntry(data: Data(key.utf8), expiration: .never), forKey: key) }
-        try waitUntil(timeout: 10, "the replicas did not catch up") { try replicasCaughtUp(cluster) }
+    @Test func whenAMasterFailsItsReplicaServesTheKeys() async throws {
+        // Off the test runner's threads: it blocks on outside processes for seconds.
+        try await onOwnThread {
+            let cluster = try OwnRedisCluster()
+            let namespace = "failover"
+            let level = try RedisTestCluster.level(namespace: namespace, nodes: cluster.addresses) {
+                $0.breakDuration = .milliseconds(10)
+            }
+            let other = try Node(level: RedisTestCluster.level(namespace: namespace, nodes: cluster.addresses))
+            let keys = (0..<30).map { "k\($0)" }
+            for key in keys { try level.setEntry(RemoteEntry(data: Data(key.utf8), expiration: .never), forKey: key) }
+            try waitUntil(timeout: 10, "the replicas did not catch up") { try replicasCaughtUp(cluster) }
 
-        // The victim: the master the other node's subscriber is on (the first seed).
-        let channel = "kvcache:\(namespace):changes"
-        let victim = try #require(try cluster.servers.first { server in
-            try cluster.role(of: server) == "master"
-                && RedisTestServer.raw(server.address).run("PUBSUB", "NUMSUB", channel) == .array([.string(Data(channel.utf8)), .integer(1)])
-        })
-        let victimAddress = victim.address
-        let victimKey = try #require(keys.first {
-            try cluster.master(ofSlot: ClusterKeySlot.slot(of: level.redisKey($0)), askingAnyOf: cluster.servers) == victimAddress
-        })
-        let victimSlot = ClusterKeySlot.slot(of: level.redisKey(victimKey))
-        victim.kill9()
-        let survivors = cluster.servers.filter { $0 !== victim }
-        // Calls to the dead master fail, counted, never thrown past the level's error.
-        #expect(throws: RemoteLevelError.self) { try level.entry(forKey: victimKey) }
-        try waitUntil(timeout: 30, "no replica took over") {
-            guard let owner = try cluster.master(ofSlot: victimSlot, askingAnyOf: survivors) else { return false }
-            return try owner != victimAddress && survivors.allSatisfy(cluster.isUp)
-        }
-        for key in keys { #expect(try level.entry(forKey: key)?.data == Data(key.utf8)) }
-        #expect(level.statistics.failures >= 1)
+            // The victim: the master the other node's subscriber is on (the first seed).
+            let channel = "kvcache:\(namespace):changes"
+            let victim = try #require(try cluster.servers.first { server in
+                try cluster.role(of: server) == "master"
+                    && RedisTestServer.raw(server.address).run("PUBSUB", "NUMSUB", channel) == .array([.string(Data(channel.utf8)), .integer(1)])
+            })
+            let victimAddress = victim.address
+            let victimKey = try #require(keys.first {
+                try cluster.master(ofSlot: ClusterKeySlot.slot(of: level.redisKey($0)), askingAnyOf: cluster.servers) == victimAddress
+            })
+            let victimSlot = ClusterKeySlot.slot(of: level.redisKey(victimKey))
+            victim.kill9()
+            let survivors = cluster.servers.filter { $0 !== victim }
+            // Calls to the dead master fail, counted, never thrown past the level's error.
+            #expect(throws: RemoteLevelError.self) { try level.entry(forKey: victimKey) }
+            try waitUntil(timeout: 30, "no replica took over") {
+                guard let owner = try cluster.master(ofSlot: victimSlot, askingAnyOf: survivors) else { return false }
+                return try owner != victimAddress && survivors.allSatisfy(cluster.isUp)
+            }
+            for key in keys { #expect(try level.entry(forKey: key)?.data == Data(key.utf8)) }
+            #expect(level.statistics.failures >= 1)
 
-        // The backplane too: the subscriber lost its node, subscribed on another (dropping
-        // the local values), and hears a change made after the failover.
-        #expect(other.level.waitForStatistics(timeout: .seconds(10)) { $0.subscriptions >= 2 })
-        #expect(other.cache.statistics.remoteResynchronizations >= 2)
-        let received = other.level.statistics.changesReceived
-        try level.setEntry(RemoteEntry(data: Data("new".utf8), expiration: .never), forKey: victimKey)
-        #expect(other.level.waitForStatistics(timeout: .seconds(10)) { $0.changesReceived > received })
+            // The backplane too: the subscriber lost its node, subscribed on another (dropping
+            // the local values), and hears a change made after the failover.
+            #expect(other.level.waitForStatistics(timeout: .seconds(10)) { $0.subscriptions >= 2 })
+            #expect(other.cache.statistics.remoteResynchronizations >= 2)
+            let received = other.level.statistics.changesReceived
+            try level.setEntry(RemoteEntry(data: Data("new".utf8), expiration: .never), forKey: victimKey)
+            #expect(other.level.waitForStatistics(timeout: .seconds(10)) { $0.changesReceived > received })
+        }
     }
 
     private func replicasCaughtUp(_ cluster: OwnRedisCluster) throws -> Bool {

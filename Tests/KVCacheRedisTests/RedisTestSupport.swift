@@ -283,3 +283,12 @@ extension RedisLevel.Configuration {
         commandTimeout = .seconds(5)
     }
 }
+
+/// Runs `body` on a thread of its own and returns its result: a test that blocks for seconds
+/// on outside processes (servers it kills, stops and restarts; a cluster failing over; a
+/// child process) must not hold one of the few threads the other tests' async work needs.
+func onOwnThread<Value: Sendable>(_ body: @escaping @Sendable () throws -> Value) async throws -> Value {
+    try await withCheckedThrowingContinuation { continuation in
+        Thread { continuation.resume(with: Result(catching: body)) }.start()
+    }
+}
