@@ -40,56 +40,64 @@ guard arguments.count == 4 else {
     exit(2)
 }
 
-let level: RedisLevel
-let cache: Cache<Data>
-do {
-    var levelConfiguration = RedisLevel.Configuration(address: try RedisAddress(arguments[2]), namespace: arguments[3])
-    // A loaded test machine must not turn a slow moment into a failed call.
-    levelConfiguration.connectTimeout = .seconds(5)
-    levelConfiguration.commandTimeout = .seconds(5)
-    level = try RedisLevel(configuration: levelConfiguration)
-    var configuration = Cache<Data>.Configuration()
-    configuration.disk.autoTrimInterval = nil
-    configuration.remote = level
-    cache = try Cache(directory: URL(fileURLWithPath: arguments[1]), coder: DataCoder(), configuration: configuration)
-} catch {
-    answer("error open: \(error)")
-    exit(3)
-}
-answer("ready")
-
-while let line = readLine() {
-    let words = line.split(separator: " ", omittingEmptySubsequences: true).map(String.init)
+/// Serves commands until `quit` or the end of input; returns the exit status. In a function,
+/// so the level and the cache are released before the process exits: LeakSanitizer cannot
+/// follow a `Data`'s storage from a global alive at exit, and would report it leaked.
+func serve() -> Int32 {
+    let level: RedisLevel
+    let cache: Cache<Data>
     do {
-        switch (words.first, words.count) {
-        case ("set", 3):
-            try cache.setValue(Data(words[2].utf8), forKey: words[1])
-            answer("ok")
-        case ("get", 2):
-            let result = try cache.result(forKey: words[1])
-            if let value = result.value {
-                answer("value \(result.source) \(String(decoding: value, as: UTF8.self))")
-            } else {
-                answer("none")
-            }
-        case ("remove", 2):
-            try cache.removeValue(forKey: words[1])
-            answer("ok")
-        case ("in-memory", 2):
-            answer(cache.memory.contains(words[1]) ? "yes" : "no")
-        case ("wait-changes", 2):
-            guard let count = Int(words[1]) else { throw KVCacheError.invalidArgument("not a count: \(words[1])") }
-            let applied = level.waitForStatistics(timeout: .seconds(10)) { $0.changesReceived >= count }
-            answer(applied ? "ok" : "timeout \(level.statistics.changesReceived)")
-        case ("quit", 1):
-            try cache.close()
-            answer("bye")
-            exit(0)
-        default:
-            answer("error unknown command: \(line)")
-        }
+        var levelConfiguration = RedisLevel.Configuration(address: try RedisAddress(arguments[2]), namespace: arguments[3])
+        // A loaded test machine must not turn a slow moment into a failed call.
+        levelConfiguration.connectTimeout = .seconds(5)
+        levelConfiguration.commandTimeout = .seconds(5)
+        level = try RedisLevel(configuration: levelConfiguration)
+        var configuration = Cache<Data>.Configuration()
+        configuration.disk.autoTrimInterval = nil
+        configuration.remote = level
+        cache = try Cache(directory: URL(fileURLWithPath: arguments[1]), coder: DataCoder(), configuration: configuration)
     } catch {
-        answer("error \(error)")
+        answer("error open: \(error)")
+        return 3
     }
+    answer("ready")
+
+    while let line = readLine() {
+        let words = line.split(separator: " ", omittingEmptySubsequences: true).map(String.init)
+        do {
+            switch (words.first, words.count) {
+            case ("set", 3):
+                try cache.setValue(Data(words[2].utf8), forKey: words[1])
+                answer("ok")
+            case ("get", 2):
+                let result = try cache.result(forKey: words[1])
+                if let value = result.value {
+                    answer("value \(result.source) \(String(decoding: value, as: UTF8.self))")
+                } else {
+                    answer("none")
+                }
+            case ("remove", 2):
+                try cache.removeValue(forKey: words[1])
+                answer("ok")
+            case ("in-memory", 2):
+                answer(cache.memory.contains(words[1]) ? "yes" : "no")
+            case ("wait-changes", 2):
+                guard let count = Int(words[1]) else { throw KVCacheError.invalidArgument("not a count: \(words[1])") }
+                let applied = level.waitForStatistics(timeout: .seconds(10)) { $0.changesReceived >= count }
+                answer(applied ? "ok" : "timeout \(level.statistics.changesReceived)")
+            case ("quit", 1):
+                try cache.close()
+                answer("bye")
+                return 0
+            default:
+                answer("error unknown command: \(line)")
+            }
+        } catch {
+            answer("error \(error)")
+        }
+    }
+    try? cache.close()
+    return 0
 }
-try? cache.close()
+
+exit(serve())

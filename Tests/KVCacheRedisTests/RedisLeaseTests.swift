@@ -162,8 +162,9 @@ struct RedisLeaseTests {
         let namespace = RedisTestServer.uniqueNamespace()
         let holder = try RedisTestServer.level(namespace: namespace)
         let b = try LeaseNode(namespace: namespace, lease: .seconds(30))
-        // A node that took the lease and died.
-        #expect(try holder.acquireLease(forKey: "k", duration: .seconds(30)) != nil)
+        // A node that took the lease and died. Its lease outlives any slow run (the test ends
+        // it below): under a loaded sanitizer run, b's load may start tens of seconds later.
+        #expect(try holder.acquireLease(forKey: "k", duration: .seconds(600)) != nil)
         let computations = MutexBox(0)
         let load = Task {
             try await b.cache.result(forKey: "k") {
