@@ -203,7 +203,8 @@ public final class RedisLevel: RemoteLevel {
     /// The entry for `key` (`GET`); nil if none or expired. Throws `RemoteLevelError`.
     public func entry(forKey key: String) throws -> RemoteEntry? {
         let redisKey = redisKey(key)
-        return try decodeEntry(run(key: redisKey, [[Data("GET".utf8), redisKey]])[0])
+        let reply = try call { try router.run(key: redisKey, [[Data("GET".utf8), redisKey]], decodingValues: true)[0] }
+        return try decodeEntry(reply, now: Date().timeIntervalSince1970)
     }
 
     /// The entries for `keys` in one round trip (`MGET`; in a cluster, one per node, an
@@ -213,9 +214,11 @@ public final class RedisLevel: RemoteLevel {
         guard !keys.isEmpty else { return [:] }
         let values = try call { try router.getMany(keys.map(redisKey)) }
         var found: [String: RemoteEntry] = [:]
+        found.reserveCapacity(keys.count)
+        let now = Date().timeIntervalSince1970
         // A value that does not decode, or an error for its node, is counted (by decodeEntry) and left out.
         for (key, value) in zip(keys, values) {
-            if let entry = try? decodeEntry(value) { found[key] = entry }
+            if let entry = try? decodeEntry(value, now: now) { found[key] = entry }
         }
         return found
     }
@@ -233,17 +236,28 @@ public final class RedisLevel: RemoteLevel {
             counters.withLock { $0.valuesTooLarge += 1 }
             throw RemoteLevelError(.valueTooLarge, "\(entry.data.count) bytes is more than maxValueSize (\(configuration.maxValueSize))")
         }
-        var set = [Data("SET".utf8), redisKey(key), RemoteValueFormat.encode(entry, deadline: deadline)]
-        if let deadline {
-            let milliseconds = max(1, Int64(((deadline - now) * 1000).rounded(.up)))
-            set += [Data("PX".utf8), Data(String(milliseconds).utf8)]
+        let redisKey = redisKey(key)
+        let expiry = deadline.map { [Data("PX".utf8), Data(String(max(1, Int64((($0 - now) * 1000).rounded(.up)))).utf8)] }
+        try write(key: key, redisKey: redisKey) { connection in
+            [Data("SET".utf8), redisKey, Self.encoded(entry, deadline: deadline, on: connection)] + (expiry ?? [])
         }
-        try write(set, publishingChangeOf: key)
+    }
+
+    /// The stored bytes for `entry`, in the connection's scratch memory when it lends it
+    /// (the bytes are then valid until the connection's next command).
+    private static func encoded(_ entry: RemoteEntry, deadline: Double?, on connection: RedisConnection) -> Data {
+        let count = RemoteValueFormat.headerSize + entry.data.count
+        guard let buffer = connection.scratch(count: count), let start = buffer.baseAddress else {
+            return RemoteValueFormat.encode(entry, deadline: deadline)
+        }
+        RemoteValueFormat.encode(entry, deadline: deadline, into: buffer)
+        return Data(bytesNoCopy: start, count: count, deallocator: .none)
     }
 
     /// Removes `key` (`DEL`) and publishes the change, in one round trip.
     public func removeEntry(forKey key: String) throws {
-        try write([Data("DEL".utf8), redisKey(key)], publishingChangeOf: key)
+        let redisKey = redisKey(key)
+        try write(key: key, redisKey: redisKey) { _ in [Data("DEL".utf8), redisKey] }
     }
 
     /// Runs `commands` in one round trip on the server, or the cluster node, holding
@@ -322,14 +336,22 @@ public final class RedisLevel: RemoteLevel {
     // MARK: - Calls
 
     func redisKey(_ key: String) -> Data {
-        keyPrefix + Data(key.utf8)
+        var redisKey = Data(capacity: keyPrefix.count + key.utf8.count)
+        redisKey.append(keyPrefix)
+        redisKey.append(contentsOf: key.utf8)
+        return redisKey
     }
 
-    /// Runs a write of `key` and, with the backplane on, publishes the change in the same round trip.
-    private func write(_ command: [Data], publishingChangeOf key: String) throws {
-        var commands = [command]
-        if configuration.publishesChanges { commands.append(publishCommand(.key(key))) }
-        let replies = try run(key: command[1], commands)
+    /// Runs a write of `key` (the command `makeCommand` makes for the connection) and, with
+    /// the backplane on, publishes the change in the same round trip.
+    private func write(key: String, redisKey: Data, _ makeCommand: (RedisConnection) -> [Data]) throws {
+        let publish = configuration.publishesChanges ? publishCommand(.key(key)) : nil
+        let replies = try call {
+            try router.run(key: redisKey) { connection in
+                let command = makeCommand(connection)
+                return publish.map { [command, $0] } ?? [command]
+            }
+        }
         for reply in replies { try check(reply) }
         if configuration.publishesChanges { counters.withLock { $0.changesPublished += 1 } }
     }
@@ -367,19 +389,22 @@ public final class RedisLevel: RemoteLevel {
         if case .error(let message) = reply { throw failed(RemoteLevelError(.serverError, message)) }
     }
 
-    private func decodeEntry(_ reply: RedisReply) throws -> RemoteEntry? {
+    /// The entry in a reply to `GET` read with `decodingValues`; nil if none or expired at `now`.
+    private func decodeEntry(_ reply: RedisReply, now: Double) throws -> RemoteEntry? {
         switch reply {
         case .null:
             return nil
+        case .value(let data, let deadline):
+            if let deadline, deadline <= now { return nil }
+            return RemoteEntry(data: data, expiration: Expiration(deadline: deadline))
         case .string(let bytes):
-            let decoded: (data: Data, deadline: Double?)
+            // Not a KVCache value: say why.
             do {
-                decoded = try RemoteValueFormat.decode(bytes)
+                _ = try RemoteValueFormat.decode(bytes)
             } catch {
                 throw failed(error)
             }
-            if let deadline = decoded.deadline, deadline <= Date().timeIntervalSince1970 { return nil }
-            return RemoteEntry(data: decoded.data, expiration: Expiration(deadline: decoded.deadline))
+            throw failed(RemoteLevelError(.unexpectedReply, "GET answered a value that was not decoded"))
         case .error(let message):
             throw failed(RemoteLevelError(.serverError, message))
         default:

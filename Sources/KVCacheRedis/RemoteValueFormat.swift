@@ -14,22 +14,49 @@ import KVCache
 /// format) treats them as a miss and counts an error, never as a value.
 enum RemoteValueFormat {
     static let magic: [UInt8] = Array("KVCR".utf8)
+    /// The magic as the first four bytes read as a little-endian `UInt32`.
+    private static let magicWord = UInt32(littleEndian: 0x5243_564B)
     static let version: UInt8 = 1
     static let headerSize = 14
 
+    /// The stored bytes for `entry`, in a new `Data`.
     static func encode(_ entry: RemoteEntry, deadline: Double?) -> Data {
-        var data = Data(capacity: headerSize + entry.data.count)
-        data.append(contentsOf: magic)
-        data.append(version)
-        data.append(0)
-        var milliseconds = (deadline.map { Int64(($0 * 1000).rounded(.up)) } ?? 0).littleEndian
-        withUnsafeBytes(of: &milliseconds) { data.append(contentsOf: $0) }
-        data.append(entry.data)
+        let count = headerSize + entry.data.count
+        var data = Data(count: count)
+        data.withUnsafeMutableBytes { encode(entry, deadline: deadline, into: $0) }
         return data
+    }
+
+    /// Writes the stored bytes for `entry` at the start of `buffer` (at least
+    /// `headerSize + entry.data.count` bytes).
+    static func encode(_ entry: RemoteEntry, deadline: Double?, into buffer: UnsafeMutableRawBufferPointer) {
+        precondition(buffer.count >= headerSize + entry.data.count)
+        let milliseconds = deadline.map { Int64(($0 * 1000).rounded(.up)) } ?? 0
+        buffer.storeBytes(of: magicWord, toByteOffset: 0, as: UInt32.self)
+        buffer[4] = version
+        buffer[5] = 0
+        buffer.storeBytes(of: milliseconds.littleEndian, toByteOffset: 6, as: Int64.self)
+        entry.data.withUnsafeBytes { value in
+            if let source = value.baseAddress, value.count > 0 {
+                (buffer.baseAddress! + headerSize).copyMemory(from: source, byteCount: value.count)
+            }
+        }
+    }
+
+    /// The value and deadline in `bytes`, with the value copied once; nil for bytes this
+    /// format did not write (`decode(_:)` says why).
+    static func decode(_ bytes: UnsafeRawBufferPointer) -> (data: Data, deadline: Double?)? {
+        guard bytes.count >= headerSize,
+              bytes.loadUnaligned(fromByteOffset: 0, as: UInt32.self) == magicWord,
+              bytes[4] == version else { return nil }
+        let milliseconds = Int64(littleEndian: bytes.loadUnaligned(fromByteOffset: 6, as: Int64.self))
+        let deadline = milliseconds == 0 ? nil : Double(milliseconds) / 1000
+        return (Data(UnsafeRawBufferPointer(rebasing: bytes[headerSize...])), deadline)
     }
 
     /// The entry in `data`; throws `.unexpectedReply` for bytes this format did not write.
     static func decode(_ data: Data) throws -> (data: Data, deadline: Double?) {
+        if let decoded = data.withUnsafeBytes({ decode($0) }) { return decoded }
         guard data.count >= headerSize else {
             throw RemoteLevelError(.unexpectedReply, "a value of \(data.count) bytes has no KVCache header")
         }
@@ -37,14 +64,6 @@ enum RemoteValueFormat {
         guard data[start..<start + 4].elementsEqual(magic) else {
             throw RemoteLevelError(.unexpectedReply, "the value was not written by KVCache")
         }
-        guard data[start + 4] == version else {
-            throw RemoteLevelError(.unexpectedReply, "the value has format version \(data[start + 4]); this one reads \(version)")
-        }
-        var milliseconds: Int64 = 0
-        for (index, byte) in data[start + 6..<start + 14].enumerated() {
-            milliseconds |= Int64(byte) << (8 * Int64(index))
-        }
-        let deadline = milliseconds == 0 ? nil : Double(milliseconds) / 1000
-        return (data.subdata(in: start + headerSize..<data.endIndex), deadline)
+        throw RemoteLevelError(.unexpectedReply, "the value has format version \(data[start + 4]); this one reads \(version)")
     }
 }

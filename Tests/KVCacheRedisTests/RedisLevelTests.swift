@@ -62,6 +62,41 @@ struct RedisLevelTests {
         #expect(try level.entries(forKeys: ["plain", "list", "good"]).keys.sorted() == ["good"])
     }
 
+    /// Sets reuse their connection's scratch memory up to `RedisConnection.largestScratch`:
+    /// values on both sides of it, larger then smaller (no bytes of the last one may show),
+    /// each stored as exactly its header and bytes.
+    @Test func valuesLargeAndSmallOnOneConnectionComeBackExactly() throws {
+        let namespace = RedisTestServer.uniqueNamespace()
+        let level = try RedisTestServer.level(namespace: namespace) { $0.maxIdleConnections = 1 }
+        let raw = try RedisTestServer.raw()
+        let limit = RedisConnection.largestScratch - RemoteValueFormat.headerSize
+        for (index, count) in [2 << 20, limit + 1, limit, 100_000, 5000, 10, 0, 20_000].enumerated() {
+            let value = bytes(count, seed: UInt8(index))
+            try level.setEntry(RemoteEntry(data: value, expiration: .never), forKey: "v\(index)")
+            #expect(try level.entry(forKey: "v\(index)")?.data == value, "\(count) bytes")
+            let stored = try #require(try raw.run("GET", "kvcache:\(namespace):v\(index)").data)
+            #expect(stored.count == RemoteValueFormat.headerSize + count)
+        }
+    }
+
+    /// Threads setting at once each use a connection (and scratch memory) of their own.
+    @Test func concurrentSetsDoNotShareScratchMemory() async throws {
+        let level = try RedisTestServer.level(namespace: RedisTestServer.uniqueNamespace())
+        try await onOwnThread {
+            DispatchQueue.concurrentPerform(iterations: 8) { thread in
+                for round in 0..<25 {
+                    let value = bytes(1000 + thread * 3000 + round, seed: UInt8(thread))
+                    try? level.setEntry(RemoteEntry(data: value, expiration: .never), forKey: "t\(thread)-\(round)")
+                }
+            }
+        }
+        for thread in 0..<8 {
+            for round in 0..<25 {
+                #expect(try level.entry(forKey: "t\(thread)-\(round)")?.data == bytes(1000 + thread * 3000 + round, seed: UInt8(thread)))
+            }
+        }
+    }
+
     @Test func aValueOverTheLimitIsRefused() throws {
         let level = try RedisTestServer.level(namespace: RedisTestServer.uniqueNamespace()) { $0.maxValueSize = 100 }
         try level.setEntry(RemoteEntry(data: bytes(100), expiration: .never), forKey: "fits")

@@ -55,8 +55,17 @@ final class RedisRouter: Sendable {
 
     /// Runs `commands` in one round trip on the node that serves `key` (a redirect or a
     /// node that failed over costs more). Error replies other than redirects are returned.
-    func run(key: Data, _ commands: [[Data]]) throws -> [RedisReply] {
-        if let serverPool { return try serverPool.withConnection { try $0.pipeline(commands) } }
+    func run(key: Data, _ commands: [[Data]], decodingValues: Bool = false) throws -> [RedisReply] {
+        try run(key: key, decodingValues: decodingValues) { _ in commands }
+    }
+
+    /// `run(key:_:)` with the commands made for the connection that sends them (which may
+    /// lend them its scratch memory), once per node tried.
+    func run(key: Data, decodingValues: Bool = false,
+             _ makeCommands: (RedisConnection) -> [[Data]]) throws -> [RedisReply] {
+        if let serverPool {
+            return try serverPool.withConnection { try $0.pipeline(makeCommands($0), decodingValues: decodingValues) }
+        }
         let slot = ClusterKeySlot.slot(of: key)
         var target = try primary(forSlot: slot)
         var asking = false
@@ -64,8 +73,11 @@ final class RedisRouter: Sendable {
         for _ in 0...Self.maxRedirects {
             let replies: [RedisReply]
             do {
-                let sent = asking ? commands.flatMap { [[Data("ASKING".utf8)], $0] } : commands
-                replies = try pool(for: target).withConnection { try $0.pipeline(sent) }
+                replies = try pool(for: target).withConnection { connection in
+                    let commands = makeCommands(connection)
+                    let sent = asking ? commands.flatMap { [[Data("ASKING".utf8)], $0] } : commands
+                    return try connection.pipeline(sent, decodingValues: decodingValues)
+                }
             } catch let error as RemoteLevelError where error.code == .unavailable || error.code == .circuitOpen {
                 // The node may be down for good, its slots taken over by a replica: ask once.
                 guard !refreshedAfterFailure else { throw error }
@@ -105,12 +117,12 @@ final class RedisRouter: Sendable {
         throw lastError
     }
 
-    /// One reply per key to `GET` (a bulk string, null, or an error reply for keys whose
+    /// One reply per key to `GET` (a `.value`, another bulk string, null, or an error reply for keys whose
     /// node failed): one `MGET` on one server; in a cluster one round trip per node, one
     /// `MGET` per slot. Throws only if no key could be read.
     func getMany(_ keys: [Data]) throws -> [RedisReply] {
         guard isCluster else {
-            let reply = try run(key: Data(), [[Data("MGET".utf8)] + keys])[0]
+            let reply = try run(key: Data(), [[Data("MGET".utf8)] + keys], decodingValues: true)[0]
             guard case .array(let values) = reply, values.count == keys.count else {
                 if case .error = reply { return Array(repeating: reply, count: keys.count) }
                 throw RemoteLevelError(.unexpectedReply, "MGET answered \(reply)")
@@ -127,7 +139,7 @@ final class RedisRouter: Sendable {
         for (address, groups) in byNode {
             let commands = groups.map { [Data("MGET".utf8)] + $0.map { keys[$0] } }
             do {
-                let replies = try pool(for: address).withConnection { try $0.pipeline(commands) }
+                let replies = try pool(for: address).withConnection { try $0.pipeline(commands, decodingValues: true) }
                 for (indices, reply) in zip(groups, replies) {
                     if case .array(let values) = reply, values.count == indices.count {
                         for (index, value) in zip(indices, values) { results[index] = value }
@@ -142,7 +154,7 @@ final class RedisRouter: Sendable {
         if failures == byNode.count, let lastError { throw lastError }
         for index in results.indices where results[index] == nil {
             do {
-                results[index] = try run(key: keys[index], [[Data("GET".utf8), keys[index]]])[0]
+                results[index] = try run(key: keys[index], [[Data("GET".utf8), keys[index]]], decodingValues: true)[0]
             } catch {
                 results[index] = .error("\(error)")
             }

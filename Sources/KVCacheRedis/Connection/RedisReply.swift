@@ -4,20 +4,31 @@ import Foundation
 /// A reply from Redis, copied out of hiredis's reply object.
 enum RedisReply: Sendable, Equatable {
     case string(Data)
+    /// A bulk string holding a KVCache value (`RemoteValueFormat`), read with its header
+    /// checked on hiredis's bytes and only the value copied: the replies to a level's gets.
+    case value(Data, deadline: Double?)
     case status(String)
     case integer(Int64)
     case array([RedisReply])
     case null
     case error(String)
 
-    /// Copies `reply` (and its elements) into Swift values.
-    init(_ reply: UnsafeMutablePointer<redisReply>) {
+    /// Copies `reply` (and its elements) into Swift values; with `decodingValues`, bulk
+    /// strings in the KVCache value format become `.value` (others stay `.string`).
+    init(_ reply: UnsafeMutablePointer<redisReply>, decodingValues: Bool = false) {
         let value = reply.pointee
         switch value.type {
         case REDIS_REPLY_STRING:
-            self = .string(value.len == 0 ? Data() : Data(bytes: value.str, count: value.len))
+            let bytes = UnsafeRawBufferPointer(start: value.str, count: value.str == nil ? 0 : value.len)
+            if decodingValues, let decoded = RemoteValueFormat.decode(bytes) {
+                self = .value(decoded.data, deadline: decoded.deadline)
+            } else {
+                self = .string(Data(bytes))
+            }
         case REDIS_REPLY_ARRAY:
-            self = .array((0..<value.elements).map { RedisReply(kvcache_reply_element(reply, $0)) })
+            self = .array((0..<value.elements).map {
+                RedisReply(kvcache_reply_element(reply, $0), decodingValues: decodingValues)
+            })
         case REDIS_REPLY_INTEGER:
             self = .integer(Int64(value.integer))
         case REDIS_REPLY_NIL:
