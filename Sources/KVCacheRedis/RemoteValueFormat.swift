@@ -46,12 +46,18 @@ enum RemoteValueFormat {
     /// The value and deadline in `bytes`, with the value copied once; nil for bytes this
     /// format did not write (`decode(_:)` says why).
     static func decode(_ bytes: UnsafeRawBufferPointer) -> (data: Data, deadline: Double?)? {
+        guard let deadline = deadline(ofValueIn: bytes) else { return nil }
+        return (Data(UnsafeRawBufferPointer(rebasing: bytes[headerSize...])), deadline)
+    }
+
+    /// The deadline in the header of `bytes` (`.some(nil)`: never expires); nil for bytes
+    /// this format did not write.
+    static func deadline(ofValueIn bytes: UnsafeRawBufferPointer) -> Double?? {
         guard bytes.count >= headerSize,
               bytes.loadUnaligned(fromByteOffset: 0, as: UInt32.self) == magicWord,
               bytes[4] == version else { return nil }
         let milliseconds = Int64(littleEndian: bytes.loadUnaligned(fromByteOffset: 6, as: Int64.self))
-        let deadline = milliseconds == 0 ? nil : Double(milliseconds) / 1000
-        return (Data(UnsafeRawBufferPointer(rebasing: bytes[headerSize...])), deadline)
+        return .some(milliseconds == 0 ? nil : Double(milliseconds) / 1000)
     }
 
     /// The entry in `data`; throws `.unexpectedReply` for bytes this format did not write.

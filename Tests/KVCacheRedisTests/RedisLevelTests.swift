@@ -70,13 +70,24 @@ struct RedisLevelTests {
         let level = try RedisTestServer.level(namespace: namespace) { $0.maxIdleConnections = 1 }
         let raw = try RedisTestServer.raw()
         let limit = RedisConnection.largestScratch - RemoteValueFormat.headerSize
-        for (index, count) in [2 << 20, limit + 1, limit, 100_000, 5000, 10, 0, 20_000].enumerated() {
+        let uncopied = RedisConnection.smallestUncopiedValue
+        let counts = [2 << 20, limit + 1, limit, 100_000, 5000, 10, 0, uncopied, uncopied - 1, 20_000]
+        var read: [Data] = []
+        for (index, count) in counts.enumerated() {
             let value = bytes(count, seed: UInt8(index))
             try level.setEntry(RemoteEntry(data: value, expiration: .never), forKey: "v\(index)")
-            #expect(try level.entry(forKey: "v\(index)")?.data == value, "\(count) bytes")
+            let entry = try #require(try level.entry(forKey: "v\(index)"))
+            #expect(entry.data == value, "\(count) bytes")
+            read.append(entry.data)
             let stored = try #require(try raw.run("GET", "kvcache:\(namespace):v\(index)").data)
             #expect(stored.count == RemoteValueFormat.headerSize + count)
         }
+        // Values read without a copy own hiredis's reply: they outlive later calls and the level.
+        for index in counts.indices { try level.removeEntry(forKey: "v\(index)") }
+        _ = consume level
+        for (index, count) in counts.enumerated() { #expect(read[index] == bytes(count, seed: UInt8(index))) }
+        read[3][0] ^= 0xFF
+        #expect(read[3][0] == bytes(1, seed: 3)[0] ^ 0xFF)
     }
 
     /// Threads setting at once each use a connection (and scratch memory) of their own.

@@ -71,8 +71,29 @@ final class RedisConnection: @unchecked Sendable {
         var raw: UnsafeMutableRawPointer?
         guard redisGetReply(context, &raw) == REDIS_OK, let raw else { throw failure() }
         let reply = raw.assumingMemoryBound(to: redisReply.self)
+        if decodingValues, let value = Self.largeValue(reply) { return value }
         defer { freeReplyObject(raw) }
         return RedisReply(reply, decodingValues: decodingValues)
+    }
+
+    /// Values from this size up are not copied out of hiredis's reply: its Data frees the
+    /// reply. Below it a copy costs less than the Data's deallocator.
+    static let smallestUncopiedValue = 16 * 1024
+
+    /// A value of at least `smallestUncopiedValue` bytes in the top-level string `reply`,
+    /// as a `Data` over hiredis's bytes that owns (and frees) the reply; nil for anything
+    /// else, the reply then still the caller's.
+    private static func largeValue(_ reply: UnsafeMutablePointer<redisReply>) -> RedisReply? {
+        let value = reply.pointee
+        guard value.type == REDIS_REPLY_STRING, let str = value.str,
+              value.len >= RemoteValueFormat.headerSize + smallestUncopiedValue else { return nil }
+        let bytes = UnsafeRawBufferPointer(start: str, count: value.len)
+        guard let deadline = RemoteValueFormat.deadline(ofValueIn: bytes) else { return nil }
+        let address = UInt(bitPattern: reply)
+        let data = Data(bytesNoCopy: UnsafeMutableRawPointer(str) + RemoteValueFormat.headerSize,
+                        count: value.len - RemoteValueFormat.headerSize,
+                        deallocator: .custom { _, _ in freeReplyObject(UnsafeMutableRawPointer(bitPattern: address)) })
+        return .value(data, deadline: deadline)
     }
 
     /// Memory of this connection's own, reused by each set's encoded value up to

@@ -517,13 +517,18 @@ struct RemoteBenchmark {
         var restarts: [Double] = []
         /// Runs `body` with the server in `state`, and brings it back up afterwards.
         func with(_ state: String, _ body: () throws -> Void) throws {
+            // Every state starts 50 ms after its switch: for tens of ms after a signal, a kill
+            // or a restart (2 shared cores), disk-hit p99 rose to 2-3× in any state that
+            // came next, and the slices after a kill or SIGSTOP were the ones measured then.
             switch state {
             case Self.stopped:
                 own.pause()
                 defer { own.resume() }
+                usleep(50_000)
                 try body()
             case Self.killed:
                 own.kill()
+                usleep(50_000)
                 try body()
                 let start = Clock.now()
                 try own.restart()
@@ -532,6 +537,7 @@ struct RemoteBenchmark {
                 // the next slice, whichever state that is.
                 usleep(50_000)
             default:
+                usleep(50_000)
                 try body()
             }
         }
