@@ -45,7 +45,8 @@ public final class RedisLevel: RemoteLevel {
         /// The largest value (encoded bytes) stored remotely; larger ones stay local.
         /// Default and most: 512 MB (Redis's limit for a string) less the 14-byte header.
         public var maxValueSize: Int = RedisLevel.largestValueSize
-        /// How many idle connections are kept for reuse. Default 8.
+        /// How many idle connections are kept for reuse. Each keeps memory for encoding
+        /// the values it sets, as large as the largest it set up to 1 MB. Default 8.
         public var maxIdleConnections: Int = 8
         /// Whether keys carry the namespace as a hash tag, so a Redis Cluster keeps a
         /// cache's keys in one slot, on one node: batch gets are then one `MGET`, at the cost
