@@ -58,9 +58,10 @@ let package = Package(
         // KVCacheTestWorker so that one needs nothing but SQLite.
         .executableTarget(
             name: "KVCacheRedisTestWorker",
-            dependencies: ["KVCache", "KVCacheRedis"]
+            dependencies: ["KVCache", "KVCacheRedis", "KVCacheTestSupport"]
         ),
-        // Self-checking values shared by the test worker and the tests (not a product).
+        // Self-checking values and the spawning of test workers, shared by the workers and
+        // the tests (not a product).
         .target(name: "KVCacheTestSupport"),
         .testTarget(
             name: "KVCacheTests",
@@ -76,7 +77,7 @@ let package = Package(
         // with a printed reason where those are not set.
         .testTarget(
             name: "KVCacheRedisTests",
-            dependencies: ["KVCache", "KVCacheRedis"]
+            dependencies: ["KVCache", "KVCacheRedis", "KVCacheTestSupport"]
         ),
     ],
     swiftLanguageModes: [.v6]

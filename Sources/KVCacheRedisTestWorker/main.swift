@@ -1,6 +1,7 @@
 import Foundation
 import KVCache
 import KVCacheRedis
+import KVCacheTestSupport
 #if canImport(Glibc)
 import Glibc
 #endif
@@ -22,16 +23,7 @@ import Glibc
 // A failure prints `error <message>`; end of input closes the cache and exits.
 
 func answer(_ text: String) {
-    let bytes = Array((text.map { $0 == "\n" ? " " : $0 } + "\n").utf8)
-    var offset = 0
-    while offset < bytes.count {
-        let written = bytes.withUnsafeBytes { write(1, $0.baseAddress! + offset, $0.count - offset) }
-        if written < 0 {
-            if errno == EINTR { continue }
-            exit(70)
-        }
-        offset += written
-    }
+    WorkerOutput.line(text.replacingNewlines())
 }
 
 let arguments = CommandLine.arguments

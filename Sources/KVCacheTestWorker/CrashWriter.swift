@@ -31,14 +31,14 @@ struct CrashWriter {
                 switch roll {
                 case 0..<450:
                     let size = Int.random(in: CheckedValue.minimumSize(forKey: key)...4000, using: &random)
-                    Output.line("w \(seq) S \(key)")
+                    WorkerOutput.line("w \(seq) S \(key)")
                     try cache.setValue(CheckedValue.make(key: key, seq: seq, size: size), forKey: key)
                 case 450..<600:
                     let size = Int.random(in: 20 * 1024...90_000, using: &random)
-                    Output.line("w \(seq) S \(key)")
+                    WorkerOutput.line("w \(seq) S \(key)")
                     try cache.setValue(CheckedValue.make(key: key, seq: seq, size: size), forKey: key)
                 case 600..<780:
-                    Output.line("w \(seq) R \(key)")
+                    WorkerOutput.line("w \(seq) R \(key)")
                     try cache.removeValue(forKey: key)
                 case 780..<960:
                     if let data = try cache.value(forKey: key), CheckedValue.seq(of: data, key: key) == nil {
@@ -46,12 +46,12 @@ struct CrashWriter {
                     }
                 case 960..<992:
                     try cache.flush()
-                    Output.line("F \(seq)")
+                    WorkerOutput.line("F \(seq)")
                 case 992..<998:
-                    Output.line("w \(seq) T")
+                    WorkerOutput.line("w \(seq) T")
                     try cache.trim(toCount: Self.trimCount)
                 default:
-                    Output.line("w \(seq) A")
+                    WorkerOutput.line("w \(seq) A")
                     try cache.removeAll()
                 }
             } catch {

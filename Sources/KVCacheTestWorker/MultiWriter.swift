@@ -46,7 +46,7 @@ struct MultiWriter {
         group.wait()
         try? cache.close()
         let (operations, errors) = totals.value
-        Output.line("D \(operations) \(errors)")
+        WorkerOutput.line("D \(operations) \(errors)")
         exit(errors == 0 ? 0 : 4)
     }
 }
@@ -93,7 +93,7 @@ private struct ThreadWork: Sendable {
         }
         func report(_ error: Error, _ what: String) {
             errors += 1
-            Output.line("E \(what): \(error)".replacingNewlines())
+            WorkerOutput.line("E \(what): \(error)".replacingNewlines())
         }
         while monotonicNanoseconds() < end {
             operations += 1
@@ -129,7 +129,7 @@ private struct ThreadWork: Sendable {
                     }
                     if let data = try cache.value(forKey: key), CheckedValue.seq(of: data, key: key) == nil {
                         errors += 1
-                        Output.line("E damaged value read for \(key): \(data.count) bytes")
+                        WorkerOutput.line("E damaged value read for \(key): \(data.count) bytes")
                     }
                 case 92..<97:
                     try cache.flush()
@@ -142,7 +142,7 @@ private struct ThreadWork: Sendable {
                     case 2: _ = try cache.keys(after: nil, limit: 100)
                     default: try cache.trim(toCount: 60)
                     }
-                    Output.line("C \(started) \(monotonicNanoseconds())")
+                    WorkerOutput.line("C \(started) \(monotonicNanoseconds())")
                 }
             } catch {
                 report(error, "operation \(roll)")
@@ -154,7 +154,7 @@ private struct ThreadWork: Sendable {
             report(error, "final flush")
         }
         for (key, entry) in last.sorted(by: { $0.key < $1.key }) {
-            Output.line("K \(key) \(entry.seq.map(String.init) ?? "-") \(entry.started)")
+            WorkerOutput.line("K \(key) \(entry.seq.map(String.init) ?? "-") \(entry.started)")
         }
         return (operations, errors)
     }

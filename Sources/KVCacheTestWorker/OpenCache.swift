@@ -1,4 +1,5 @@
 import Foundation
+import KVCacheTestSupport
 import KVCache
 
 /// Opens the cache the parent named, with no timers of its own (the parent
@@ -8,7 +9,7 @@ func openCacheAndReport(at directory: URL) -> DiskCache {
     configuration.autoTrimInterval = nil
     do {
         let cache = try DiskCache(directory: directory, configuration: configuration)
-        Output.line("ready")
+        WorkerOutput.line("ready")
         return cache
     } catch {
         Output.fail("open: \(error)")

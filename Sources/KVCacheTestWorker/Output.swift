@@ -3,32 +3,12 @@ import Glibc
 #elseif canImport(Darwin)
 import Darwin
 #endif
+import KVCacheTestSupport
 
-/// Lines to the parent on stdout, one `write(2)` each and no buffering, so a
-/// line the child printed is in the pipe even if it is killed right after.
-/// Lines stay under PIPE_BUF, so lines of several threads never interleave.
+/// How the worker gives up: a line `E <message>` to the parent, then exit 3.
 enum Output {
-    static func line(_ text: String) {
-        var bytes = Array((text + "\n").utf8)
-        var offset = 0
-        while offset < bytes.count {
-            let written = bytes.withUnsafeMutableBytes { write(1, $0.baseAddress! + offset, $0.count - offset) }
-            if written < 0 {
-                if errno == EINTR { continue }
-                exit(70)
-            }
-            offset += written
-        }
-    }
-
     static func fail(_ message: String) -> Never {
-        line("E " + message.replacingNewlines())
+        WorkerOutput.line("E " + message.replacingNewlines())
         exit(3)
-    }
-}
-
-extension String {
-    func replacingNewlines() -> String {
-        String(map { $0 == "\n" ? " " : $0 })
     }
 }

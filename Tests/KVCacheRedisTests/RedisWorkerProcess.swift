@@ -1,4 +1,5 @@
 import Foundation
+import KVCacheTestSupport
 #if canImport(Glibc)
 import Glibc
 #endif
@@ -16,29 +17,22 @@ final class RedisWorkerProcess {
     /// Starts the worker on `directory`, in front of the Redis at `url` with `namespace`, and
     /// waits for its `ready`.
     init(directory: URL, url: String, namespace: String) throws {
-        let executable = try Self.workerPath()
+        let executable = try WorkerProcessSupport.executablePath(named: "KVCacheRedisTestWorker")
         var fds: [Int32] = [0, 0]
         // Close-on-exec from the start: a child another test spawns meanwhile must not
         // inherit our end, or the worker would never see end of input.
         guard socketpair(AF_UNIX, Int32(SOCK_STREAM.rawValue) | Int32(SOCK_CLOEXEC.rawValue), 0, &fds) == 0 else {
-            throw WorkerError.spawn(errno)
+            throw WorkerProcessSupport.Failure.spawn(errno)
         }
-        var actions = posix_spawn_file_actions_t()
-        posix_spawn_file_actions_init(&actions)
-        defer { posix_spawn_file_actions_destroy(&actions) }
-        posix_spawn_file_actions_adddup2(&actions, fds[1], 0)
-        posix_spawn_file_actions_adddup2(&actions, fds[1], 1)
-        let arguments: [String] = [executable, directory.path, url, namespace]
-        let argv = arguments.map { strdup($0) } + [nil]
-        defer { argv.forEach { free($0) } }
-        var child: pid_t = 0
-        let code = posix_spawn(&child, executable, &actions, nil, argv, environ)
-        close(fds[1])
-        guard code == 0 else {
+        do {
+            pid = try WorkerProcessSupport.spawn(executable, arguments: [directory.path, url, namespace],
+                                                 redirections: [(fds[1], 0), (fds[1], 1)])
+        } catch {
             close(fds[0])
-            throw WorkerError.spawn(code)
+            close(fds[1])
+            throw error
         }
-        pid = child
+        close(fds[1])
         channel = fds[0]
         let first = try readLine()
         guard first == "ready" else { throw WorkerError.unexpected(command: "(start)", answer: first) }
@@ -108,47 +102,22 @@ final class RedisWorkerProcess {
 
     /// Waits for the child to end: its exit code, or 128 + signal.
     private func wait() -> Int32 {
-        var status: Int32 = 0
-        while waitpid(pid, &status, 0) < 0, errno == EINTR {}
-        let signal = status & 0x7f
-        return signal == 0 ? (status >> 8) & 0xff : 128 + signal
+        WorkerProcessSupport.waitForExit(of: pid)
     }
 
     enum WorkerError: Error, CustomStringConvertible {
-        case spawn(Int32)
         case io(Int32)
-        case workerNotFound([String])
         case unexpected(command: String, answer: String)
         case noAnswer
         case exited
 
         var description: String {
             switch self {
-            case .spawn(let code): return "posix_spawn failed: \(String(cString: strerror(code)))"
             case .io(let code): return "writing to the worker failed: \(String(cString: strerror(code)))"
-            case .workerNotFound(let tried):
-                return "KVCacheRedisTestWorker not found (tried \(tried.joined(separator: ", "))); `swift build` builds it"
             case .unexpected(let command, let answer): return "the worker answered \(command) with \(answer)"
             case .noAnswer: return "the worker did not answer within 30 s"
             case .exited: return "the worker exited"
             }
         }
-    }
-
-    /// The worker executable: beside the test bundle (same build folder, whatever the
-    /// scratch path or sanitizer), else in the package's default build folder.
-    static func workerPath() throws -> String {
-        var candidates: [String] = []
-        if let executable = Bundle.main.executablePath {
-            var folder = URL(fileURLWithPath: executable).resolvingSymlinksInPath().deletingLastPathComponent()
-            // On Darwin the runner sits inside the .xctest bundle.
-            while folder.path.contains(".xctest") { folder.deleteLastPathComponent() }
-            candidates.append(folder.appendingPathComponent("KVCacheRedisTestWorker").path)
-        }
-        let root = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent()
-            .deletingLastPathComponent()
-        candidates.append(root.appendingPathComponent(".build/debug/KVCacheRedisTestWorker").path)
-        for candidate in candidates where access(candidate, X_OK) == 0 { return candidate }
-        throw WorkerError.workerNotFound(candidates)
     }
 }

@@ -1,4 +1,5 @@
 import Foundation
+import KVCacheTestSupport
 #if canImport(Glibc)
 import Glibc
 #endif
@@ -13,29 +14,23 @@ final class ChildProcess {
 
     /// Starts the worker with `arguments`.
     init(worker arguments: [String]) throws {
-        let executable = try ChildProcess.workerPath()
+        let executable = try WorkerProcessSupport.executablePath(named: "KVCacheTestWorker")
         var fds: [Int32] = [0, 0]
         // Close-on-exec, under a lock shared by all spawns: a child started by a
         // parallel test must not inherit our write end, or this pipe would never
         // reach end of file.
         ChildProcess.spawnLock.lock()
         defer { ChildProcess.spawnLock.unlock() }
-        guard pipe(&fds) == 0 else { throw ChildError.spawn(errno) }
+        guard pipe(&fds) == 0 else { throw WorkerProcessSupport.Failure.spawn(errno) }
         for fd in fds { _ = fcntl(fd, F_SETFD, FD_CLOEXEC) }
-        var actions = posix_spawn_file_actions_t()
-        posix_spawn_file_actions_init(&actions)
-        defer { posix_spawn_file_actions_destroy(&actions) }
-        posix_spawn_file_actions_adddup2(&actions, fds[1], 1)
-        let argv = ([executable] + arguments).map { strdup($0) } + [nil]
-        defer { argv.forEach { free($0) } }
-        var child: pid_t = 0
-        let code = posix_spawn(&child, executable, &actions, nil, argv, environ)
-        close(fds[1])
-        guard code == 0 else {
+        do {
+            pid = try WorkerProcessSupport.spawn(executable, arguments: arguments, redirections: [(fds[1], 1)])
+        } catch {
             close(fds[0])
-            throw ChildError.spawn(code)
+            close(fds[1])
+            throw error
         }
-        pid = child
+        close(fds[1])
         output = fds[0]
     }
 
@@ -85,39 +80,6 @@ final class ChildProcess {
 
     /// Waits for the child to end: its exit code, or 128 + signal.
     func wait() -> Int32 {
-        var status: Int32 = 0
-        while waitpid(pid, &status, 0) < 0, errno == EINTR {}
-        let signal = status & 0x7f
-        return signal == 0 ? (status >> 8) & 0xff : 128 + signal
-    }
-
-    enum ChildError: Error, CustomStringConvertible {
-        case spawn(Int32)
-        case workerNotFound([String])
-
-        var description: String {
-            switch self {
-            case .spawn(let code): return "posix_spawn failed: \(String(cString: strerror(code)))"
-            case .workerNotFound(let tried):
-                return "KVCacheTestWorker not found (tried \(tried.joined(separator: ", "))); `swift build` builds it"
-            }
-        }
-    }
-
-    /// The worker executable: beside the test bundle (same build folder, whatever
-    /// the scratch path or sanitizer), else in the package's default build folder.
-    static func workerPath() throws -> String {
-        var candidates: [String] = []
-        if let executable = Bundle.main.executablePath {
-            var folder = URL(fileURLWithPath: executable).resolvingSymlinksInPath().deletingLastPathComponent()
-            // On Darwin the runner sits inside the .xctest bundle.
-            while folder.path.contains(".xctest") { folder.deleteLastPathComponent() }
-            candidates.append(folder.appendingPathComponent("KVCacheTestWorker").path)
-        }
-        let root = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent()
-            .deletingLastPathComponent().deletingLastPathComponent()
-        candidates.append(root.appendingPathComponent(".build/debug/KVCacheTestWorker").path)
-        for candidate in candidates where access(candidate, X_OK) == 0 { return candidate }
-        throw ChildError.workerNotFound(candidates)
+        WorkerProcessSupport.waitForExit(of: pid)
     }
 }
