@@ -399,13 +399,8 @@ public final class RedisLevel: RemoteLevel {
             if let deadline, deadline <= now { return nil }
             return RemoteEntry(data: data, expiration: Expiration(deadline: deadline))
         case .string(let bytes):
-            // Not a KVCache value: say why.
-            do {
-                _ = try RemoteValueFormat.decode(bytes)
-            } catch {
-                throw failed(error)
-            }
-            throw failed(RemoteLevelError(.unexpectedReply, "GET answered a value that was not decoded"))
+            // Read with `decodingValues`: a string, not a `.value`, is not a KVCache value.
+            throw failed(RemoteValueFormat.notAValue(bytes))
         case .error(let message):
             throw failed(RemoteLevelError(.serverError, message))
         default:

@@ -63,13 +63,19 @@ enum RemoteValueFormat {
     /// The entry in `data`; throws `.unexpectedReply` for bytes this format did not write.
     static func decode(_ data: Data) throws -> (data: Data, deadline: Double?) {
         if let decoded = data.withUnsafeBytes({ decode($0) }) { return decoded }
-        guard data.count >= headerSize else {
-            throw RemoteLevelError(.unexpectedReply, "a value of \(data.count) bytes has no KVCache header")
+        throw notAValue(data)
+    }
+
+    /// Why `data`, which `decode` refused, is not a value of this format.
+    static func notAValue(_ data: Data) -> RemoteLevelError {
+        let message: String
+        if data.count < headerSize {
+            message = "a value of \(data.count) bytes has no KVCache header"
+        } else if !data.prefix(4).elementsEqual(magic) {
+            message = "the value was not written by KVCache"
+        } else {
+            message = "the value has format version \(data[data.startIndex + 4]); this one reads \(version)"
         }
-        let start = data.startIndex
-        guard data[start..<start + 4].elementsEqual(magic) else {
-            throw RemoteLevelError(.unexpectedReply, "the value was not written by KVCache")
-        }
-        throw RemoteLevelError(.unexpectedReply, "the value has format version \(data[start + 4]); this one reads \(version)")
+        return RemoteLevelError(.unexpectedReply, message)
     }
 }
