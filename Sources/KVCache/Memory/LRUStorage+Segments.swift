@@ -1,4 +1,4 @@
-// The adaptive policy's three lists. Only segmented storage (`segments != nil`) uses them.
+// The adaptive policy's three lists. Only segmented storage (`isSegmented`) uses them.
 extension LRUStorage {
     /// The ends of a segment's list.
     @inlinable
@@ -22,7 +22,7 @@ extension LRUStorage {
     /// The segment of the entry in a slot.
     @inlinable
     func segment(at index: Int32) -> Segment {
-        segments.unsafelyUnwrapped[Int(index)]
+        link(at: index).pointee.segment
     }
 
     /// The entries and cost of a segment.
@@ -53,7 +53,8 @@ extension LRUStorage {
     @inlinable
     func linkAtHead(_ index: Int32, of segment: Segment) {
         var ends = ends(of: segment)
-        link(at: index).pointee = Link(previous: Self.none, next: ends.head)
+        link(at: index).pointee.previous = Self.none
+        link(at: index).pointee.next = ends.head
         if ends.head != Self.none { link(at: ends.head).pointee.previous = index } else { ends.tail = index }
         ends.head = index
         setEnds(ends, of: segment)
@@ -79,11 +80,12 @@ extension LRUStorage {
     /// Moves an entry to the head of another segment.
     @inlinable
     func move(_ index: Int32, to segment: Segment) {
-        let from = self.segment(at: index)
-        let cost = slot(at: index).pointee.cost
+        let link = link(at: index)
+        let from = link.pointee.segment
+        let cost = link.pointee.smallCost ?? slot(at: index).pointee.cost
         unlink(index, from: from)
         resize(from) { $0.subtract(cost) }
-        segments.unsafelyUnwrapped[Int(index)] = segment
+        link.pointee.segment = segment
         resize(segment) { $0.add(cost) }
         linkAtHead(index, of: segment)
     }
@@ -102,7 +104,7 @@ extension LRUStorage {
         var problems: [String] = []
         var listed = 0
         var listedCost = CostTotal()
-        let lists: [Segment] = segments == nil ? [.window] : [.window, .probation, .protected]
+        let lists: [Segment] = isSegmented ? [.window, .probation, .protected] : [.window]
         for segment in lists {
             var size = SegmentSize()
             var previous = Self.none
@@ -110,8 +112,12 @@ extension LRUStorage {
             while index != Self.none, size.count <= count {
                 let slot = slot(at: index).pointee
                 if slot.key == nil { problems.append("free slot \(index) on the \(segment) list") }
-                if let segments, segments[Int(index)] != segment {
-                    problems.append("slot \(index) is marked \(segments[Int(index)]) but on the \(segment) list")
+                if isSegmented, self.segment(at: index) != segment {
+                    problems.append("slot \(index) is marked \(self.segment(at: index)) but on the \(segment) list")
+                }
+                let linkCost = link(at: index).pointee.smallCost
+                if linkCost != nil, linkCost != slot.cost {
+                    problems.append("slot \(index)'s link says cost \(linkCost!), its slot \(slot.cost)")
                 }
                 if link(at: index).pointee.previous != previous { problems.append("slot \(index) has a wrong previous link") }
                 size.add(slot.cost)
@@ -120,7 +126,7 @@ extension LRUStorage {
                 index = link(at: index).pointee.next
             }
             if ends(of: segment).tail != previous { problems.append("the \(segment) list's tail is wrong") }
-            if segments != nil, size != self.size(of: segment) {
+            if isSegmented, size != self.size(of: segment) {
                 problems.append("the \(segment) segment counts \(self.size(of: segment)), its list holds \(size)")
             }
             listed += size.count

@@ -12,9 +12,10 @@ import Synchronization
 ///
 /// Layout follows what a read touches. A read finds the value in the table
 /// itself, as a plain dictionary would; the links live in their own compact
-/// array (8 bytes a slot) because moving an entry to the front touches both
+/// array (12 bytes a slot, with the entry's segment and, when it fits, its cost)
+/// because moving an entry to the front or to another segment touches both
 /// neighbours; the rest of a slot (key, cost) is read only when an entry can
-/// expire or is evicted. Times (24 bytes a slot) get their own slab, allocated
+/// expire, is evicted, or costs more than a link holds. Times (24 bytes a slot) get their own slab, allocated
 /// only once some entry can expire or ages are tracked.
 @usableFromInline
 final class LRUStorage<Key: Hashable, Value> {
@@ -66,18 +67,41 @@ final class LRUStorage<Key: Hashable, Value> {
         var isDefault: Bool { accessTime == 0 && deadline == .infinity && lifetime == 0 }
     }
 
-    /// A slot's place in the recency list (or in the free list).
+    /// A slot's place in the recency list (or in the free list), with what moving
+    /// the entry to another segment needs: its segment and its cost. One entry's
+    /// move then reads one line of memory, not three (links, segments, slots).
     @usableFromInline
     struct Link {
         /// Toward the most recently used entry; `none` at the head.
         @usableFromInline var previous: Int32
         /// Toward the least recently used entry; `none` at the tail.
         @usableFromInline var next: Int32
+        /// The segment's raw value in the low 2 bits; above them the cost, or
+        /// `costInSlot` when the cost does not fit (then the slot's is read).
+        @usableFromInline var tag: UInt32
+
+        /// The largest cost a link holds, also the mark of a cost kept only in the slot.
+        @inlinable static var costInSlot: UInt32 { UInt32.max >> 2 }
 
         @inlinable
-        init(previous: Int32, next: Int32) {
+        init(previous: Int32, next: Int32, segment: Segment, cost: Int64) {
             self.previous = previous
             self.next = next
+            let small = cost >= 0 && cost < Int64(Self.costInSlot) ? UInt32(cost) : Self.costInSlot
+            tag = small << 2 | UInt32(segment.rawValue)
+        }
+
+        @inlinable
+        var segment: Segment {
+            get { Segment(rawValue: UInt8(truncatingIfNeeded: tag & 3)).unsafelyUnwrapped }
+            set { tag = tag & ~3 | UInt32(newValue.rawValue) }
+        }
+
+        /// The cost, if the link holds it.
+        @inlinable
+        var smallCost: Int64? {
+            let small = tag >> 2
+            return small == Self.costInSlot ? nil : Int64(small)
         }
     }
 
@@ -159,9 +183,10 @@ final class LRUStorage<Key: Hashable, Value> {
     /// The least recently used entry (of the window, when segmented), the next to evict under `.lru`.
     @usableFromInline @exclusivity(unchecked) var tail: Int32 = none
     @usableFromInline @exclusivity(unchecked) var totalCost = CostTotal()
-    /// Each slot's segment under the adaptive policy; `nil` under `.lru`, where every
-    /// entry is on the one list (`head`, `tail`), which is also the window's.
-    @usableFromInline @exclusivity(unchecked) var segments: UnsafeMutablePointer<Segment>?
+    /// Whether entries are placed in the adaptive policy's segments (each link says
+    /// which); under `.lru` every entry is on the one list (`head`, `tail`), which is
+    /// also the window's.
+    @usableFromInline let isSegmented: Bool
     @usableFromInline @exclusivity(unchecked) var probation = ListEnds()
     @usableFromInline @exclusivity(unchecked) var protected = ListEnds()
     /// Entries and cost per segment (segmented storage only); probation's are the rest.
@@ -191,7 +216,7 @@ final class LRUStorage<Key: Hashable, Value> {
         unretainedStripes = ContiguousArray(stripes.map { Unmanaged.passUnretained($0) })
         stripeMask = UInt32(stripeCount - 1)
         self.readsNeedCacheLock = !segmented || readsNeedCacheLock
-        if segmented { segments = .allocate(capacity: 0) }
+        isSegmented = segmented
     }
 
     /// Stripes of a segmented table: a power of two, so that threads seldom share one.
@@ -243,7 +268,6 @@ final class LRUStorage<Key: Hashable, Value> {
     }
 
     deinit {
-        segments?.deallocate()
         if let slots, let links {
             slots.deinitialize(count: Int(initializedCount))
             slots.deallocate()
@@ -276,7 +300,6 @@ final class LRUStorage<Key: Hashable, Value> {
         swap(&tail, &other.tail)
         swap(&totalCost, &other.totalCost)
         swap(&expiringCount, &other.expiringCount)
-        swap(&segments, &other.segments)
         swap(&probation, &other.probation)
         swap(&protected, &other.protected)
         swap(&windowSize, &other.windowSize)
@@ -285,7 +308,7 @@ final class LRUStorage<Key: Hashable, Value> {
 
     /// An empty storage of the same kind (segmented or not).
     func emptyCopy() -> LRUStorage {
-        LRUStorage(segmented: segments != nil, readsNeedCacheLock: true)
+        LRUStorage(segmented: isSegmented, readsNeedCacheLock: true)
     }
 
     /// Slots in the slab, used or free.
@@ -395,10 +418,10 @@ final class LRUStorage<Key: Hashable, Value> {
         }
         totalCost.add(cost)
         if deadline != .infinity { expiringCount += 1 }
-        if let segments {
-            // A replaced entry keeps its segment; a new one starts in the window.
-            let segment = old.map { segments[Int($0.index)] } ?? .window
-            segments[Int(index)] = segment
+        // A replaced entry keeps its segment; a new one starts in the window.
+        let segment = isSegmented ? old.map { self.segment(at: $0.index) } ?? .window : .window
+        link(at: index).pointee = Link(previous: Self.none, next: Self.none, segment: segment, cost: cost)
+        if isSegmented {
             resize(segment) { $0.add(cost) }
             linkAtHead(index, of: segment)
         } else {
@@ -428,8 +451,8 @@ final class LRUStorage<Key: Hashable, Value> {
     func freeSlot(_ index: Int32) -> Int64 {
         let slot = slot(at: index)
         let cost = slot.pointee.cost
-        if let segments {
-            let segment = segments[Int(index)]
+        if isSegmented {
+            let segment = segment(at: index)
             unlink(index, from: segment)
             resize(segment) { $0.subtract(cost) }
         } else {
@@ -438,7 +461,8 @@ final class LRUStorage<Key: Hashable, Value> {
         slot.pointee.key = nil
         totalCost.subtract(cost)
         if times(at: index).deadline != .infinity { expiringCount -= 1 }
-        link(at: index).pointee = Link(previous: Self.free, next: freeHead)
+        link(at: index).pointee.previous = Self.free
+        link(at: index).pointee.next = freeHead
         freeHead = index
         return cost
     }
@@ -480,7 +504,8 @@ final class LRUStorage<Key: Hashable, Value> {
 
     @inlinable
     func linkAtHead(_ index: Int32) {
-        link(at: index).pointee = Link(previous: Self.none, next: head)
+        link(at: index).pointee.previous = Self.none
+        link(at: index).pointee.next = head
         if head != Self.none { link(at: head).pointee.previous = index } else { tail = index }
         head = index
     }
@@ -512,13 +537,6 @@ final class LRUStorage<Key: Hashable, Value> {
             newTimes.advanced(by: Int(capacity)).initialize(repeating: Times(), count: Int(newCapacity - capacity))
             times.deallocate()
             self.times = newTimes
-        }
-        if let segments {
-            let newSegments = UnsafeMutablePointer<Segment>.allocate(capacity: Int(newCapacity))
-            newSegments.moveInitialize(from: segments, count: Int(capacity))
-            newSegments.advanced(by: Int(capacity)).initialize(repeating: .window, count: Int(newCapacity - capacity))
-            segments.deallocate()
-            self.segments = newSegments
         }
         slots = newSlots
         links = newLinks

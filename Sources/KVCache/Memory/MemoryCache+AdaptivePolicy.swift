@@ -54,15 +54,15 @@ extension MemoryCache {
             stripe.mutex.lock()
             let count = stripe.takeReads(into: reads)
             stripe.mutex.unlock()
-            // Loads the lines the replay uses (links, neighbours' links, segments, sketch
-            // blocks) before it uses them: these loads do not wait for one another,
+            // Loads the lines the replay uses (links, which hold the segments and costs,
+            // neighbours' links, sketch blocks) before it uses them: these loads do not wait for one another,
             // where the replay's own would, one cache miss after another.
             var touched: UInt64 = 0
             for read in reads.prefix(count) {
                 let index = Int32(bitPattern: UInt32(truncatingIfNeeded: read))
                 guard index < storage.initializedCount else { continue }
                 let link = storage.link(at: index).pointee
-                touched &+= UInt64(storage.segment(at: index).rawValue)
+                touched &+= UInt64(link.tag)
                 if link.previous >= 0 { touched &+= UInt64(truncatingIfNeeded: storage.link(at: link.previous).pointee.next) }
                 if link.next >= 0 { touched &+= UInt64(truncatingIfNeeded: storage.link(at: link.next).pointee.previous) }
                 touched &+= adaptive!.sketch.firstWord(adaptive!.hash.seeded(UInt32(truncatingIfNeeded: read >> 32)))

@@ -109,6 +109,28 @@ import Testing
         #expect(statistics.sets == statistics.count + statistics.totalEvictions)
     }
 
+    /// A link holds costs below 2^30 − 1; larger ones stay in the slot alone. Moves
+    /// between segments must count either kind exactly.
+    @Test func costsTooLargeForALinkAreCountedExactly() throws {
+        let linkLimit = Int64(UInt32.max >> 2)
+        let costs: [Int64] = [0, 1, linkLimit - 1, linkLimit, linkLimit + 1, 1 << 40, Int64.max / 64]
+        let limit = Int64.max / 8
+        let cache: MemoryCache<Int, Int> = try makeCache(.init(costLimit: limit, autoTrimInterval: nil))
+        var generator = SeededGenerator(seed: 21)
+        for _ in 0..<20_000 {
+            let key = Int(generator.next() % 200)
+            if generator.next() % 3 == 0 || cache[key] == nil {
+                cache.setValue(key, forKey: key, cost: costs[key % costs.count])
+            }
+            #expect(cache.totalCost <= limit)
+        }
+        #expect(cache.withLock { cache.storage.protectedSize.count } > 0)
+        #expect(cache.withLock { cache.storage.invariantViolations() } == [])
+        var expected: Int64 = 0
+        for key in 0..<200 where cache.contains(key) { expected += costs[key % costs.count] }
+        #expect(cache.totalCost == expected)
+    }
+
     @Test func theLowWatermarkPurgesUnderTheAdaptivePolicy() throws {
         let cache: MemoryCache<Int, Int> = try makeCache(.init(countLimit: 10, lowWatermark: 0.6, autoTrimInterval: nil))
         for key in 0..<10 { cache[key] = key }
