@@ -1,7 +1,7 @@
 // Get hits on 100,000 ~30-byte String keys, and nothing else, for `perf`:
 //
 //   cd Benchmarks/Scripts/get-hit-profile && swift build -c release
-//   .build/release/get-hit-profile adaptive|lru|floor [zipf] [threads N] [rounds R]
+//   .build/release/get-hit-profile adaptive|lru|floor [zipf] [fresh] [threads N] [rounds R]
 //   perf record -g .build/release/get-hit-profile adaptive zipf
 //
 // It prints ns per get (wall time over all threads' gets). The cache is bounded at
@@ -34,22 +34,23 @@ final class Floor: @unchecked Sendable {
 }
 
 /// The command line: mode, then `zipf`, `threads N`, `rounds R` in any order.
-func parse() -> (mode: String, zipf: Bool, threads: Int, rounds: Int) {
+func parse() -> (mode: String, zipf: Bool, fresh: Bool, threads: Int, rounds: Int) {
     var arguments = CommandLine.arguments.dropFirst()
     let mode = arguments.popFirst() ?? "adaptive"
-    var (zipf, threads, rounds) = (false, 1, 30)
+    var (zipf, fresh, threads, rounds) = (false, false, 1, 30)
     while let argument = arguments.popFirst() {
         switch argument {
         case "zipf": zipf = true
+        case "fresh": fresh = true
         case "threads": threads = max(1, Int(arguments.popFirst() ?? "") ?? 1)
         case "rounds": rounds = max(1, Int(arguments.popFirst() ?? "") ?? 30)
         default: fatalError("unknown argument \(argument)")
         }
     }
-    return (mode, zipf, threads, rounds)
+    return (mode, zipf, fresh, threads, rounds)
 }
 
-let (mode, zipf, threads, rounds) = parse()
+let (mode, zipf, fresh, threads, rounds) = parse()
 guard ["adaptive", "lru", "floor"].contains(mode) else { fatalError("mode: adaptive, lru or floor") }
 
 let keyCount = 100_000
@@ -75,32 +76,45 @@ let order: [Int] = {
     }
 }()
 
-let get: @Sendable (String) -> SmallValue?
-if mode == "floor" {
-    let floor = Floor()
-    for (index, key) in keys.enumerated() { floor.set(SmallValue(index), forKey: key) }
-    get = { floor.value(forKey: $0) }
-} else {
-    let cache = try MemoryCache<String, SmallValue>(
+/// A filled cache (or floor), and its get.
+func makeGet() -> @Sendable (String) -> SmallValue? {
+    if mode == "floor" {
+        let floor = Floor()
+        for (index, key) in keys.enumerated() { floor.set(SmallValue(index), forKey: key) }
+        return { floor.value(forKey: $0) }
+    }
+    let cache = try! MemoryCache<String, SmallValue>(
         configuration: .init(countLimit: keyCount, policy: mode == "lru" ? .lru : .adaptive))
     for (index, key) in keys.enumerated() { cache.setValue(SmallValue(index), forKey: key) }
-    get = { cache.value(forKey: $0) }
+    return { cache.value(forKey: $0) }
 }
 
-let start = Date()
-let done = DispatchGroup()
-for worker in 0..<threads {
-    done.enter()
-    Thread.detachNewThread {
-        let slice = order[(worker * keyCount / threads)..<((worker + 1) * keyCount / threads)]
-        var hits = 0
-        for _ in 0..<rounds {
-            for index in slice where get(keys[index]) != nil { hits += 1 }
+/// Seconds for `passes` passes of every thread over its slice of `order`.
+func timedGets(_ get: @escaping @Sendable (String) -> SmallValue?, passes: Int) -> Double {
+    let start = Date()
+    let done = DispatchGroup()
+    for worker in 0..<threads {
+        done.enter()
+        Thread.detachNewThread {
+            let slice = order[(worker * keyCount / threads)..<((worker + 1) * keyCount / threads)]
+            var hits = 0
+            for _ in 0..<passes {
+                for index in slice where get(keys[index]) != nil { hits += 1 }
+            }
+            precondition(hits == passes * slice.count, "every get must hit")
+            done.leave()
         }
-        precondition(hits == rounds * slice.count, "every get must hit")
-        done.leave()
     }
+    done.wait()
+    return Date().timeIntervalSince(start)
 }
-done.wait()
-let nanoseconds = Date().timeIntervalSince(start) * 1e9 / Double(rounds * keyCount)
-print(mode, zipf ? "zipf" : "uniform", "threads \(threads)", String(format: "%.1f ns/get", nanoseconds))
+
+// `fresh`: a new, filled cache before each pass, as kvcache-bench's one pass after its fill.
+var seconds = 0.0
+if fresh {
+    for _ in 0..<rounds { seconds += timedGets(makeGet(), passes: 1) }
+} else {
+    seconds = timedGets(makeGet(), passes: rounds)
+}
+let nanoseconds = seconds * 1e9 / Double(rounds * keyCount)
+print(mode, zipf ? "zipf" : "uniform", fresh ? "fresh" : "", "threads \(threads)", String(format: "%.1f ns/get", nanoseconds))
