@@ -27,6 +27,9 @@ struct AdaptivePolicy<Key: Hashable> {
     @usableFromInline var window: Size
     /// Whether some limit is set. Without one nothing is evicted, and uses are not counted.
     @usableFromInline var isBounded = false
+    /// The protected segment's largest size, kept with the window's: every promotion
+    /// compares with it, and reading a stored size does not copy the policy.
+    @usableFromInline private(set) var protectedMaximum = Size(count: 0, cost: 0)
 
     init(seed: UInt64, countLimit: Int, costLimit: Int64) {
         hash = PolicyHash(seed: seed)
@@ -101,12 +104,10 @@ struct AdaptivePolicy<Key: Hashable> {
         return Double(size.count) > maximum.count || size.cost.asDouble > maximum.cost
     }
 
-    /// Whether the protected segment holds more than its share.
+    /// Whether a protected segment of `size` holds more than its share, `protectedMaximum`.
     @inlinable
-    func protectedIsOver(_ size: SegmentSize) -> Bool {
-        let main = mainMaximum
-        let count = main.count.isFinite ? (main.count * Self.protectedShare).rounded(.down) : .infinity
-        return Double(size.count) > count || size.cost.asDouble > main.cost * Self.protectedShare
+    static func protectedIsOver(_ size: SegmentSize, maximum: Size) -> Bool {
+        Double(size.count) > maximum.count || size.cost.asDouble > maximum.cost
     }
 
     /// Whether a candidate from the window fits in the main space without an eviction;
@@ -141,8 +142,13 @@ struct AdaptivePolicy<Key: Hashable> {
     }
 
     /// Keeps the window at one entry or more and leaves the main space one entry or more.
+    /// Then sets the protected segment's share of the main space.
     private mutating func clampWindow() {
         if capacity.count.isFinite { window.count = min(capacity.count - 1, max(1, window.count)) }
         if capacity.cost.isFinite { window.cost = min(capacity.cost, max(0, window.cost)) }
+        let main = mainMaximum
+        protectedMaximum = Size(
+            count: main.count.isFinite ? (main.count * Self.protectedShare).rounded(.down) : .infinity,
+            cost: main.cost * Self.protectedShare)
     }
 }

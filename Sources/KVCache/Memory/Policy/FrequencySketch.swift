@@ -12,13 +12,21 @@
 ///
 /// Keys come in as 32-bit hashes (`PolicyHash`), which keeps the estimates the same
 /// in every run.
+///
+/// The counters are memory the sketch points to, so counting a use costs no
+/// uniqueness check: copies of a sketch share its counters. The policy keeps one
+/// sketch and replaces it (never copies it) to grow it.
 @usableFromInline
 struct FrequencySketch {
     @usableFromInline static var maximum: UInt64 { 15 }
     /// Words (of 16 counters) per block: 64 bytes.
     @usableFromInline static var blockWords: Int { 8 }
 
-    @usableFromInline var words: [UInt64]
+    /// Owns the counters' memory.
+    @usableFromInline let storage: Counters
+    /// `storage`'s words.
+    @usableFromInline let words: UnsafeMutablePointer<UInt64>
+    @usableFromInline let wordCount: Int
     @usableFromInline let blockMask: UInt32
     /// Uses counted since the last halving (halved with the counters).
     @usableFromInline var additions = 0
@@ -37,7 +45,9 @@ struct FrequencySketch {
         var entries = 16
         while entries < capacity { entries *= 2 }
         let blocks = capacity == 0 ? 1 : max(entries * 8, Self.minimumCounters) / 128
-        words = Array(repeating: 0, count: blocks * Self.blockWords)
+        wordCount = blocks * Self.blockWords
+        storage = Counters(count: wordCount)
+        words = storage.words
         blockMask = UInt32(blocks - 1)
         self.capacity = capacity
         sampleSize = 10 * max(1, capacity)
@@ -47,47 +57,46 @@ struct FrequencySketch {
     @inlinable
     func frequency(_ hash: UInt32) -> UInt8 {
         let (block, offsets) = locate(hash)
-        return words.withUnsafeBufferPointer { words in
-            var least = Self.maximum
-            for row in 0..<4 {
-                let (word, shift) = Self.counter(row, block: block, offsets: offsets)
-                least = min(least, (words[word] >> shift) & 15)
-            }
-            return UInt8(least)
+        var least = Self.maximum
+        for row in 0..<4 {
+            let (word, shift) = Self.counter(row, block: block, offsets: offsets)
+            least = min(least, (words[word] &>> shift) & 15)
         }
+        return UInt8(least)
     }
 
     /// Counts one use of `hash`; halves every counter when the sample is full.
     @inlinable
     mutating func increment(_ hash: UInt32) {
         let (block, offsets) = locate(hash)
-        let added = words.withUnsafeMutableBufferPointer { words in
-            var added = false
-            for row in 0..<4 {
-                let (word, shift) = Self.counter(row, block: block, offsets: offsets)
-                if (words[word] >> shift) & 15 < Self.maximum {
-                    words[word] &+= 1 << shift
-                    added = true
-                }
-            }
-            return added
-        }
-        guard added else { return }
+        // Unrolled, with masking shifts: the loop's checks cost more than its work.
+        let first = add(row: 0, block: block, offsets: offsets)
+        let second = add(row: 1, block: block, offsets: offsets)
+        let third = add(row: 2, block: block, offsets: offsets)
+        let fourth = add(row: 3, block: block, offsets: offsets)
+        guard first || second || third || fourth else { return }
         additions += 1
         if additions >= sampleSize { halve() }
+    }
+
+    /// Adds one to a row's counter unless it is at the maximum; returns whether it added.
+    @inlinable
+    func add(row: Int, block: Int, offsets: UInt32) -> Bool {
+        let (word, shift) = Self.counter(row, block: block, offsets: offsets)
+        guard (words[word] &>> shift) & 15 < Self.maximum else { return false }
+        words[word] &+= 1 &<< shift
+        return true
     }
 
     /// The first word of `hash`'s block (read to bring the block into the cache).
     @inlinable
     func firstWord(_ hash: UInt32) -> UInt64 {
-        words.withUnsafeBufferPointer { $0[locate(hash).block] }
+        words[locate(hash).block]
     }
 
     @usableFromInline
     mutating func halve() {
-        words.withUnsafeMutableBufferPointer { words in
-            for index in words.indices { words[index] = (words[index] >> 1) & 0x7777_7777_7777_7777 }
-        }
+        for index in 0..<wordCount { words[index] = (words[index] >> 1) & 0x7777_7777_7777_7777 }
         additions /= 2
     }
 
@@ -100,8 +109,8 @@ struct FrequencySketch {
     /// Row `row`'s counter: one of the 32 in the row's two words of the block.
     @inlinable
     static func counter(_ row: Int, block: Int, offsets: UInt32) -> (word: Int, shift: UInt64) {
-        let bits = offsets >> (row * 8)
-        return (block + row * 2 + Int(bits & 1), UInt64((bits >> 1) & 15) * 4)
+        let bits = offsets &>> UInt32(truncatingIfNeeded: row &* 8)
+        return (block &+ row &* 2 &+ Int(bits & 1), UInt64((bits &>> 1) & 15) &* 4)
     }
 
     @inlinable
@@ -111,5 +120,20 @@ struct FrequencySketch {
         x = x &* 0x2C1B_3C6D
         x ^= x >> 12
         return x
+    }
+}
+
+extension FrequencySketch {
+    /// The memory of a sketch's counters, zeroed, freed with the last sketch that shares it.
+    @usableFromInline
+    final class Counters {
+        @usableFromInline let words: UnsafeMutablePointer<UInt64>
+
+        init(count: Int) {
+            words = .allocate(capacity: count)
+            words.initialize(repeating: 0, count: count)
+        }
+
+        deinit { words.deallocate() }
     }
 }

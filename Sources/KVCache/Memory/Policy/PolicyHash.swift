@@ -96,21 +96,35 @@ struct PolicyHash<Key: Hashable> {
         return copy.withUTF8 { bytes(UnsafeRawBufferPointer($0)) }
     }
 
+    /// The bytes' hash: a multiply and xor per 8 bytes, the last 8 read as one word that
+    /// overlaps the one before it (the length is hashed too), and fewer than 8 read as
+    /// two overlapping halves.
     @inlinable
     static func bytes(_ buffer: UnsafeRawBufferPointer) -> UInt32 {
-        var hash: UInt64 = 0xCBF2_9CE4_8422_2325 ^ UInt64(buffer.count)
-        var offset = 0
-        while offset + 8 <= buffer.count {
-            hash = (hash ^ buffer.loadUnaligned(fromByteOffset: offset, as: UInt64.self)) &* 0x0000_0100_0000_01B3
-            hash ^= hash >> 29
-            offset += 8
-        }
-        while offset < buffer.count {
-            hash = (hash ^ UInt64(buffer[offset])) &* 0x0000_0100_0000_01B3
-            offset += 1
+        let count = buffer.count
+        var hash: UInt64 = 0xCBF2_9CE4_8422_2325 ^ UInt64(count)
+        if count >= 8 {
+            var offset = 0
+            while offset + 8 < count {
+                hash = step(hash, buffer.loadUnaligned(fromByteOffset: offset, as: UInt64.self))
+                offset += 8
+            }
+            hash = step(hash, buffer.loadUnaligned(fromByteOffset: count - 8, as: UInt64.self))
+        } else if count >= 4 {
+            let low = UInt64(buffer.loadUnaligned(as: UInt32.self))
+            let high = UInt64(buffer.loadUnaligned(fromByteOffset: count - 4, as: UInt32.self))
+            hash = step(hash, low | high << 32)
+        } else if count > 0 {
+            hash = step(hash, UInt64(buffer[0]) | UInt64(buffer[count / 2]) << 8 | UInt64(buffer[count - 1]) << 16)
         }
         hash = (hash ^ (hash >> 33)) &* 0xFF51_AFD7_ED55_8CCD
         hash ^= hash >> 33
         return UInt32(truncatingIfNeeded: hash) ^ UInt32(truncatingIfNeeded: hash >> 32)
+    }
+
+    @inlinable
+    static func step(_ hash: UInt64, _ word: UInt64) -> UInt64 {
+        let mixed = (hash ^ word) &* 0x0000_0100_0000_01B3
+        return mixed ^ (mixed >> 29)
     }
 }
