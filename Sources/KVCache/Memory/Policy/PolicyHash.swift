@@ -38,7 +38,11 @@ struct PolicyHash<Key: Hashable> {
     /// `key`'s hash before the seed is mixed in (it also chooses the key's table stripe).
     @inlinable
     func unseeded(_ key: Key) -> UInt32 {
-        switch kind {
+        // Decided at compile time where the key type is known (specialized code);
+        // `kind` decides the rest.
+        if Key.self == String.self { return Self.bytes(borrowing: key, as: String.self) }
+        if Key.self == Int.self { return Self.fold(unsafeBitCast(key, to: Int.self)) }
+        return switch kind {
         case .int: Self.fold(unsafeBitCast(key, to: Int.self))
         case .string: Self.bytes(borrowing: key, as: String.self)
         case .byteWise: Self.bytes(unsafeBitCast(key, to: ByteWiseKey.self).string)
