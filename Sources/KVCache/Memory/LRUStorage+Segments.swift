@@ -115,9 +115,8 @@ extension LRUStorage {
                 if isSegmented, self.segment(at: index) != segment {
                     problems.append("slot \(index) is marked \(self.segment(at: index)) but on the \(segment) list")
                 }
-                let linkCost = link(at: index).pointee.smallCost
-                if linkCost != nil, linkCost != slot.cost {
-                    problems.append("slot \(index)'s link says cost \(linkCost!), its slot \(slot.cost)")
+                if let linkCost = link(at: index).pointee.smallCost, linkCost != slot.cost {
+                    problems.append("slot \(index)'s link says cost \(linkCost), its slot \(slot.cost)")
                 }
                 if link(at: index).pointee.previous != previous { problems.append("slot \(index) has a wrong previous link") }
                 size.add(slot.cost)

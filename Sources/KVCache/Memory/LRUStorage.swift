@@ -419,7 +419,7 @@ final class LRUStorage<Key: Hashable, Value> {
         totalCost.add(cost)
         if deadline != .infinity { expiringCount += 1 }
         // A replaced entry keeps its segment; a new one starts in the window.
-        let segment = isSegmented ? old.map { self.segment(at: $0.index) } ?? .window : .window
+        let segment = old.map { self.segment(at: $0.index) } ?? .window
         link(at: index).pointee = Link(previous: Self.none, next: Self.none, segment: segment, cost: cost)
         if isSegmented {
             resize(segment) { $0.add(cost) }

@@ -3,13 +3,6 @@ import Synchronization
 // The adaptive policy's (W-TinyLFU's) steps. They run with the lock held, and only
 // when `isAdaptive`.
 extension MemoryCache {
-    /// Calls `body` with the adaptive policy in place. Reading through `adaptive!`, even
-    /// one stored property, copies the whole policy (and retains its sketch).
-    @inlinable
-    func withPolicy<Result>(_ body: (inout AdaptivePolicy<Key>) -> Result) -> Result {
-        body(&adaptive!)
-    }
-
     /// Records a read hit of the entry at `index`, whose key has the policy hash `hash`:
     /// counts the use, moves the entry up within the segments, and tells the climber.
     @inlinable
@@ -64,7 +57,7 @@ extension MemoryCache {
             // Loads the lines the replay uses (links, which hold the segments and costs,
             // neighbours' links, sketch blocks) before it uses them: these loads do not wait for one another,
             // where the replay's own would, one cache miss after another.
-            let policyHash = withPolicy { $0.hash }
+            let policyHash = adaptive!.hash
             var touched: UInt64 = 0
             for read in reads.prefix(count) {
                 let index = Int32(bitPattern: UInt32(truncatingIfNeeded: read))
@@ -73,7 +66,7 @@ extension MemoryCache {
                 touched &+= UInt64(link.tag)
                 if link.previous >= 0 { touched &+= UInt64(truncatingIfNeeded: storage.link(at: link.previous).pointee.next) }
                 if link.next >= 0 { touched &+= UInt64(truncatingIfNeeded: storage.link(at: link.next).pointee.previous) }
-                touched &+= withPolicy { $0.sketch.firstWord(policyHash.seeded(UInt32(truncatingIfNeeded: read >> 32))) }
+                touched &+= adaptive!.sketch.firstWord(policyHash.seeded(UInt32(truncatingIfNeeded: read >> 32)))
             }
             storage.replayTouch = touched
             for read in reads.prefix(count) {
@@ -95,8 +88,8 @@ extension MemoryCache {
             storage.moveToFront(index, in: storage.segment(at: index))
         case .probation:
             storage.move(index, to: .protected)
-            let maximum = withPolicy { $0.protectedMaximum }
-            while AdaptivePolicy<Key>.protectedIsOver(storage.protectedSize, maximum: maximum),
+            let maximum = adaptive!.protectedMaximum
+            while AdaptivePolicy<Key>.size(storage.protectedSize, exceeds: maximum),
                   let demoted = storage.tail(of: .protected) {
                 storage.move(demoted, to: .probation)
             }

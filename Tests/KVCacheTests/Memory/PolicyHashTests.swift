@@ -21,10 +21,15 @@ import Testing
         let hash = PolicyHash<String>(seed: 0)
         let lengths = (0...40).map { hash.unseeded(String(repeating: "\u{0}", count: $0)) }
         #expect(Set(lengths).count == lengths.count)
-        // A small (inline) string and a native one of the same bytes hash alike.
-        let small = "short"
-        let large = String("short-and-then-some".prefix(5))
-        #expect(hash.unseeded(small) == hash.unseeded(large))
-        #expect(hash.unseeded("héllo wörld, naïve") == PolicyHash<String>.bytes("héllo wörld, naïve"))
+        // Small (inline, up to 15 bytes) and native strings are read by different paths;
+        // both hash their UTF-8 bytes.
+        for length in 0...40 {
+            let string = String((0..<length).map { Character(UnicodeScalar(UInt8(ascii: "a") + UInt8($0 % 26))) })
+            let bytes = Array(string.utf8).withUnsafeBytes { PolicyHash<String>.bytes($0) }
+            #expect(hash.unseeded(string) == bytes, "length \(length)")
+            #expect(PolicyHash<String>.bytes(string) == bytes, "length \(length)")
+        }
+        let accented = "héllo wörld, naïve"
+        #expect(hash.unseeded(accented) == Array(accented.utf8).withUnsafeBytes { PolicyHash<String>.bytes($0) })
     }
 }

@@ -28,7 +28,7 @@ struct AdaptivePolicy<Key: Hashable> {
     /// Whether some limit is set. Without one nothing is evicted, and uses are not counted.
     @usableFromInline var isBounded = false
     /// The protected segment's largest size, kept with the window's: every promotion
-    /// compares with it, and reading a stored size does not copy the policy.
+    /// compares with it, and it changes only when the window or the limits do.
     @usableFromInline private(set) var protectedMaximum = Size(count: 0, cost: 0)
 
     init(seed: UInt64, countLimit: Int, costLimit: Int64) {
@@ -100,13 +100,13 @@ struct AdaptivePolicy<Key: Hashable> {
     /// Whether the window holds more than its share.
     @inlinable
     func windowIsOver(_ size: SegmentSize) -> Bool {
-        let maximum = windowMaximum
-        return Double(size.count) > maximum.count || size.cost.asDouble > maximum.cost
+        Self.size(size, exceeds: windowMaximum)
     }
 
-    /// Whether a protected segment of `size` holds more than its share, `protectedMaximum`.
+    /// Whether a segment of `size` holds more than `maximum` (the window's or
+    /// `protectedMaximum`) in entries or in cost.
     @inlinable
-    static func protectedIsOver(_ size: SegmentSize, maximum: Size) -> Bool {
+    static func size(_ size: SegmentSize, exceeds maximum: Size) -> Bool {
         Double(size.count) > maximum.count || size.cost.asDouble > maximum.cost
     }
 

@@ -26,7 +26,6 @@ struct FrequencySketch {
     @usableFromInline let storage: Counters
     /// `storage`'s words.
     @usableFromInline let words: UnsafeMutablePointer<UInt64>
-    @usableFromInline let wordCount: Int
     @usableFromInline let blockMask: UInt32
     /// Uses counted since the last halving (halved with the counters).
     @usableFromInline var additions = 0
@@ -45,8 +44,7 @@ struct FrequencySketch {
         var entries = 16
         while entries < capacity { entries *= 2 }
         let blocks = capacity == 0 ? 1 : max(entries * 8, Self.minimumCounters) / 128
-        wordCount = blocks * Self.blockWords
-        storage = Counters(count: wordCount)
+        storage = Counters(count: blocks * Self.blockWords)
         words = storage.words
         blockMask = UInt32(blocks - 1)
         self.capacity = capacity
@@ -96,7 +94,7 @@ struct FrequencySketch {
 
     @usableFromInline
     mutating func halve() {
-        for index in 0..<wordCount { words[index] = (words[index] >> 1) & 0x7777_7777_7777_7777 }
+        for index in 0..<(Int(blockMask) + 1) * Self.blockWords { words[index] = (words[index] >> 1) & 0x7777_7777_7777_7777 }
         additions /= 2
     }
 

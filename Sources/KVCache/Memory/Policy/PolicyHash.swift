@@ -6,28 +6,15 @@
 /// `hashValue`.
 @usableFromInline
 struct PolicyHash<Key: Hashable> {
-    @usableFromInline
-    enum Kind {
-        case int, string, byteWise, integer, hashValue
-    }
-
     @usableFromInline let seed: UInt32
-    /// Chosen once, so a hash costs no dynamic cast for the common key types.
-    @usableFromInline let kind: Kind
+    /// Whether `Key` is an integer type, decided once: a dynamic cast per hash would cost
+    /// more than the hash. (`String`, `Int` and `ByteWiseKey` are told apart by their
+    /// type first, which specialized code decides at compile time.)
+    @usableFromInline let isInteger: Bool
 
     init(seed: UInt64) {
         self.seed = UInt32(truncatingIfNeeded: seed) ^ UInt32(truncatingIfNeeded: seed >> 32)
-        kind = if Key.self == Int.self {
-            .int
-        } else if Key.self == String.self {
-            .string
-        } else if Key.self == ByteWiseKey.self {
-            .byteWise
-        } else if Key.self is any BinaryInteger.Type {
-            .integer
-        } else {
-            .hashValue
-        }
+        isInteger = Key.self is any BinaryInteger.Type
     }
 
     @inlinable
@@ -38,17 +25,10 @@ struct PolicyHash<Key: Hashable> {
     /// `key`'s hash before the seed is mixed in (it also chooses the key's table stripe).
     @inlinable
     func unseeded(_ key: Key) -> UInt32 {
-        // Decided at compile time where the key type is known (specialized code);
-        // `kind` decides the rest.
         if Key.self == String.self { return Self.bytes(borrowing: key, as: String.self) }
         if Key.self == Int.self { return Self.fold(unsafeBitCast(key, to: Int.self)) }
-        return switch kind {
-        case .int: Self.fold(unsafeBitCast(key, to: Int.self))
-        case .string: Self.bytes(borrowing: key, as: String.self)
-        case .byteWise: Self.bytes(unsafeBitCast(key, to: ByteWiseKey.self).string)
-        case .integer: Self.fold(Self.bits(of: key))
-        case .hashValue: Self.fold(key.hashValue)
-        }
+        if Key.self == ByteWiseKey.self { return Self.bytes(unsafeBitCast(key, to: ByteWiseKey.self).string) }
+        return isInteger ? Self.fold(Self.bits(of: key)) : Self.fold(key.hashValue)
     }
 
     /// The hash of a key whose unseeded hash is `unseeded`.
