@@ -3,6 +3,12 @@
 //   cd Benchmarks/Scripts/get-hit-profile && swift build -c release
 //   .build/release/get-hit-profile adaptive|lru|floor [zipf] [fresh] [threads N] [rounds R]
 //   perf record -g .build/release/get-hit-profile adaptive zipf
+//   ./interleave.sh 5 adaptive fresh          (floor and cache alternated, with ratios)
+//   ./instructions-per-get.py adaptive zipf   (callgrind: instructions per get, by function)
+//
+// `fresh` times one pass over a newly filled cache per round, as kvcache-bench memory
+// does (every hit then promotes an entry from probation); without it, one cache is
+// read `rounds` times.
 //
 // It prints ns per get (wall time over all threads' gets). The cache is bounded at
 // exactly its key count, as in `kvcache-bench memory`, so every get hits. Its figures
