@@ -17,7 +17,8 @@ noise = re.compile(r"free|dealloc|consolidate|release'2|malloc")
 def profile(rounds, directory):
     out = os.path.join(directory, f"callgrind.{rounds}")
     subprocess.run(["valgrind", "--tool=callgrind", f"--callgrind-out-file={out}", program,
-                    *sys.argv[1:], "rounds", str(rounds)], check=True, capture_output=True)
+                    *sys.argv[1:], "rounds", str(rounds)], check=True, capture_output=True,
+                   env=dict(os.environ, SWIFT_DETERMINISTIC_HASHING="1"))
     text = subprocess.run(["callgrind_annotate", "--threshold=100", out],
                           check=True, capture_output=True, text=True).stdout
     counts = {}
