@@ -67,23 +67,24 @@ struct FrequencySketch {
     @inlinable
     mutating func increment(_ hash: UInt32) {
         let (block, offsets) = locate(hash)
-        // Unrolled, with masking shifts: the loop's checks cost more than its work.
-        let first = add(row: 0, block: block, offsets: offsets)
-        let second = add(row: 1, block: block, offsets: offsets)
-        let third = add(row: 2, block: block, offsets: offsets)
-        let fourth = add(row: 3, block: block, offsets: offsets)
-        guard first || second || third || fourth else { return }
-        additions += 1
+        // Unrolled and without branches: the loop's checks cost more than its work, and
+        // whether a counter is saturated is a coin toss for a branch predictor.
+        let added = add(row: 0, block: block, offsets: offsets)
+            | add(row: 1, block: block, offsets: offsets)
+            | add(row: 2, block: block, offsets: offsets)
+            | add(row: 3, block: block, offsets: offsets)
+        additions &+= Int(added)
         if additions >= sampleSize { halve() }
     }
 
-    /// Adds one to a row's counter unless it is at the maximum; returns whether it added.
+    /// Adds one to a row's counter unless it is at the maximum; returns 1 if it added, else 0.
     @inlinable
-    func add(row: Int, block: Int, offsets: UInt32) -> Bool {
+    func add(row: Int, block: Int, offsets: UInt32) -> UInt64 {
         let (word, shift) = Self.counter(row, block: block, offsets: offsets)
-        guard (words[word] &>> shift) & 15 < Self.maximum else { return false }
-        words[word] &+= 1 &<< shift
-        return true
+        let value = words[word]
+        let below = (((value &>> shift) & 15) &+ 1) &>> 4 ^ 1
+        words[word] = value &+ (below &<< shift)
+        return below
     }
 
     /// The first word of `hash`'s block (read to bring the block into the cache).
@@ -127,8 +128,11 @@ extension FrequencySketch {
     final class Counters {
         @usableFromInline let words: UnsafeMutablePointer<UInt64>
 
+        /// Aligned to a block, so that a block is one cache line, not parts of two.
         init(count: Int) {
-            words = .allocate(capacity: count)
+            words = UnsafeMutableRawPointer.allocate(
+                byteCount: count * MemoryLayout<UInt64>.stride, alignment: FrequencySketch.blockWords * 8
+            ).bindMemory(to: UInt64.self, capacity: count)
             words.initialize(repeating: 0, count: count)
         }
 
