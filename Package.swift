@@ -36,11 +36,13 @@ let package = Package(
         // hiredis's headers are under the default include path (<hiredis/hiredis.h>); its
         // pkg-config file adds -D_FILE_OFFSET_BITS=64, which SwiftPM refuses with a warning.
         .systemLibrary(name: "CHiredis"),
+        // A header only (no library): the prefetch hint Swift lacks.
+        .systemLibrary(name: "CPrefetch"),
         .target(name: "KVCacheRedis", dependencies: ["KVCache", "CHiredis"]),
         .target(
             name: "KVCache",
             dependencies: [
-                "CSQLite",
+                "CSQLite", "CPrefetch",
                 .product(name: "Logging", package: "swift-log", condition: .when(traits: ["Logging"])),
                 .product(name: "ServiceLifecycle", package: "swift-service-lifecycle",
                          condition: .when(traits: ["ServiceLifecycle"])),

@@ -201,8 +201,6 @@ final class LRUStorage<Key: Hashable, Value> {
         limit < Int(Int32.max) ? Int32(limit + 1) : .max
     }
 
-    /// Where the replay of read buffers leaves what it loaded ahead, so the loads stay.
-    @usableFromInline @exclusivity(unchecked) var replayTouch: UInt64 = 0
     /// Entries whose deadline is finite; sweeping for expired entries is pointless without them.
     @usableFromInline @exclusivity(unchecked) var expiringCount = 0
 

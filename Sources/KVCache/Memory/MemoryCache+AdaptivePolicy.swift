@@ -1,3 +1,4 @@
+import CPrefetch
 import Synchronization
 
 // The adaptive policy's (W-TinyLFU's) steps. They run with the lock held, and only
@@ -54,21 +55,25 @@ extension MemoryCache {
             stripe.mutex.lock()
             let count = stripe.takeReads(into: reads)
             stripe.mutex.unlock()
-            // Loads the lines the replay uses (links, which hold the segments and costs,
-            // neighbours' links, sketch blocks) before it uses them: these loads do not wait for one another,
-            // where the replay's own would, one cache miss after another.
+            // Starts loading the lines the replay writes (each entry's link, which holds
+            // its segment and cost, its sketch block, then its neighbours' links) for all
+            // the reads before it uses one: the loads overlap, where the replay's own
+            // would wait one cache miss after another. Prefetches, not loads, so that
+            // the processor need not wait for them to retire.
             let policyHash = adaptive!.hash
-            var touched: UInt64 = 0
+            for read in reads.prefix(count) {
+                let index = Int32(bitPattern: UInt32(truncatingIfNeeded: read))
+                guard index < storage.initializedCount else { continue }
+                kvcache_prefetch(storage.link(at: index))
+                kvcache_prefetch(adaptive!.sketch.block(policyHash.seeded(UInt32(truncatingIfNeeded: read >> 32))))
+            }
             for read in reads.prefix(count) {
                 let index = Int32(bitPattern: UInt32(truncatingIfNeeded: read))
                 guard index < storage.initializedCount else { continue }
                 let link = storage.link(at: index).pointee
-                touched &+= UInt64(link.tag)
-                if link.previous >= 0 { touched &+= UInt64(truncatingIfNeeded: storage.link(at: link.previous).pointee.next) }
-                if link.next >= 0 { touched &+= UInt64(truncatingIfNeeded: storage.link(at: link.next).pointee.previous) }
-                touched &+= adaptive!.sketch.firstWord(policyHash.seeded(UInt32(truncatingIfNeeded: read >> 32)))
+                if link.previous >= 0 { kvcache_prefetch(storage.link(at: link.previous)) }
+                if link.next >= 0 { kvcache_prefetch(storage.link(at: link.next)) }
             }
-            storage.replayTouch = touched
             for read in reads.prefix(count) {
                 let index = Int32(bitPattern: UInt32(truncatingIfNeeded: read))
                 guard storage.isLive(index) else { continue }

@@ -87,10 +87,10 @@ struct FrequencySketch {
         return below
     }
 
-    /// The first word of `hash`'s block (read to bring the block into the cache).
+    /// The address of `hash`'s block.
     @inlinable
-    func firstWord(_ hash: UInt32) -> UInt64 {
-        words[locate(hash).block]
+    func block(_ hash: UInt32) -> UnsafeRawPointer {
+        UnsafeRawPointer(words + locate(hash).block)
     }
 
     @usableFromInline
