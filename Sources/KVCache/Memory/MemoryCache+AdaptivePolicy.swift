@@ -14,7 +14,7 @@ extension MemoryCache {
             return
         }
         recordAdaptiveUse(at: index, hash: hash)
-        adaptive!.record(hit: true, entries: storage.count)
+        adaptive.record(hit: true, entries: storage.count)
     }
 
     /// Replays the reads recorded in a full read buffer, unless another thread holds
@@ -60,12 +60,12 @@ extension MemoryCache {
             // the reads before it uses one: the loads overlap, where the replay's own
             // would wait one cache miss after another. Prefetches, not loads, so that
             // the processor need not wait for them to retire.
-            let policyHash = adaptive!.hash
+            let policyHash = adaptive.hash
             for read in reads.prefix(count) {
                 let index = Int32(bitPattern: UInt32(truncatingIfNeeded: read))
                 guard index < storage.initializedCount else { continue }
                 kvcache_prefetch(storage.link(at: index))
-                kvcache_prefetch(adaptive!.sketch.block(policyHash.seeded(UInt32(truncatingIfNeeded: read >> 32))))
+                kvcache_prefetch(adaptive.sketch.block(policyHash.seeded(UInt32(truncatingIfNeeded: read >> 32))))
             }
             for read in reads.prefix(count) {
                 let index = Int32(bitPattern: UInt32(truncatingIfNeeded: read))
@@ -87,13 +87,13 @@ extension MemoryCache {
     /// protected segment's oldest back to probation).
     @inlinable
     func recordAdaptiveUse(at index: Int32, hash: UInt32) {
-        adaptive!.sketch.increment(hash)
+        adaptive.sketch.increment(hash)
         switch storage.segment(at: index) {
         case .window, .protected:
             storage.moveToFront(index, in: storage.segment(at: index))
         case .probation:
             storage.move(index, to: .protected)
-            let maximum = adaptive!.protectedMaximum
+            let maximum = adaptive.protectedMaximum
             while AdaptivePolicy<Key>.size(storage.protectedSize, exceeds: maximum),
                   let demoted = storage.tail(of: .protected) {
                 storage.move(demoted, to: .probation)
@@ -108,19 +108,19 @@ extension MemoryCache {
     @inlinable
     func admitAdaptively(at index: Int32, hash unseeded: UInt32, replaced: Bool, into removals: inout Removals) {
         guard policyCountsUses else { return }
-        let hash = adaptive!.hash.seeded(unseeded)
+        let hash = adaptive.hash.seeded(unseeded)
         if replaced {
             recordAdaptiveUse(at: index, hash: hash)
             return
         }
-        adaptive!.ensureSketchCapacity(forEntries: storage.count)
-        adaptive!.sketch.increment(hash)
+        adaptive.ensureSketchCapacity(forEntries: storage.count)
+        adaptive.sketch.increment(hash)
         var budget = Self.burstSize
-        while budget > 0, adaptive!.windowIsOver(storage.windowSize),
+        while budget > 0, adaptive.windowIsOver(storage.windowSize),
               let candidate = storage.tail(of: .window) {
             budget -= 1
             let main = storage.count - storage.windowSize.count
-            guard let reason = adaptive!.mainLacksRoom(SegmentSize(count: main), total: storage.totalCost) else {
+            guard let reason = adaptive.mainLacksRoom(SegmentSize(count: main), total: storage.totalCost) else {
                 storage.move(candidate, to: .probation)
                 continue
             }
@@ -135,14 +135,14 @@ extension MemoryCache {
                 evict(at: candidate, reason: reason, into: &removals)
             }
         }
-        adaptive!.record(hit: false, entries: storage.count)
+        adaptive.record(hit: false, entries: storage.count)
     }
 
     /// The sketch's estimate for the entry at `index`.
     @inlinable
     func frequency(at index: Int32) -> UInt8 {
         let key = storage.slot(at: index).pointee.key.unsafelyUnwrapped
-        return adaptive!.frequency(of: key)
+        return adaptive.frequency(of: key)
     }
 
     /// The entry a limit evicts next: probation's oldest, then protected's, then the window's.

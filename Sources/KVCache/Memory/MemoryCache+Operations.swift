@@ -149,7 +149,7 @@ extension MemoryCache {
             storage.mutableTimes(at: index).pointee.deadline = clock.wallLowerBound() + times.lifetime
         }
         if isAdaptive {
-            recordAdaptiveHit(at: index, hash: adaptive!.hash.seeded(hash))
+            recordAdaptiveHit(at: index, hash: adaptive.hash.seeded(hash))
         } else {
             storage.moveToFront(index)
         }

@@ -26,8 +26,10 @@ extension MemoryCache: MemoryPressureTrimmable {
         withLock {
             limits.setCount(limit)
             storage.slotTarget = LRUStorage<Key, Value>.slotTarget(countLimit: limit)
-            adaptive?.setLimits(count: limits.count, cost: limits.cost)
-            policyCountsUses = adaptive?.isBounded ?? false
+            if isAdaptive {
+                adaptive.setLimits(count: limits.count, cost: limits.cost)
+                policyCountsUses = adaptive.isBounded
+            }
         }
         trimToLimits()
     }
@@ -40,8 +42,10 @@ extension MemoryCache: MemoryPressureTrimmable {
         try Validation.check(limit >= 0, "costLimit must not be negative, not \(limit)")
         withLock {
             limits.setCost(limit)
-            adaptive?.setLimits(count: limits.count, cost: limits.cost)
-            policyCountsUses = adaptive?.isBounded ?? false
+            if isAdaptive {
+                adaptive.setLimits(count: limits.count, cost: limits.cost)
+                policyCountsUses = adaptive.isBounded
+            }
         }
         trimToLimits()
     }

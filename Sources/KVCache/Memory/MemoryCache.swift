@@ -38,8 +38,9 @@ public final class MemoryCache<Key: Hashable & Sendable, Value: Sendable>: @unch
     @usableFromInline let storage: LRUStorage<Key, Value>
     /// Whether entries are kept by the adaptive policy (else exact LRU).
     @usableFromInline let isAdaptive: Bool
-    /// The adaptive policy's state; `nil` under `.lru`.
-    @usableFromInline @exclusivity(unchecked) var adaptive: AdaptivePolicy<Key>?
+    /// The adaptive policy's state; an unbounded placeholder, never used, under `.lru`.
+    /// Not optional: every unwrap on the read replay's path cost a tag check.
+    @usableFromInline @exclusivity(unchecked) var adaptive: AdaptivePolicy<Key>
     /// Whether the adaptive policy counts uses: while some limit is set (`adaptive.isBounded`).
     @usableFromInline @exclusivity(unchecked) var policyCountsUses = false
     @usableFromInline @exclusivity(unchecked) var counters = MemoryCacheCounters()
@@ -81,11 +82,11 @@ public final class MemoryCache<Key: Hashable & Sendable, Value: Sendable>: @unch
         switch configuration.policy.kind {
         case .lru:
             isAdaptive = false
-            adaptive = nil
+            adaptive = AdaptivePolicy(seed: 0, countLimit: .max, costLimit: .max)
         case .adaptive(let seed):
             isAdaptive = true
             adaptive = AdaptivePolicy(seed: seed, countLimit: configuration.countLimit, costLimit: configuration.costLimit)
-            policyCountsUses = adaptive!.isBounded
+            policyCountsUses = adaptive.isBounded
         }
         storage = LRUStorage(segmented: isAdaptive, readsNeedCacheLock: configuration.ageLimit != nil)
         storage.slotTarget = LRUStorage<Key, Value>.slotTarget(countLimit: configuration.countLimit)
@@ -172,7 +173,7 @@ public final class MemoryCache<Key: Hashable & Sendable, Value: Sendable>: @unch
             return nil
         }
         if isAdaptive {
-            recordAdaptiveHit(at: entry.index, hash: adaptive!.hash.seeded(hash))
+            recordAdaptiveHit(at: entry.index, hash: adaptive.hash.seeded(hash))
         } else {
             storage.moveToFront(entry.index)
         }

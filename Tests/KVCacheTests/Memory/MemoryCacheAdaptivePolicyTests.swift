@@ -169,21 +169,44 @@ import Testing
 
     @Test func changingTheLimitsStartsTheWindowOver() throws {
         let cache: MemoryCache<Int, Int> = try makeCache(.init(countLimit: 1_000, autoTrimInterval: nil))
-        #expect(cache.withLock { cache.adaptive!.window.count } == 10)
+        #expect(cache.withLock { cache.adaptive.window.count } == 10)
         // A sample is 10 × 1,000 requests; the first one steps the window by 6.25 %.
         _ = Self.replay((0..<10_000).map { $0 % 2_000 }, through: cache)
-        #expect(cache.withLock { cache.adaptive!.window.count } == 72.5)
+        #expect(cache.withLock { cache.adaptive.window.count } == 72.5)
         try cache.setCountLimit(200)
         #expect(cache.count == 200)
-        #expect(cache.withLock { cache.adaptive!.window.count } == 2)
+        #expect(cache.withLock { cache.adaptive.window.count } == 2)
         #expect(cache.withLock { cache.storage.invariantViolations() } == [])
     }
 
     @Test func withoutACountLimitTheSketchGrowsWithTheEntries() throws {
         let cache: MemoryCache<Int, Int> = try makeCache(.init(costLimit: 1 << 40, autoTrimInterval: nil))
         for key in 0..<5_000 { cache.setValue(key, forKey: key, cost: 1) }
-        #expect(cache.withLock { cache.adaptive!.sketch.capacity } >= 5_000)
+        #expect(cache.withLock { cache.adaptive.sketch.capacity } >= 5_000)
         #expect(cache.count == 5_000)
+    }
+
+    @Test func withoutACountLimitTheClimbersSampleFollowsTheEntries() throws {
+        let cache: MemoryCache<Int, Int> = try makeCache(.init(costLimit: 500, autoTrimInterval: nil))
+        #expect(cache.withLock { cache.adaptive.window.cost } == 5)
+        // 500 entries of cost 1 once full: a sample is 10 × 500 requests.
+        func request(_ key: Int) { if cache[key] == nil { cache.setValue(key, forKey: key, cost: 1) } }
+        for step in 0..<4_900 { request(step % 1_000) }
+        #expect(cache.count == 500)
+        #expect(cache.withLock { cache.adaptive.window.cost } == 5)
+        for step in 4_900..<5_100 { request(step % 1_000) }
+        #expect(cache.withLock { cache.adaptive.window.cost } != 5)
+    }
+
+    @Test func underLRUThePolicyIsAnUnusedPlaceholder() throws {
+        let cache: MemoryCache<Int, Int> = try makeCache(.init(countLimit: 100, autoTrimInterval: nil, policy: .lru))
+        try cache.setCountLimit(50)
+        try cache.setCostLimit(1_000)
+        for key in 0..<200 { _ = cache[key % 70]; cache.setValue(key, forKey: key) }
+        #expect(cache.count == 50)
+        // No sketch is allocated or counted into, and the window never moves.
+        #expect(cache.withLock { cache.adaptive.sketch.capacity } == 0)
+        #expect(cache.withLock { cache.adaptive.isBounded } == false)
     }
 
     @Test(arguments: [EvictionPolicy.lru, .adaptive])

@@ -30,6 +30,9 @@ struct AdaptivePolicy<Key: Hashable> {
     /// The protected segment's largest size, kept with the window's: every promotion
     /// compares with it, and it changes only when the window or the limits do.
     @usableFromInline private(set) var protectedMaximum = Size(count: 0, cost: 0)
+    /// The climber's sample under a count limit (without one it follows the entries),
+    /// kept with the limits: every read hit is recorded.
+    @usableFromInline private(set) var countSampleSize: Int?
 
     init(seed: UInt64, countLimit: Int, costLimit: Int64) {
         hash = PolicyHash(seed: seed)
@@ -47,6 +50,7 @@ struct AdaptivePolicy<Key: Hashable> {
             count: count == .max ? .infinity : Double(count),
             cost: cost == .max ? .infinity : Double(cost))
         isBounded = capacity.count.isFinite || capacity.cost.isFinite
+        countSampleSize = count == .max ? nil : Self.sampleSize(forCapacity: count)
         window = Size(
             count: capacity.count.isFinite ? max(1, capacity.count * Self.initialWindowShare) : .infinity,
             cost: capacity.cost * Self.initialWindowShare)
@@ -127,10 +131,16 @@ struct AdaptivePolicy<Key: Hashable> {
     /// Records a request's outcome for the climber, moving the window at the end of a sample.
     @inlinable
     mutating func record(hit: Bool, entries: Int) {
-        let sampleCapacity = capacity.count.isFinite ? Int(capacity.count) : max(entries, 64)
-        let (sampleSize, overflow) = sampleCapacity.multipliedReportingOverflow(by: WindowClimber.samplePeriod)
-        guard let step = climber.record(hit: hit, sampleSize: overflow ? .max : sampleSize) else { return }
+        let sampleSize = countSampleSize ?? Self.sampleSize(forCapacity: max(entries, 64))
+        guard let step = climber.record(hit: hit, sampleSize: sampleSize) else { return }
         move(by: step)
+    }
+
+    /// The climber's sample for a cache of `capacity` entries.
+    @inlinable
+    static func sampleSize(forCapacity capacity: Int) -> Int {
+        let (size, overflow) = capacity.multipliedReportingOverflow(by: WindowClimber.samplePeriod)
+        return overflow ? .max : size
     }
 
     /// Moves the window by a climber's step.
