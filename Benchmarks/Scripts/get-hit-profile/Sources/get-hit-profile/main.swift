@@ -61,22 +61,11 @@ guard ["adaptive", "lru", "floor"].contains(mode) else { fatalError("mode: adapt
 
 let keyCount = 100_000
 let keys = (0..<keyCount).map { "https://example.com/item/\($0)/x" }
-/// SplitMix64 with a fixed seed: the same order in every run, so that callgrind's
-/// counts of two runs differ only by what the code under test does.
-struct SeededGenerator: RandomNumberGenerator {
-    var state: UInt64 = 0x9E37_79B9_7F4A_7C15
-    mutating func next() -> UInt64 {
-        state &+= 0x9E37_79B9_7F4A_7C15
-        var z = state
-        z = (z ^ (z >> 30)) &* 0xBF58_476D_1CE4_E5B9
-        z = (z ^ (z >> 27)) &* 0x94D0_49BB_1331_11EB
-        return z ^ (z >> 31)
-    }
-}
-
 /// The keys' order: uniform, or Zipf(0.9) by inverting the cumulative weights.
 let order: [Int] = {
-    var generator = SeededGenerator()
+    // A fixed seed (kvcache-bench's SplitMix64, Random.swift is a link to its file): the same
+    // order in every run, so that callgrind's counts of two runs differ only by the code.
+    var generator = SplitMix64(seed: 0x9E37_79B9_7F4A_7C15)
     guard zipf else { return (0..<keyCount).map { _ in Int.random(in: 0..<keyCount, using: &generator) } }
     var cumulative: [Double] = []
     var total = 0.0

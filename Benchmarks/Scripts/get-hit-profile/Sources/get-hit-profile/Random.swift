@@ -1,0 +1,1 @@
+../../../../Sources/kvcache-bench/Harness/Random.swift
