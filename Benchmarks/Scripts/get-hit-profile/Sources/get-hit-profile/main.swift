@@ -4,7 +4,7 @@
 //   .build/release/get-hit-profile adaptive|lru|floor [zipf] [fresh] [threads N] [rounds R]
 //   perf record -g .build/release/get-hit-profile adaptive zipf
 //   ./interleave.sh 5 adaptive fresh          (floor and cache alternated, with ratios)
-//   ./instructions-per-get.py adaptive zipf   (callgrind: instructions per get, by function)
+//   ./instructions-per-get.py [--misses] adaptive zipf   (callgrind: instructions, cache misses per get)
 //
 // `fresh` times one pass over a newly filled cache per round, as kvcache-bench memory
 // does (every hit then promotes an entry from probation); without it, one cache is
