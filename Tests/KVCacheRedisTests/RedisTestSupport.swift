@@ -72,7 +72,7 @@ final class OwnRedisServer: @unchecked Sendable {
 
     /// A cluster node (`clusterNode`) also listens on its port + 10,000 (the cluster bus).
     init(extraArguments: [String] = [], clusterNode: Bool = false) throws {
-        port = try clusterNode ? Self.freeClusterPort() : Self.freePort()
+        port = try clusterNode ? Self.freeClusterPort() : Self.freeServerPort()
         self.extraArguments = extraArguments
         try start()
     }
@@ -131,6 +131,16 @@ final class OwnRedisServer: @unchecked Sendable {
             if (try? freePort(port)) != nil, (try? freePort(port + 10_000)) != nil { return port }
         }
         throw RemoteLevelError(.unavailable, "no free cluster port")
+    }
+
+    /// A free port below the system's ephemeral range (32,768 and up), so that no client
+    /// socket takes it while a test has its server stopped for a restart.
+    static func freeServerPort() throws -> Int {
+        for _ in 0..<1000 {
+            let port = Int.random(in: 20_000..<32_000)
+            if (try? freePort(port)) != nil { return port }
+        }
+        throw RemoteLevelError(.unavailable, "no free server port")
     }
 
     /// A port the system picks (0), or `port` if it is free.
