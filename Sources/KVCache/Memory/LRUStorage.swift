@@ -76,19 +76,29 @@ final class LRUStorage<Key: Hashable, Value> {
         @usableFromInline var previous: Int32
         /// Toward the least recently used entry; `none` at the tail.
         @usableFromInline var next: Int32
-        /// The segment's raw value in the low 2 bits; above them the cost, or
-        /// `costInSlot` when the cost does not fit (then the slot's is read).
+        /// The segment's raw value in the low 2 bits, then the saturation mark; above
+        /// them the cost, or `costInSlot` when the cost does not fit (then the slot's
+        /// is read).
         @usableFromInline var tag: UInt32
 
         /// The largest cost a link holds, also the mark of a cost kept only in the slot.
-        @inlinable static var costInSlot: UInt32 { UInt32.max >> 2 }
+        @inlinable static var costInSlot: UInt32 { UInt32.max >> 3 }
 
         @inlinable
         init(previous: Int32, next: Int32, segment: Segment, cost: Int64) {
             self.previous = previous
             self.next = next
             let small = cost >= 0 && cost < Int64(Self.costInSlot) ? UInt32(cost) : Self.costInSlot
-            tag = small << 2 | UInt32(segment.rawValue)
+            tag = small << 3 | UInt32(segment.rawValue)
+        }
+
+        /// Whether the policy found all the key's sketch counters at the maximum (valid
+        /// while the sketch's epoch is the storage's `saturationEpoch`), so counting a
+        /// use of it would change nothing.
+        @inlinable
+        var isSaturated: Bool {
+            get { tag & 4 != 0 }
+            set { tag = newValue ? tag | 4 : tag & ~4 }
         }
 
         @inlinable
@@ -100,7 +110,7 @@ final class LRUStorage<Key: Hashable, Value> {
         /// The cost, if the link holds it.
         @inlinable
         var smallCost: Int64? {
-            let small = tag >> 2
+            let small = tag >> 3
             return small == Self.costInSlot ? nil : Int64(small)
         }
     }
@@ -192,6 +202,9 @@ final class LRUStorage<Key: Hashable, Value> {
     /// Entries and cost per segment (segmented storage only); probation's are the rest.
     @usableFromInline @exclusivity(unchecked) var windowSize = SegmentSize()
     @usableFromInline @exclusivity(unchecked) var protectedSize = SegmentSize()
+    /// The sketch epoch the links' saturation marks hold for; marks of an earlier epoch
+    /// are cleared before one is set.
+    @usableFromInline @exclusivity(unchecked) var saturationEpoch: UInt64 = 0
     /// Slots the slab grows to at most while it can (the count limit and one more,
     /// the insertion an eviction follows), so a cache bounded by count does not hold
     /// up to twice the slots it can use. Past it the slab doubles again.
@@ -302,6 +315,14 @@ final class LRUStorage<Key: Hashable, Value> {
         swap(&protected, &other.protected)
         swap(&windowSize, &other.windowSize)
         swap(&protectedSize, &other.protectedSize)
+        swap(&saturationEpoch, &other.saturationEpoch)
+    }
+
+    /// Clears every link's saturation mark and makes `epoch` the one new marks hold for.
+    @usableFromInline
+    func resetSaturationMarks(toEpoch epoch: UInt64) {
+        for index in 0..<Int(initializedCount) { links.unsafelyUnwrapped[index].isSaturated = false }
+        saturationEpoch = epoch
     }
 
     /// An empty storage of the same kind (segmented or not).

@@ -56,23 +56,27 @@ extension MemoryCache {
             let count = stripe.takeReads(into: reads)
             stripe.mutex.unlock()
             // Starts loading the lines the replay writes (each entry's link, which holds
-            // its segment and cost, its sketch block, then its neighbours' links) for all
-            // the reads before it uses one: the loads overlap, where the replay's own
-            // would wait one cache miss after another. Prefetches, not loads, so that
-            // the processor need not wait for them to retire.
+            // its segment and cost, then its neighbours' links and, unless the link says
+            // its counters are saturated, its sketch block) for all the reads before it
+            // uses one: the loads overlap, where the replay's own would wait one cache
+            // miss after another. Prefetches, not loads, so that the processor need not
+            // wait for them to retire.
             let policyHash = adaptive.hash
             for read in reads.prefix(count) {
                 let index = Int32(bitPattern: UInt32(truncatingIfNeeded: read))
                 guard index < storage.initializedCount else { continue }
                 kvcache_prefetch(storage.link(at: index))
-                kvcache_prefetch(adaptive.sketch.block(policyHash.seeded(UInt32(truncatingIfNeeded: read >> 32))))
             }
+            let marksHold = storage.saturationEpoch == adaptive.sketch.epoch
             for read in reads.prefix(count) {
                 let index = Int32(bitPattern: UInt32(truncatingIfNeeded: read))
                 guard index < storage.initializedCount else { continue }
                 let link = storage.link(at: index).pointee
                 if link.previous >= 0 { kvcache_prefetch(storage.link(at: link.previous)) }
                 if link.next >= 0 { kvcache_prefetch(storage.link(at: link.next)) }
+                if !(marksHold && link.isSaturated) {
+                    kvcache_prefetch(adaptive.sketch.block(policyHash.seeded(UInt32(truncatingIfNeeded: read >> 32))))
+                }
             }
             for read in reads.prefix(count) {
                 let index = Int32(bitPattern: UInt32(truncatingIfNeeded: read))
@@ -87,7 +91,7 @@ extension MemoryCache {
     /// protected segment's oldest back to probation).
     @inlinable
     func recordAdaptiveUse(at index: Int32, hash: UInt32) {
-        adaptive.sketch.increment(hash)
+        countUse(at: index, hash: hash)
         switch storage.segment(at: index) {
         case .window, .protected:
             storage.moveToFront(index, in: storage.segment(at: index))
@@ -99,6 +103,20 @@ extension MemoryCache {
                 storage.move(demoted, to: .probation)
             }
         }
+    }
+
+    /// Counts a use of the entry at `index` in the sketch, unless its link says its
+    /// counters are all at the maximum, where counting changes nothing (under Zipf-like
+    /// reads, most of them): that saves the increment and a cache miss on the sketch.
+    @inlinable
+    func countUse(at index: Int32, hash: UInt32) {
+        let link = storage.link(at: index)
+        let epoch = adaptive.sketch.epoch
+        if link.pointee.isSaturated, storage.saturationEpoch == epoch { return }
+        guard !adaptive.sketch.increment(hash) else { return }
+        // Nothing was added, so no halving ran: `epoch` is still the sketch's.
+        if storage.saturationEpoch != epoch { storage.resetSaturationMarks(toEpoch: epoch) }
+        link.pointee.isSaturated = true
     }
 
     /// After a value was stored at `index`: counts the use, and when the window is
@@ -149,5 +167,18 @@ extension MemoryCache {
     @inlinable
     func nextAdaptiveVictim() -> Int32? {
         storage.tail(of: .probation) ?? storage.tail(of: .protected) ?? storage.tail(of: .window)
+    }
+}
+
+extension MemoryCache {
+    /// The live entries whose link claims saturated counters (in the current epoch)
+    /// that the sketch does not count at the maximum; empty when the marks are sound.
+    /// Called with the lock held (tests).
+    func saturationMarkViolations() -> [Int32] {
+        guard isAdaptive, storage.saturationEpoch == adaptive.sketch.epoch else { return [] }
+        return (0..<storage.initializedCount).filter { index in
+            storage.isLive(index) && storage.link(at: index).pointee.isSaturated
+                && frequency(at: index) != UInt8(FrequencySketch.maximum)
+        }
     }
 }

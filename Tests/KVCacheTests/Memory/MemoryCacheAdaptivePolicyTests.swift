@@ -42,6 +42,35 @@ import Testing
         #expect(results[.adaptive] == 50)
     }
 
+    @Test func aSaturatedEntryIsCountedAgainAfterAHalving() throws {
+        // A read of an entry whose counters are all at 15 skips the sketch (its link is
+        // marked); a halving must end that, or the entry would stay at 7.
+        let cache: MemoryCache<Int, Int> = try makeCache(.init(countLimit: 100, autoTrimInterval: nil))
+        cache[1] = 1
+        for _ in 0..<20 { _ = cache[1] }
+        let epoch = cache.withLock { cache.adaptive.sketch.epoch }
+        cache.withLock {
+            let index = cache.storage.entry(forKey: 1)!.index
+            #expect(cache.storage.link(at: index).pointee.isSaturated)
+            #expect(cache.adaptive.frequency(of: 1) == 15)
+        }
+        // New keys count a use each (a saturated counter counts none): 1,000 uses halve.
+        // Reads between them keep 1 in the cache, and count nothing.
+        for key in 2..<10_000 {
+            cache[key] = key
+            if cache.withLock({ cache.adaptive.sketch.epoch }) != epoch { break }
+            _ = cache[1]
+        }
+        #expect(cache.withLock { cache.adaptive.sketch.epoch } == epoch + 1)
+        #expect(cache.withLock { cache.adaptive.frequency(of: 1) } == 7)
+        #expect(cache.contains(1))
+        _ = cache[1]
+        #expect(cache.withLock { cache.adaptive.frequency(of: 1) } == 8)
+        for _ in 0..<20 { _ = cache[1] }
+        #expect(cache.withLock { cache.adaptive.frequency(of: 1) } == 15)
+        #expect(cache.withLock { cache.saturationMarkViolations() } == [])
+    }
+
     @Test func theSameOperationsEvictTheSameEntries() throws {
         // Strings are hashed from their bytes, not by Swift's per-process seed: the hits
         // are pinned, so a hash that changed from run to run would fail here.
@@ -228,8 +257,10 @@ import Testing
             }
             #expect(cache.count <= 40)
             #expect(cache.totalCost <= 400)
+            if step.isMultiple(of: 97) { #expect(cache.withLock { cache.saturationMarkViolations() } == []) }
         }
         #expect(cache.withLock { cache.storage.invariantViolations() } == [])
+        #expect(cache.withLock { cache.saturationMarkViolations() } == [])
         let statistics = cache.statistics
         #expect(statistics.sets == statistics.count + statistics.totalEvictions)
         cache.removeAll()

@@ -60,7 +60,9 @@ struct AdaptivePolicy<Key: Hashable> {
             cost: capacity.cost.isFinite ? capacity.cost : 0))
         // The sketch is allocated once some limit is set: without one nothing is counted.
         let sketchCapacity = count == .max ? 16 : min(count, Self.initialSketch)
-        if isBounded, sketch.capacity < sketchCapacity { sketch = FrequencySketch(capacity: sketchCapacity) }
+        if isBounded, sketch.capacity < sketchCapacity {
+            sketch = FrequencySketch(capacity: sketchCapacity, epoch: sketch.epoch &+ 1)
+        }
     }
 
     /// Grows the sketch once the entries outnumber it (counts start over).
@@ -75,7 +77,7 @@ struct AdaptivePolicy<Key: Hashable> {
         guard sketch.capacity < Self.largestSketch else { return }
         let limit = capacity.count.isFinite ? Int(capacity.count) : Self.largestSketch
         let grown = min(max(sketch.capacity * 2, entries), limit, Self.largestSketch)
-        if grown > sketch.capacity { sketch = FrequencySketch(capacity: grown) }
+        if grown > sketch.capacity { sketch = FrequencySketch(capacity: grown, epoch: sketch.epoch &+ 1) }
     }
 
     /// The sketch's estimate of `key`'s recent uses.

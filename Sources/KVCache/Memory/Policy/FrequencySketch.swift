@@ -33,14 +33,19 @@ struct FrequencySketch {
     @usableFromInline let capacity: Int
     /// Uses between two halvings: 10 × `capacity`.
     @usableFromInline let sampleSize: Int
+    /// Changes whenever a counter may have gone down (each halving; a new sketch
+    /// continues its predecessor's), so that a caller that saw a key's counters at
+    /// the maximum knows they still are while the epoch is the same.
+    @usableFromInline private(set) var epoch: UInt64
 
     /// Counters a sketch has at least.
     static var minimumCounters: Int { 1 << 18 }
 
     /// A sketch for `capacity` entries: 8 counters for each entry of the next power
     /// of two at or above the capacity, at least `minimumCounters`. A capacity of 0
-    /// gives a placeholder of one block, for a cache that counts nothing yet.
-    init(capacity: Int) {
+    /// gives a placeholder of one block, for a cache that counts nothing yet. `epoch`
+    /// continues the sketch this one replaces (its epoch + 1).
+    init(capacity: Int, epoch: UInt64 = 0) {
         var entries = 16
         while entries < capacity { entries *= 2 }
         let blocks = capacity == 0 ? 1 : max(entries * 8, Self.minimumCounters) / 128
@@ -49,6 +54,7 @@ struct FrequencySketch {
         blockMask = UInt32(blocks - 1)
         self.capacity = capacity
         sampleSize = 10 * max(1, capacity)
+        self.epoch = epoch
     }
 
     /// The estimated recent uses of `hash`, at most 15.
@@ -63,9 +69,11 @@ struct FrequencySketch {
         return UInt8(least)
     }
 
-    /// Counts one use of `hash`; halves every counter when the sample is full.
-    @inlinable
-    mutating func increment(_ hash: UInt32) {
+    /// Counts one use of `hash`; halves every counter when the sample is full. Returns
+    /// false if all of the key's counters were at the maximum (nothing changed): they
+    /// stay there until `epoch` changes.
+    @inlinable @discardableResult
+    mutating func increment(_ hash: UInt32) -> Bool {
         let (block, offsets) = locate(hash)
         // Unrolled and without branches: the loop's checks cost more than its work, and
         // whether a counter is saturated is a coin toss for a branch predictor.
@@ -75,6 +83,7 @@ struct FrequencySketch {
             | add(row: 3, block: block, offsets: offsets)
         additions &+= Int(added)
         if additions >= sampleSize { halve() }
+        return added != 0
     }
 
     /// Adds one to a row's counter unless it is at the maximum; returns 1 if it added, else 0.
@@ -97,6 +106,7 @@ struct FrequencySketch {
     mutating func halve() {
         for index in 0..<(Int(blockMask) + 1) * Self.blockWords { words[index] = (words[index] >> 1) & 0x7777_7777_7777_7777 }
         additions /= 2
+        epoch &+= 1
     }
 
     /// The first word of the key's block, and 32 bits that place its counters in it.
