@@ -71,6 +71,24 @@ import Testing
         #expect(cache.withLock { cache.saturationMarkViolations() } == [])
     }
 
+    @Test(arguments: [EvictionPolicy.lru, .adaptive])
+    func canonicallyEquivalentStringsAreOneKey(policy: EvictionPolicy) throws {
+        // Swift's strings are equal when canonically equivalent. The adaptive policy's
+        // table stripes were chosen by the raw bytes: "café" spelled with a combining
+        // accent missed the entry stored under the one-scalar "é" (11 hits in 200).
+        let cache: MemoryCache<String, Int> = try makeCache(.init(countLimit: 1_000, autoTrimInterval: nil, policy: policy))
+        for number in 0..<200 {
+            cache["caf\u{E9}-\(number)"] = number
+            #expect(cache["cafe\u{301}-\(number)"] == number)
+            cache["cafe\u{301}-\(number)"] = -number
+            #expect(cache["caf\u{E9}-\(number)"] == -number)
+        }
+        cache["K"] = 1
+        #expect(cache["\u{212A}"] == 1)
+        #expect(cache.count == 201)
+        #expect(cache.withLock { cache.storage.invariantViolations() } == [])
+    }
+
     @Test func theSameOperationsEvictTheSameEntries() throws {
         // Strings are hashed from their bytes, not by Swift's per-process seed: the hits
         // are pinned, so a hash that changed from run to run would fail here.

@@ -1,9 +1,10 @@
 /// The 32-bit hash a key is counted under in the frequency sketch.
 ///
 /// Swift's `hashValue` is seeded per process, which would make the policy's
-/// choices differ from run to run; integers, strings and the ``Cache``'s byte-wise
-/// keys are hashed here from their value instead. Other types fall back to
-/// `hashValue`.
+/// choices differ from run to run; integers, strings (in Unicode normal form C, since
+/// Swift compares strings canonically) and the ``Cache``'s byte-wise keys are hashed
+/// here from their value instead. Other types fall back to `hashValue`. Keys that are
+/// equal hash alike, which the table's stripes rely on.
 @usableFromInline
 struct PolicyHash<Key: Hashable> {
     @usableFromInline let seed: UInt32
@@ -59,18 +60,59 @@ struct PolicyHash<Key: Hashable> {
         return UInt32(truncatingIfNeeded: z) ^ UInt32(truncatingIfNeeded: z >> 32)
     }
 
-    /// `bytes` of a key whose type is `type`, read in place: a cast would copy (retain)
-    /// the key.
+    /// `canonical` of a key whose type is `type`, read in place (a cast would copy, and
+    /// retain, the key): ASCII bytes are hashed as they are.
     @inlinable
     static func bytes(borrowing key: Key, as type: String.Type) -> UInt32 {
-        withUnsafePointer(to: key) { pointer in
+        let ascii: UInt32? = withUnsafePointer(to: key) { pointer in
             UnsafeRawPointer(pointer).assumingMemoryBound(to: String.self).pointee.utf8
-                .withContiguousStorageIfAvailable { bytes(UnsafeRawBufferPointer($0)) }
-        } ?? bytes(unsafeBitCast(key, to: String.self))
+                .withContiguousStorageIfAvailable { utf8 -> UInt32? in
+                    let buffer = UnsafeRawBufferPointer(utf8)
+                    return isASCII(buffer) ? bytes(buffer) : nil
+                } ?? nil
+        }
+        return ascii ?? canonical(unsafeBitCast(key, to: String.self))
     }
 
-    /// A hash of the UTF-8 bytes, eight at a time (FNV-style multiply and xor, then a
-    /// final mix), folded to 32 bits. Native strings are read in place.
+    /// The hash of the string's bytes in Unicode normal form C. Swift's strings are equal
+    /// when canonically equivalent ("é" as one scalar or as "e" and an accent): their
+    /// hashes must be too, or equal keys would land in different table stripes. ASCII
+    /// is its own normal form.
+    @usableFromInline
+    static func canonical(_ string: String) -> UInt32 {
+        withUnsafeTemporaryAllocation(of: UInt8.self, capacity: 256) { buffer in
+            var count = 0
+            string._withNFCCodeUnits { byte in
+                if count < buffer.count { buffer[count] = byte }
+                count += 1
+            }
+            guard count <= buffer.count else { return string._nfcCodeUnits.withUnsafeBytes { bytes($0) } }
+            return bytes(UnsafeRawBufferPointer(UnsafeMutableBufferPointer(rebasing: buffer[..<count])))
+        }
+    }
+
+    /// Whether every byte is below 0x80, read as `bytes` reads them.
+    @inlinable
+    static func isASCII(_ buffer: UnsafeRawBufferPointer) -> Bool {
+        let count = buffer.count
+        var bits: UInt64 = 0
+        if count >= 8 {
+            var offset = 0
+            while offset + 8 < count {
+                bits |= buffer.loadUnaligned(fromByteOffset: offset, as: UInt64.self)
+                offset += 8
+            }
+            bits |= buffer.loadUnaligned(fromByteOffset: count - 8, as: UInt64.self)
+        } else if count >= 4 {
+            bits = UInt64(buffer.loadUnaligned(as: UInt32.self) | buffer.loadUnaligned(fromByteOffset: count - 4, as: UInt32.self))
+        } else {
+            for index in 0..<count { bits |= UInt64(buffer[index]) }
+        }
+        return bits & 0x8080_8080_8080_8080 == 0
+    }
+
+    /// The hash of the UTF-8 bytes as they are (the ``Cache``'s keys compare byte-wise).
+    /// Native strings are read in place.
     @inlinable
     static func bytes(_ string: String) -> UInt32 {
         if let hash = string.utf8.withContiguousStorageIfAvailable({ bytes(UnsafeRawBufferPointer($0)) }) {
