@@ -26,14 +26,32 @@ enum ByteHash {
     /// The hash of `buffer` from the state `start`.
     @inlinable
     static func hash(_ buffer: UnsafeRawBufferPointer, start: UInt64) -> UInt64 {
+        hash(buffer, start: start, orOfWords: nil)
+    }
+
+    /// The hash of `buffer`, or nil if some byte is not ASCII: the loads that hash the
+    /// bytes read each of them, so the check costs an `or` per word.
+    @inlinable
+    static func hashIfASCII(_ buffer: UnsafeRawBufferPointer, start: UInt64) -> UInt64? {
+        var bits: UInt64 = 0
+        let hash = hash(buffer, start: start, orOfWords: &bits)
+        return bits & 0x8080_8080_8080_8080 == 0 ? hash : nil
+    }
+
+    /// The hash; ors every word it loads into `orOfWords`, if given.
+    @inlinable @inline(__always)
+    static func hash(_ buffer: UnsafeRawBufferPointer, start: UInt64, orOfWords: UnsafeMutablePointer<UInt64>?) -> UInt64 {
         let count = buffer.count
         var seed = start
+        var bits: UInt64 = 0
         var a: UInt64 = 0, b: UInt64 = 0
         if count > 16 {
             var offset = 0
             while count - offset > 16 {
-                seed = mix(buffer.loadUnaligned(fromByteOffset: offset, as: UInt64.self) ^ secret1,
-                           buffer.loadUnaligned(fromByteOffset: offset + 8, as: UInt64.self) ^ seed)
+                let first = buffer.loadUnaligned(fromByteOffset: offset, as: UInt64.self)
+                let second = buffer.loadUnaligned(fromByteOffset: offset + 8, as: UInt64.self)
+                bits |= first | second
+                seed = mix(first ^ secret1, second ^ seed)
                 offset += 16
             }
             a = buffer.loadUnaligned(fromByteOffset: count - 16, as: UInt64.self)
@@ -47,6 +65,7 @@ enum ByteHash {
         } else if count > 0 {
             a = UInt64(buffer[0]) | UInt64(buffer[count / 2]) << 8 | UInt64(buffer[count - 1]) << 16
         }
+        orOfWords?.pointee = bits | a | b
         let (high, low) = (a ^ secret1).multipliedFullWidth(by: b ^ seed)
         return mix(low ^ secret0 ^ UInt64(count), high ^ secret1)
     }
@@ -58,32 +77,11 @@ enum ByteHash {
         return high ^ low
     }
 
-    /// Whether every byte is below 0x80, read as `hash` reads them.
-    @inlinable
-    static func isASCII(_ buffer: UnsafeRawBufferPointer) -> Bool {
-        let count = buffer.count
-        var bits: UInt64 = 0
-        if count >= 8 {
-            var offset = 0
-            while offset + 8 < count {
-                bits |= buffer.loadUnaligned(fromByteOffset: offset, as: UInt64.self)
-                offset += 8
-            }
-            bits |= buffer.loadUnaligned(fromByteOffset: count - 8, as: UInt64.self)
-        } else if count >= 4 {
-            bits = UInt64(buffer.loadUnaligned(as: UInt32.self) | buffer.loadUnaligned(fromByteOffset: count - 4, as: UInt32.self))
-        } else {
-            for index in 0..<count { bits |= UInt64(buffer[index]) }
-        }
-        return bits & 0x8080_8080_8080_8080 == 0
-    }
-
     /// The hash of the string `string` points to, consistent with `==`, read in place.
     @inlinable
     static func canonical(_ string: UnsafePointer<String>, start: UInt64) -> UInt64 {
-        let ascii: UInt64? = string.pointee.utf8.withContiguousStorageIfAvailable { utf8 -> UInt64? in
-            let buffer = UnsafeRawBufferPointer(utf8)
-            return isASCII(buffer) ? hash(buffer, start: start) : nil
+        let ascii: UInt64? = string.pointee.utf8.withContiguousStorageIfAvailable { utf8 in
+            hashIfASCII(UnsafeRawBufferPointer(utf8), start: start)
         } ?? nil
         return ascii ?? canonical(string.pointee, start: start)
     }

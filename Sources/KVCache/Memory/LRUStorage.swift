@@ -335,13 +335,13 @@ final class LRUStorage<Key: Hashable, Value> {
 
     @inlinable
     func entry(forKey key: Key) -> Entry? {
-        stripe(for: key).table[key]
+        stripe(for: key).table[TableKey(key)]
     }
 
     /// The entry of `key`, whose unseeded policy hash (unused under `.lru`) is `hash`.
     @inlinable
     func entry(forKey key: Key, hash: UInt32) -> Entry? {
-        stripe(forHash: hash).table[key]
+        stripe(forHash: hash).table[TableKey(key)]
     }
 
     /// Whether some entry has a deadline, so reads must look at its slot.
@@ -420,7 +420,7 @@ final class LRUStorage<Key: Hashable, Value> {
         let index = peekFreeSlot()
         let stripe = stripe(forHash: hash)
         if isStriped { stripe.mutex.lock() }
-        let old = stripe.table.updateValue(Entry(index: index, value: value), forKey: key)
+        let old = stripe.table.updateValue(Entry(index: index, value: value), forKey: TableKey(key))
         if isStriped { stripe.mutex.unlock() }
         if old == nil { liveCount += 1 }
         let slot = slot(at: index)
@@ -457,7 +457,7 @@ final class LRUStorage<Key: Hashable, Value> {
         let key = slot(at: index).pointee.key.take().unsafelyUnwrapped
         let stripe = stripe(for: key)
         if isStriped { stripe.mutex.lock() }
-        let value = stripe.table.removeValue(forKey: key).unsafelyUnwrapped.value
+        let value = stripe.table.removeValue(forKey: TableKey(key)).unsafelyUnwrapped.value
         if isStriped { stripe.mutex.unlock() }
         liveCount -= 1
         let cost = freeSlot(index)
@@ -496,7 +496,7 @@ final class LRUStorage<Key: Hashable, Value> {
     /// Calls `body` with every entry, in no particular order.
     func forEach(_ body: (Key, Value) -> Void) {
         for stripe in stripes {
-            for (key, entry) in stripe.table { body(key, entry.value) }
+            for (key, entry) in stripe.table { body(key.key, entry.value) }
         }
     }
 

@@ -118,7 +118,7 @@ extension MemoryCache {
         // Holds no copy of the value until the entry is known to be live, so an
         // expired value's last reference stays with the background releaser.
         let stripe = storage.stripe(forHash: hash)
-        guard let position = stripe.table.index(forKey: key) else {
+        guard let position = stripe.table.index(forKey: TableKey(key)) else {
             counters.misses &+= 1
             mutex.unlock()
             return nil

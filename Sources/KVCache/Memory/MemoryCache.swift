@@ -145,7 +145,7 @@ public final class MemoryCache<Key: Hashable & Sendable, Value: Sendable>: @unch
                     stripe.mutex.unlock()
                     return .needsCacheLock
                 }
-                guard let entry = stripe.table[key] else {
+                guard let entry = stripe.table[TableKey(key)] else {
                     stripe.misses &+= 1
                     stripe.mutex.unlock()
                     return .miss

@@ -21,7 +21,7 @@ final class TableStripe<Key: Hashable, Entry> {
     /// different cores do not take cache lines from one another.
     @usableFromInline let mutex: PThreadMutex
     // Guarded by `mutex`; also read (never written) by the cache's lock holder.
-    @usableFromInline @exclusivity(unchecked) var table: [Key: Entry] = [:]
+    @usableFromInline @exclusivity(unchecked) var table: [TableKey<Key>: Entry] = [:]
     /// Whether reads may skip the cache's lock: false once some entry can expire or
     /// ages are tracked, since those reads need the entry's times (kept under the
     /// cache's lock). It never turns back on.
