@@ -6,11 +6,10 @@ import Darwin
 
 /// A key as a table stripe's dictionary holds it. Strings (and the ``Cache``'s
 /// byte-wise keys) are placed by their `ByteHash` from a seed drawn once per process,
-/// not by SipHash over their bytes: SipHash over a 30-byte key costs about 370
-/// instructions, a third of a get hit. Equal keys still hash
-/// alike (strings by their canonical bytes), and an attacker who cannot learn the
-/// seed cannot choose keys that collide. Other keys hash as they do. The same size
-/// as the key.
+/// not by SipHash over their bytes, which costs about 370 instructions for a 30-byte
+/// key: a third of a get hit. Equal keys still hash alike (strings by their canonical
+/// bytes), and an attacker who cannot learn the seed cannot choose keys that collide.
+/// Other keys hash as they do. The same size as the key.
 @usableFromInline
 struct TableKey<Key: Hashable>: Hashable {
     @usableFromInline let key: Key
@@ -30,10 +29,11 @@ struct TableKey<Key: Hashable>: Hashable {
         }
     }
 
-    /// What the dictionary places the key by (its per-table `seed` mixed in). For
-    /// strings and byte-wise keys: their word, mixed with the seed, without `Hasher`'s
-    /// SipHash rounds (about 130 instructions more); the word's own seed is random per
-    /// process. `hashValue` is this with seed 0, as Swift's own types do.
+    /// What the dictionary places the key by (`Hashable`'s underscored requirement, which
+    /// `Dictionary` calls with its per-table `seed`). For strings and byte-wise keys:
+    /// their word mixed with the seed, without `Hasher`'s SipHash rounds (about 130
+    /// instructions more); the word's own seed is random per process. `hashValue` is
+    /// this with seed 0, as for Swift's own types.
     @inlinable
     func _rawHashValue(seed: Int) -> Int {
         guard Key.self == String.self || Key.self == ByteWiseKey.self else { return key._rawHashValue(seed: seed) }
