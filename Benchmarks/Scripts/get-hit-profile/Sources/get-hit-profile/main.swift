@@ -1,14 +1,16 @@
 // Get hits on 100,000 ~30-byte String keys, and nothing else, for `perf`:
 //
 //   cd Benchmarks/Scripts/get-hit-profile && swift build -c release
-//   .build/release/get-hit-profile adaptive|lru|floor [zipf] [fresh] [threads N] [rounds R]
+//   .build/release/get-hit-profile adaptive|lru|floor [zipf] [fresh [warm]] [threads N] [rounds R]
 //   perf record -g .build/release/get-hit-profile adaptive zipf
 //   ./interleave.sh 5 adaptive fresh          (floor and cache alternated, with ratios)
 //   ./instructions-per-get.py [--misses] adaptive zipf   (callgrind: instructions, cache misses per get)
 //
 // `fresh` times one pass over a newly filled cache per round, as kvcache-bench memory
 // does (every hit then promotes an entry from probation); without it, one cache is
-// read `rounds` times.
+// read `rounds` times. `warm` (with `fresh`) first has every thread look up its slice's keys
+// with `contains`, untimed, which reads the table and the keys without telling the policy:
+// then the timed pass does not start with the other cores' caches cold.
 //
 // It prints ns per get (wall time over all threads' gets). The cache is bounded at
 // exactly its key count, as in `kvcache-bench memory`, so every get hits. Its figures
@@ -40,23 +42,24 @@ final class Floor: @unchecked Sendable {
 }
 
 /// The command line: mode, then `zipf`, `threads N`, `rounds R` in any order.
-func parse() -> (mode: String, zipf: Bool, fresh: Bool, threads: Int, rounds: Int) {
+func parse() -> (mode: String, zipf: Bool, fresh: Bool, warm: Bool, threads: Int, rounds: Int) {
     var arguments = CommandLine.arguments.dropFirst()
     let mode = arguments.popFirst() ?? "adaptive"
-    var (zipf, fresh, threads, rounds) = (false, false, 1, 30)
+    var (zipf, fresh, warm, threads, rounds) = (false, false, false, 1, 30)
     while let argument = arguments.popFirst() {
         switch argument {
         case "zipf": zipf = true
         case "fresh": fresh = true
+        case "warm": warm = true
         case "threads": threads = max(1, Int(arguments.popFirst() ?? "") ?? 1)
         case "rounds": rounds = max(1, Int(arguments.popFirst() ?? "") ?? 30)
         default: fatalError("unknown argument \(argument)")
         }
     }
-    return (mode, zipf, fresh, threads, rounds)
+    return (mode, zipf, fresh, warm, threads, rounds)
 }
 
-let (mode, zipf, fresh, threads, rounds) = parse()
+let (mode, zipf, fresh, warm, threads, rounds) = parse()
 guard ["adaptive", "lru", "floor"].contains(mode) else { fatalError("mode: adaptive, lru or floor") }
 
 let keyCount = 100_000
@@ -84,18 +87,21 @@ let order: [Int] = {
     }
 }()
 
-/// A filled cache (or floor), and its get.
-func makeGet() -> @Sendable (String) -> SmallValue? {
+/// A filled cache (or floor), its get, and a look-up that does not count as a read
+/// (it answers with `present` for a key the cache holds).
+func makeGet() -> (get: @Sendable (String) -> SmallValue?, touch: @Sendable (String) -> SmallValue?) {
     if mode == "floor" {
         let floor = Floor()
         for (index, key) in keys.enumerated() { floor.set(SmallValue(index), forKey: key) }
-        return { floor.value(forKey: $0) }
+        return ({ floor.value(forKey: $0) }, { floor.value(forKey: $0) })
     }
     let cache = try! MemoryCache<String, SmallValue>(
         configuration: .init(countLimit: keyCount, policy: mode == "lru" ? .lru : .adaptive))
     for (index, key) in keys.enumerated() { cache.setValue(SmallValue(index), forKey: key) }
-    return { cache.value(forKey: $0) }
+    return ({ cache.value(forKey: $0) }, { cache.contains($0) ? present : nil })
 }
+
+let present = SmallValue(-1)
 
 /// Seconds for `passes` passes of every thread over its slice of `order`.
 func timedGets(_ get: @escaping @Sendable (String) -> SmallValue?, passes: Int) -> Double {
@@ -120,9 +126,13 @@ func timedGets(_ get: @escaping @Sendable (String) -> SmallValue?, passes: Int) 
 // `fresh`: a new, filled cache before each pass, as kvcache-bench's one pass after its fill.
 var seconds = 0.0
 if fresh {
-    for _ in 0..<rounds { seconds += timedGets(makeGet(), passes: 1) }
+    for _ in 0..<rounds {
+        let (get, touch) = makeGet()
+        if warm { _ = timedGets(touch, passes: 1) }
+        seconds += timedGets(get, passes: 1)
+    }
 } else {
-    seconds = timedGets(makeGet(), passes: rounds)
+    seconds = timedGets(makeGet().get, passes: rounds)
 }
 let nanoseconds = seconds * 1e9 / Double(rounds * keyCount)
-print(mode, zipf ? "zipf" : "uniform", fresh ? "fresh" : "", "threads \(threads)", String(format: "%.1f ns/get", nanoseconds))
+print(mode, zipf ? "zipf" : "uniform", fresh ? (warm ? "fresh warm" : "fresh") : "", "threads \(threads)", String(format: "%.1f ns/get", nanoseconds))
