@@ -15,8 +15,8 @@ import Synchronization
 /// array (12 bytes a slot, with the entry's segment and, when it fits, its cost)
 /// because moving an entry to the front or to another segment touches both
 /// neighbours; the rest of a slot (key, cost) is read only when an entry can
-/// expire, is evicted, or costs more than a link holds. Times (24 bytes a slot) get their own slab, allocated
-/// only once some entry can expire or ages are tracked.
+/// expire, is evicted, or costs more than a link holds. Times (24 bytes a slot) get
+/// their own slab, allocated only once some entry can expire or ages are tracked.
 @usableFromInline
 final class LRUStorage<Key: Hashable, Value> {
     /// What the table holds for a key.

@@ -22,8 +22,8 @@ struct TableKey<Key: Hashable>: Hashable {
 
     @inlinable
     func hash(into hasher: inout Hasher) {
-        if Key.self == String.self || Key.self == ByteWiseKey.self {
-            hasher.combine(bytesHash)
+        if let hash = ByteHash.hash(ofKey: key, start: tableHashStart) {
+            hasher.combine(hash)
         } else {
             key.hash(into: &hasher)
         }
@@ -36,22 +36,8 @@ struct TableKey<Key: Hashable>: Hashable {
     /// this with seed 0, as for Swift's own types.
     @inlinable
     func _rawHashValue(seed: Int) -> Int {
-        guard Key.self == String.self || Key.self == ByteWiseKey.self else { return key._rawHashValue(seed: seed) }
-        return Int(truncatingIfNeeded: ByteHash.mix(bytesHash ^ UInt64(truncatingIfNeeded: seed), ByteHash.secret1))
-    }
-
-    /// The word a string or byte-wise key hashes as, read in place (a cast would copy,
-    /// and retain, the key).
-    @inlinable
-    var bytesHash: UInt64 {
-        withUnsafePointer(to: key) { pointer in
-            // A `ByteWiseKey` is a string: the same layout.
-            let string = UnsafeRawPointer(pointer).assumingMemoryBound(to: String.self)
-            if Key.self == ByteWiseKey.self {
-                return ByteHash.bytes(of: string.pointee, start: tableHashStart)
-            }
-            return ByteHash.canonical(string, start: tableHashStart)
-        }
+        guard let hash = ByteHash.hash(ofKey: key, start: tableHashStart) else { return key._rawHashValue(seed: seed) }
+        return Int(truncatingIfNeeded: ByteHash.mix(hash ^ UInt64(truncatingIfNeeded: seed), ByteHash.secret1))
     }
 }
 

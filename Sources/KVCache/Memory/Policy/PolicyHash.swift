@@ -26,9 +26,8 @@ struct PolicyHash<Key: Hashable> {
     /// `key`'s hash before the seed is mixed in (it also chooses the key's table stripe).
     @inlinable
     func unseeded(_ key: Key) -> UInt32 {
-        if Key.self == String.self { return Self.bytes(borrowing: key, as: String.self) }
+        if let hash = ByteHash.hash(ofKey: key, start: ByteHash.unseededStart) { return Self.folded(hash) }
         if Key.self == Int.self { return Self.fold(unsafeBitCast(key, to: Int.self)) }
-        if Key.self == ByteWiseKey.self { return Self.bytes(unsafeBitCast(key, to: ByteWiseKey.self).string) }
         return isInteger ? Self.fold(Self.bits(of: key)) : Self.fold(key.hashValue)
     }
 
@@ -60,24 +59,10 @@ struct PolicyHash<Key: Hashable> {
         return UInt32(truncatingIfNeeded: z) ^ UInt32(truncatingIfNeeded: z >> 32)
     }
 
-    /// `ByteHash.canonical` of a key whose type is `type`, read in place (a cast would
-    /// copy, and retain, the key).
-    @inlinable
-    static func bytes(borrowing key: Key, as type: String.Type) -> UInt32 {
-        folded(withUnsafePointer(to: key) { pointer in
-            ByteHash.canonical(UnsafeRawPointer(pointer).assumingMemoryBound(to: String.self), start: ByteHash.unseededStart)
-        })
-    }
-
     /// The hash of a string's UTF-8 bytes as they are (the ``Cache``'s keys compare byte-wise).
     @inlinable
     static func bytes(_ string: String) -> UInt32 {
         folded(ByteHash.bytes(of: string, start: ByteHash.unseededStart))
-    }
-
-    /// The hash of a string in normal form C.
-    static func canonical(_ string: String) -> UInt32 {
-        folded(ByteHash.canonical(string, start: ByteHash.unseededStart))
     }
 
     /// The hash of `buffer`.
