@@ -64,6 +64,12 @@ import Testing
         #expect(cache.withLock { cache.adaptive.sketch.epoch } == epoch + 1)
         #expect(cache.withLock { cache.adaptive.frequency(of: 1) } == 7)
         #expect(cache.contains(1))
+        // Another key saturates in the new epoch: marking it must clear 1's old mark,
+        // or 1's reads would be skipped from now on.
+        let other = cache.withLock { (2..<10_000).last { cache.storage.entry(forKey: $0) != nil }! }
+        for _ in 0..<20 { _ = cache[other] }
+        #expect(cache.withLock { cache.adaptive.frequency(of: other) } == 15)
+        #expect(cache.withLock { cache.saturationMarkViolations() } == [])
         _ = cache[1]
         #expect(cache.withLock { cache.adaptive.frequency(of: 1) } == 8)
         for _ in 0..<20 { _ = cache[1] }
