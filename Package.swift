@@ -36,13 +36,13 @@ let package = Package(
         // hiredis's headers are under the default include path (<hiredis/hiredis.h>); its
         // pkg-config file adds -D_FILE_OFFSET_BITS=64, which SwiftPM refuses with a warning.
         .systemLibrary(name: "CHiredis"),
-        // A header only (no library): the prefetch hint Swift lacks.
-        .systemLibrary(name: "CPrefetch"),
+        // A header only (no library): a prefetch hint and a thread-local number, which Swift lacks.
+        .systemLibrary(name: "CProcessor"),
         .target(name: "KVCacheRedis", dependencies: ["KVCache", "CHiredis"]),
         .target(
             name: "KVCache",
             dependencies: [
-                "CSQLite", "CPrefetch",
+                "CSQLite", "CProcessor",
                 .product(name: "Logging", package: "swift-log", condition: .when(traits: ["Logging"])),
                 .product(name: "ServiceLifecycle", package: "swift-service-lifecycle",
                          condition: .when(traits: ["ServiceLifecycle"])),

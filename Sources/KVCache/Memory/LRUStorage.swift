@@ -165,15 +165,22 @@ final class LRUStorage<Key: Hashable, Value> {
 
     /// The hash table, in stripes: one under `.lru`, which is read only under the
     /// cache's lock; several under the adaptive policy, whose read hits take only
-    /// their stripe's lock (`TableStripe`).
+    /// their read lane's lock of their stripe (`LaneStripe`).
     @usableFromInline let stripes: ContiguousArray<TableStripe<Key, Entry>>
     /// The same stripes, unretained (`stripes` owns them): a read does not touch a
     /// stripe's reference count, which every thread reading that stripe would share.
     @usableFromInline let unretainedStripes: ContiguousArray<Unmanaged<TableStripe<Key, Entry>>>
     @usableFromInline let stripeMask: UInt32
     @usableFromInline let stripeHash = PolicyHash<Key>(seed: 0)
-    /// The stripes whose read buffers may hold reads (a bit per stripe), so that the
-    /// cache's lock holder replays them before it changes anything.
+    /// The read lanes (one, unused, under `.lru`).
+    @usableFromInline let lanes: ReadLanes
+    /// `lanes`' memory, lane stride and count - 1, kept here so that a read finds its
+    /// lane without touching the `ReadLanes` object.
+    @usableFromInline let laneBase: UnsafeMutableRawPointer
+    @usableFromInline let laneStride: Int
+    @usableFromInline let laneMask: UInt32
+    /// The stripes whose read buffers (in any lane) may hold reads, a bit per stripe,
+    /// so that the cache's lock holder replays them before it changes anything.
     @usableFromInline let pendingStripes = Atomic<UInt64>(0)
     /// Entries in the table (all stripes).
     @usableFromInline @exclusivity(unchecked) var liveCount = 0
@@ -221,17 +228,31 @@ final class LRUStorage<Key: Hashable, Value> {
     /// striped table whose hits may skip the cache's lock.
     init(segmented: Bool, readsNeedCacheLock: Bool = false) {
         let stripeCount = segmented ? Self.stripeCount : 1
-        stripes = ContiguousArray((0..<stripeCount).map { index in
-            TableStripe(index: index, readsSkipCacheLock: segmented && !readsNeedCacheLock)
-        })
+        stripes = ContiguousArray((0..<stripeCount).map { _ in TableStripe() })
         unretainedStripes = ContiguousArray(stripes.map { Unmanaged.passUnretained($0) })
         stripeMask = UInt32(stripeCount - 1)
+        lanes = ReadLanes(count: segmented ? ReadLanes.countForStripedTable : 1, stripeCount: stripeCount,
+                          readsSkipCacheLock: segmented && !readsNeedCacheLock)
+        laneBase = lanes.base
+        laneStride = lanes.laneStride
+        laneMask = UInt32(lanes.count - 1)
         self.readsNeedCacheLock = !segmented || readsNeedCacheLock
         isSegmented = segmented
     }
 
-    /// Stripes of a segmented table: a power of two, so that threads seldom share one.
+    /// Stripes of a segmented table: a power of two, at most 64 (a bit each in
+    /// `pendingStripes`).
     static var stripeCount: Int { 16 }
+
+    /// The calling thread's read lane's part of stripe `stripe`.
+    @inlinable
+    func currentLane(stripe: Int) -> LaneStripe {
+        LaneStripe(memory: laneBase + Int(ThreadNumber.current() & laneMask) &* laneStride
+            + stripe &* LaneStripe.byteCount)
+    }
+
+    /// The calling thread's read lane.
+    var currentLaneIndex: Int { Int(ThreadNumber.current() & laneMask) }
 
     /// The stripe that holds `key`.
     @inlinable
@@ -246,11 +267,10 @@ final class LRUStorage<Key: Hashable, Value> {
         stripes[stripeIndex(forHash: hash)]
     }
 
-    /// Calls `body` with the stripe of the key whose unseeded policy hash is `hash`,
-    /// without retaining it.
+    /// Calls `body` with the stripe at `index`, without retaining it.
     @inlinable
-    func withStripe<Result>(forHash hash: UInt32, _ body: (TableStripe<Key, Entry>) -> Result) -> Result {
-        unretainedStripes[stripeIndex(forHash: hash)]._withUnsafeGuaranteedRef(body)
+    func withStripe<Result>(at index: Int, _ body: (TableStripe<Key, Entry>) -> Result) -> Result {
+        unretainedStripes[index]._withUnsafeGuaranteedRef(body)
     }
 
     @inlinable
@@ -260,8 +280,8 @@ final class LRUStorage<Key: Hashable, Value> {
         return Int((mixed ^ (mixed >> 16)) & stripeMask)
     }
 
-    /// Whether changes to the table must take the stripes' locks (readers without the
-    /// cache's lock may be looking).
+    /// Whether changes to the table must take the read lanes' locks (readers without
+    /// the cache's lock may be looking).
     @inlinable
     var isStriped: Bool { stripeMask != 0 }
 
@@ -271,10 +291,10 @@ final class LRUStorage<Key: Hashable, Value> {
     func requireCacheLockForReads() {
         guard !readsNeedCacheLock else { return }
         readsNeedCacheLock = true
-        for stripe in stripes {
-            stripe.mutex.lock()
-            stripe.readsSkipCacheLock = false
-            stripe.mutex.unlock()
+        lanes.forEach { part in
+            part.lock()
+            part.readsSkipCacheLock = false
+            part.unlock()
         }
     }
 
@@ -293,12 +313,12 @@ final class LRUStorage<Key: Hashable, Value> {
     /// Exchanges every entry with `other`, so the owner can keep this object
     /// (and never has to retain it) while the entries leave.
     func swapContents(with other: LRUStorage) {
-        for (stripe, otherStripe) in zip(stripes, other.stripes) {
-            if isStriped { stripe.mutex.lock() }
+        for (index, (stripe, otherStripe)) in zip(stripes, other.stripes).enumerated() {
+            if isStriped { lanes.lockStripe(index) }
             swap(&stripe.table, &otherStripe.table)
             // The recorded reads name slots of the slab that leaves.
-            stripe.buffered = 0
-            if isStriped { stripe.mutex.unlock() }
+            for lane in 0..<lanes.count { lanes[lane: lane, stripe: index].buffered = 0 }
+            if isStriped { lanes.unlockStripe(index) }
         }
         swap(&liveCount, &other.liveCount)
         swap(&slots, &other.slots)
@@ -418,10 +438,11 @@ final class LRUStorage<Key: Hashable, Value> {
         // One hash lookup whether the key is new or not. A replaced entry
         // moves to the new slot and its old slot is freed.
         let index = peekFreeSlot()
-        let stripe = stripe(forHash: hash)
-        if isStriped { stripe.mutex.lock() }
+        let stripeIndex = stripeIndex(forHash: hash)
+        let stripe = stripes[stripeIndex]
+        if isStriped { lanes.lockStripe(stripeIndex) }
         let old = stripe.table.updateValue(Entry(index: index, value: value), forKey: TableKey(key))
-        if isStriped { stripe.mutex.unlock() }
+        if isStriped { lanes.unlockStripe(stripeIndex) }
         if old == nil { liveCount += 1 }
         let slot = slot(at: index)
         if index == freeHead {
@@ -455,10 +476,11 @@ final class LRUStorage<Key: Hashable, Value> {
     @inlinable
     func remove(at index: Int32) -> RemovedEntry {
         let key = slot(at: index).pointee.key.take().unsafelyUnwrapped
-        let stripe = stripe(for: key)
-        if isStriped { stripe.mutex.lock() }
+        let stripeIndex = isStriped ? stripeIndex(forHash: stripeHash.unseeded(key)) : 0
+        let stripe = stripes[stripeIndex]
+        if isStriped { lanes.lockStripe(stripeIndex) }
         let value = stripe.table.removeValue(forKey: TableKey(key)).unsafelyUnwrapped.value
-        if isStriped { stripe.mutex.unlock() }
+        if isStriped { lanes.unlockStripe(stripeIndex) }
         liveCount -= 1
         let cost = freeSlot(index)
         return RemovedEntry(key: key, value: value, cost: cost)

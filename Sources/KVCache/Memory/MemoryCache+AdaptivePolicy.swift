@@ -1,4 +1,4 @@
-import CPrefetch
+import CProcessor
 import Synchronization
 
 // The adaptive policy's (W-TinyLFU's) steps. They run with the lock held, and only
@@ -17,13 +17,13 @@ extension MemoryCache {
         adaptive.record(hit: true, entries: storage.count)
     }
 
-    /// Replays the reads recorded in a full read buffer, unless another thread holds
-    /// the cache's lock (then later reads of that stripe are dropped until it is
-    /// replayed). Called without any lock.
+    /// Replays the reads in a lane's full read buffer of a stripe, unless another
+    /// thread holds the cache's lock (then later reads of that stripe on that lane are
+    /// dropped until it is replayed). Called without any lock.
     @inlinable
-    func replayReadsIfIdle(of stripe: TableStripe<Key, LRUStorage<Key, Value>.Entry>) {
+    func replayReadsIfIdle(of part: LaneStripe) {
         guard mutex.tryLock() else { return }
-        replayReads(of: stripe)
+        replayReads(of: part)
         mutex.unlock()
     }
 
@@ -40,21 +40,23 @@ extension MemoryCache {
     func replayPendingStripes() {
         var pending = storage.pendingStripes.exchange(0, ordering: .relaxed)
         while pending != 0 {
-            let index = pending.trailingZeroBitCount
+            let stripe = pending.trailingZeroBitCount
             pending &= pending - 1
-            replayReads(of: storage.stripes[index])
+            // Lane by lane within the stripe: one thread's reads replay in the same order
+            // whatever its lane.
+            for lane in 0..<storage.lanes.count { replayReads(of: storage.lanes[lane: lane, stripe: stripe]) }
         }
     }
 
-    /// Tells the policy about the reads a stripe recorded. A slot freed or reused
-    /// since its read was recorded is skipped or credited to its new entry: the
-    /// policy's precision, never a value, is at stake. Called with the cache's lock.
+    /// Tells the policy about the reads of a stripe that a lane recorded. A slot freed
+    /// or reused since its read was recorded is skipped or credited to its new entry:
+    /// the policy's precision, never a value, is at stake. Called with the cache's lock.
     @inlinable
-    func replayReads(of stripe: TableStripe<Key, LRUStorage<Key, Value>.Entry>) {
-        withUnsafeTemporaryAllocation(of: UInt64.self, capacity: TableStripe<Key, LRUStorage<Key, Value>.Entry>.bufferCapacity) { reads in
-            stripe.mutex.lock()
-            let count = stripe.takeReads(into: reads)
-            stripe.mutex.unlock()
+    func replayReads(of part: LaneStripe) {
+        withUnsafeTemporaryAllocation(of: UInt64.self, capacity: LaneStripe.bufferCapacity) { reads in
+            part.lock()
+            let count = part.takeReads(into: reads)
+            part.unlock()
             // Starts loading the lines the replay writes (each entry's link, which holds
             // its segment and cost, then its neighbours' links and, unless the link says
             // its counters are saturated, its sketch block) for all the reads before it

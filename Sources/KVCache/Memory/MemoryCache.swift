@@ -138,22 +138,25 @@ public final class MemoryCache<Key: Hashable & Sendable, Value: Sendable>: @unch
         // One hash for the stripe and the sketch; LRU's one table needs none.
         let hash = isAdaptive ? storage.stripeHash.unseeded(key) : 0
         if isAdaptive {
-            // A hit takes only its stripe's lock and records the read for the policy.
-            let read: StripeRead = storage.withStripe(forHash: hash) { stripe in
-                stripe.mutex.lock()
-                guard stripe.readsSkipCacheLock else {
-                    stripe.mutex.unlock()
+            // A hit takes only its thread's read lane's lock of the stripe, and records
+            // the read there.
+            let stripe = storage.stripeIndex(forHash: hash)
+            let lane = storage.currentLane(stripe: stripe)
+            let read: LaneRead = storage.withStripe(at: stripe) { tableStripe in
+                lane.lock()
+                guard lane.readsSkipCacheLock else {
+                    lane.unlock()
                     return .needsCacheLock
                 }
-                guard let entry = stripe.table[TableKey(key)] else {
-                    stripe.misses &+= 1
-                    stripe.mutex.unlock()
+                guard let entry = tableStripe.table[TableKey(key)] else {
+                    lane.misses &+= 1
+                    lane.unlock()
                     return .miss
                 }
-                stripe.hits &+= 1
-                let full = stripe.record(entry.index, hash: hash, pending: storage.pendingStripes)
-                stripe.mutex.unlock()
-                if full { replayReadsIfIdle(of: stripe) }
+                lane.hits &+= 1
+                let full = lane.record(entry.index, hash: hash, bit: 1 << UInt64(stripe), pending: storage.pendingStripes)
+                lane.unlock()
+                if full { replayReadsIfIdle(of: lane) }
                 return .hit(entry.value)
             }
             switch read {
@@ -182,9 +185,9 @@ public final class MemoryCache<Key: Hashable & Sendable, Value: Sendable>: @unch
         return entry.value
     }
 
-    /// What a read found under its stripe's lock alone.
+    /// What a read found under its read lane's lock (of the key's stripe) alone.
     @usableFromInline
-    enum StripeRead {
+    enum LaneRead {
         case hit(Value)
         case miss
         /// Reads must look at the entry's times, under the cache's lock.
@@ -365,11 +368,11 @@ public final class MemoryCache<Key: Hashable & Sendable, Value: Sendable>: @unch
         defer { mutex.unlock() }
         var hits = counters.hits, misses = counters.misses
         if storage.isStriped {
-            for stripe in storage.stripes {
-                stripe.mutex.lock()
-                hits &+= stripe.hits
-                misses &+= stripe.misses
-                stripe.mutex.unlock()
+            storage.lanes.forEach { part in
+                part.lock()
+                hits &+= part.hits
+                misses &+= part.misses
+                part.unlock()
             }
         }
         return Statistics(

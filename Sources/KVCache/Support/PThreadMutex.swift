@@ -18,19 +18,15 @@ struct PThreadMutex: ~Copyable {
         self.init(at: .allocate(capacity: 1), recursive: recursive)
     }
 
-    /// A mutex at the start of `byteCount` bytes aligned to `alignment`, the rest of
-    /// which (`memory`) is the owner's to use and goes with the mutex: a mutex and the
-    /// data it guards can share a cache line that nothing else shares.
-    init(byteCount: Int, alignment: Int) {
-        precondition(byteCount >= MemoryLayout<pthread_mutex_t>.size)
-        let memory = UnsafeMutableRawPointer.allocate(byteCount: byteCount, alignment: alignment)
-        self.init(at: memory.bindMemory(to: pthread_mutex_t.self, capacity: 1), recursive: false, spins: true)
+    private init(at memory: UnsafeMutablePointer<pthread_mutex_t>, recursive: Bool) {
+        mutex = memory
+        Self.initialize(at: memory, recursive: recursive, spins: false)
     }
 
+    /// Initializes a mutex in memory its owner manages (and later passes to `destroy(at:)`).
     /// `spins`: a thread that finds the mutex held spins a little before it sleeps
     /// (glibc's adaptive mutex), for locks held only for a few memory accesses.
-    private init(at memory: UnsafeMutablePointer<pthread_mutex_t>, recursive: Bool, spins: Bool = false) {
-        mutex = memory
+    static func initialize(at mutex: UnsafeMutablePointer<pthread_mutex_t>, recursive: Bool = false, spins: Bool) {
         mutex.initialize(to: pthread_mutex_t())
         var attributes = pthread_mutexattr_t()
         pthread_mutexattr_init(&attributes)
@@ -44,17 +40,18 @@ struct PThreadMutex: ~Copyable {
     }
 
     deinit {
-        pthread_mutex_destroy(mutex)
-        mutex.deinitialize(count: 1)
+        Self.destroy(at: mutex)
         UnsafeMutableRawPointer(mutex).deallocate()
     }
 
-    /// Bytes a mutex takes at the start of its memory.
-    static var size: Int { MemoryLayout<pthread_mutex_t>.size }
+    /// Destroys a mutex made by `initialize(at:recursive:spins:)`; its memory stays.
+    static func destroy(at mutex: UnsafeMutablePointer<pthread_mutex_t>) {
+        pthread_mutex_destroy(mutex)
+        mutex.deinitialize(count: 1)
+    }
 
-    /// The memory the mutex starts (see `init(byteCount:alignment:)`).
-    @inlinable
-    var memory: UnsafeMutableRawPointer { UnsafeMutableRawPointer(mutex) }
+    /// Bytes a mutex takes.
+    static var size: Int { MemoryLayout<pthread_mutex_t>.size }
 
     @inlinable
     func lock() {

@@ -44,20 +44,98 @@ import Testing
         #expect(cache.withLock { cache.storage.invariantViolations() } == [])
     }
 
+    /// A reader takes only its own thread's lane's locks: with every other lane's held,
+    /// as readers on other threads hold theirs, its reads finish, and count in its lane.
+    @Test(.enabled(if: ProcessInfo.processInfo.activeProcessorCount > 1, "one processor: one read lane"))
+    func aHitDoesNotWaitForReadersOnOtherLanes() throws {
+        let cache: MemoryCache<Int, Int> = try makeCache(.init(countLimit: 1_000, autoTrimInterval: nil))
+        for key in 0..<1_000 { cache[key] = key }
+        let lanes = cache.storage.lanes
+        #expect(lanes.count >= 2)
+        let stripes = 0..<lanes.stripeCount
+        let readerLane = Locked(-1)
+        let laneKnown = DispatchSemaphore(value: 0)
+        let othersHeld = DispatchSemaphore(value: 0)
+        let done = DispatchSemaphore(value: 0)
+        let hits = Locked(0)
+        Thread.detachNewThread {
+            readerLane.withLock { $0 = cache.storage.currentLaneIndex }
+            laneKnown.signal()
+            othersHeld.wait()
+            var found = 0
+            for key in 0..<1_000 where cache.value(forKey: key) == key { found += 1 }
+            hits.withLock { $0 = found }
+            done.signal()
+        }
+        laneKnown.wait()
+        let lane = readerLane.value
+        #expect((0..<lanes.count).contains(lane))
+        let others = (0..<lanes.count).filter { $0 != lane }
+        for other in others { for stripe in stripes { lanes[lane: other, stripe: stripe].lock() } }
+        othersHeld.signal()
+        let finished = done.wait(timeout: .now() + 10) == .success
+        for other in others { for stripe in stripes { lanes[lane: other, stripe: stripe].unlock() } }
+        if !finished { done.wait() }
+        #expect(finished)
+        #expect(hits.value == 1_000)
+        let laneHits = stripes.reduce(0) { total, stripe in
+            lanes[lane: lane, stripe: stripe].lock()
+            defer { lanes[lane: lane, stripe: stripe].unlock() }
+            return total + lanes[lane: lane, stripe: stripe].hits
+        }
+        #expect(laneHits == 1_000)
+        #expect(cache.statistics.hits == 1_000)
+        #expect(cache.withLock { cache.storage.invariantViolations() } == [])
+    }
+
+    /// A writer takes one stripe's locks (in every lane) to change that stripe's table:
+    /// with them held, reads of keys in the other stripes finish.
+    @Test func aWriteToOneStripeDoesNotHoldUpReadsOfTheOthers() throws {
+        let cache: MemoryCache<Int, Int> = try makeCache(.init(countLimit: 1_000, autoTrimInterval: nil))
+        for key in 0..<1_000 { cache[key] = key }
+        let storage = cache.storage
+        let elsewhere = (0..<1_000).filter { storage.stripeIndex(forHash: storage.stripeHash.unseeded($0)) != 0 }
+        #expect(elsewhere.count > 800)
+        let done = DispatchSemaphore(value: 0)
+        let hits = Locked(0)
+        cache.withLock { storage.lanes.lockStripe(0) }
+        Thread.detachNewThread {
+            let found = elsewhere.filter { cache.value(forKey: $0) == $0 }.count
+            hits.withLock { $0 = found }
+            done.signal()
+        }
+        let finished = done.wait(timeout: .now() + 10) == .success
+        cache.withLock { storage.lanes.unlockStripe(0) }
+        if !finished { done.wait() }
+        #expect(finished)
+        #expect(hits.value == elsewhere.count)
+    }
+
+    /// The values of `readsSkipCacheLock` in every lane's part of every stripe.
+    static func readsSkipCacheLock(_ cache: MemoryCache<Int, Int>) -> Set<Bool> {
+        var values: Set<Bool> = []
+        cache.storage.lanes.forEach { part in
+            part.lock()
+            values.insert(part.readsSkipCacheLock)
+            part.unlock()
+        }
+        return values
+    }
+
     @Test func readsTakeTheLockOnceEntriesCanExpireOrAgesAreTracked() throws {
         let clock = ManualClock()
         let cache: MemoryCache<Int, Int> = try makeCache(.init(countLimit: 100, autoTrimInterval: nil), clock: clock)
         cache[1] = 1
-        #expect(cache.storage.stripes.allSatisfy { $0.readsSkipCacheLock })
+        #expect(Self.readsSkipCacheLock(cache) == [true])
         cache.setValue(2, forKey: 2, expiration: .after(.seconds(1)))
-        #expect(cache.storage.stripes.allSatisfy { !$0.readsSkipCacheLock })
+        #expect(Self.readsSkipCacheLock(cache) == [false])
         clock.advance(by: 2)
         #expect(cache[2] == nil)  // the read saw the deadline
         let aged: MemoryCache<Int, Int> = try makeCache(.init(countLimit: 100, ageLimit: .seconds(5), autoTrimInterval: nil))
-        #expect(aged.storage.stripes.allSatisfy { !$0.readsSkipCacheLock })
+        #expect(Self.readsSkipCacheLock(aged) == [false])
         let lru: MemoryCache<Int, Int> = try makeCache(.init(countLimit: 100, autoTrimInterval: nil, policy: .lru))
-        #expect(lru.storage.stripes.count == 1)
-        #expect(!lru.storage.stripes[0].readsSkipCacheLock)
+        #expect(lru.storage.stripes.count == 1 && lru.storage.lanes.count == 1)
+        #expect(Self.readsSkipCacheLock(lru) == [false])
     }
 
     @Test func readersRacingWritersAndEvictionsSeeOnlyTheirKeysValues() throws {

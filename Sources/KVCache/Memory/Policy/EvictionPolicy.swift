@@ -26,9 +26,11 @@ public struct EvictionPolicy: Sendable, Hashable, CustomStringConvertible {
     ///
     /// Every limit is honoured: the window and the main space each get their share
     /// of the count limit and of the cost limit. Given the same operations in the same
-    /// order, the cache evicts the same entries in every run for keys that are
-    /// integers, strings or the ``Cache``'s keys; other key types are counted by
-    /// their `hashValue`, which Swift seeds per process.
+    /// order from one thread, the cache evicts the same entries in every run for keys
+    /// that are integers, strings or the ``Cache``'s keys; other key types are counted
+    /// by their `hashValue`, which Swift seeds per process. (Reads are told to the
+    /// policy in batches per thread, so calls from several threads, or from a task
+    /// that resumes on another thread, may be told in another order.)
     public static let adaptive = EvictionPolicy(kind: .adaptive(seed: 0))
 
     /// The adaptive policy with its frequency sketch's hashes mixed with `seed`, so
