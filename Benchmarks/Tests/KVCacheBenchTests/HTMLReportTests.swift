@@ -61,7 +61,8 @@ import Testing
             ["raw sqlite3", "raw files", "KVCache mixed", "KVCache mixed 4K pages", "KVCache inline", "KVCache file",
              "YY-style (manifest)", "file-per-key (MD5)", "file-per-key, FileManager sweep"],
             ["raw sqlite3", "raw files", "KVCache inline 4K pages", "KVCache inline 16K pages", "KVCache file"],
-            ["Dictionary+mutex", "KVCache MemoryCache", "AutoPurging (sort on purge)", "NSCache"],
+            ["Dictionary+mutex", "KVCache MemoryCache", "KVCache MemoryCache (LRU)", "AutoPurging (sort on purge)",
+             "NSCache", UnlockedReadsStrategy.name],
             ["levels by hand", "Cache", "Cache (background disk writes)"],
             HitRatioBenchmark.contenders.map(\.name),
         ]

@@ -50,6 +50,9 @@ enum StrategyGuide {
             + "over the limit it sorts all entries by last access and purges to 60 %."),
         "NSCache": Entry(color: "#9467bd", summary: "swift-corelibs-foundation's NSCache: limits by count and "
             + "cost, not an LRU."),
+        UnlockedReadsStrategy.name: Entry(color: "#d62728", summary: "Ceiling, not a cache: a Swift Dictionary "
+            + "whose gets take no lock (sets do; no get runs beside a set here). How far the machine lets a "
+            + "lookup that writes nothing scale with threads."),
         // The facade
         "levels by hand": Entry(color: "#7a7a7a", summary: "Floor. MemoryCache, then DiskCache, used directly; a "
             + "disk hit promoted to memory by hand."),

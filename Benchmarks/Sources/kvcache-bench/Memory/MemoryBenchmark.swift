@@ -4,13 +4,30 @@
 /// 1-thread ÷ n-thread ns/op is the throughput scaling.
 struct MemoryBenchmark {
     /// Add a strategy here to compare it.
-    static let strategies: [any MemoryStrategy.Type] = [
-        DictionaryMutexStrategy.self,
-        KVCacheMemoryStrategy.self,
-        KVCacheLRUMemoryStrategy.self,
-        AutoPurgingStrategy.self,
-        NSCacheStrategy.self,
+    static let strategies: [Strategy] = [
+        Strategy(DictionaryMutexStrategy.self),
+        Strategy(KVCacheMemoryStrategy.self),
+        Strategy(KVCacheLRUMemoryStrategy.self),
+        Strategy(AutoPurgingStrategy.self),
+        Strategy(NSCacheStrategy.self),
+        Strategy(UnlockedReadsStrategy.self),
     ]
+
+    /// A strategy and its runs, measured by code specialized for it. Called through
+    /// `any MemoryStrategy.Type`, the loops ran unspecialized: every operation copied
+    /// its key through value witnesses (a retain and a release of the key's storage,
+    /// which two threads share on hot keys) and called the cache through a witness table.
+    struct Strategy: Sendable {
+        let type: any MemoryStrategy.Type
+        let measure: @Sendable (MemoryBenchmark, MemoryWorkloadData, Int, inout [MemoryWorkload: SampleSet]) -> RunExtras
+
+        init<S: MemoryStrategy>(_ type: S.Type) {
+            self.type = type
+            measure = { benchmark, data, threads, samples in
+                benchmark.measure(S.self, data: data, threads: threads, into: &samples)
+            }
+        }
+    }
 
     var keyCount: Int
     var runs: Int
@@ -19,7 +36,7 @@ struct MemoryBenchmark {
     func run(into report: Report) {
         Progress.log("memory: generating \(keyCount) keys and access sequences")
         var dataByCount: [Int: MemoryWorkloadData] = [keyCount: MemoryWorkloadData(keyCount: keyCount)]
-        for strategy in Self.strategies {
+        for strategy in Self.strategies.map(\.type) {
             let count = strategy.keyLimit.map { min($0, keyCount) } ?? keyCount
             if dataByCount[count] == nil { dataByCount[count] = MemoryWorkloadData(keyCount: count) }
         }
@@ -31,9 +48,10 @@ struct MemoryBenchmark {
             var footprint = SampleSet()
             for run in 0..<runs {
                 Progress.log("memory: \(group), run \(run + 1)/\(runs)")
-                for strategy in Self.strategies {
+                for entry in Self.strategies {
+                    let strategy = entry.type
                     let count = strategy.keyLimit.map { min($0, keyCount) } ?? keyCount
-                    let extras = measure(strategy, data: dataByCount[count]!, threads: threads, into: &samples)
+                    let extras = entry.measure(self, dataByCount[count]!, threads, &samples)
                     if run == runs - 1 { retention.append((strategy.name, extras.keptRecent)) }
                     if let bytes = extras.bytesPerEntry {
                         footprint.record(strategy.name, isFloor: strategy.isFloor, perOperation: bytes,
@@ -82,10 +100,15 @@ struct MemoryBenchmark {
     }
 
     /// One run of every workload for one strategy (an opened existential).
-    private func measure<S: MemoryStrategy>(_ type: S.Type, data: MemoryWorkloadData, threads: Int,
+    fileprivate func measure<S: MemoryStrategy>(_ type: S.Type, data: MemoryWorkloadData, threads: Int,
                                             into samples: inout [MemoryWorkload: SampleSet]) -> RunExtras {
         let keys = data.keys.map(S.makeKey)
-        let missing = data.missingKeys.map(S.makeKey)
+        // Each worker looks keys up by copies of its own, as a server looks up keys it
+        // has just read from requests: had the workers shared the key objects, each get
+        // would retain and release the same hot keys' storage on every core (its
+        // reference count's line moving between them), whatever the cache.
+        let lookupKeys = (0..<threads).map { _ in data.keys.map { S.makeKey(Self.copy($0)) } }
+        let missing = (0..<threads).map { _ in data.missingKeys.map { S.makeKey(Self.copy($0)) } }
         let n = data.keyCount
         func record(_ workload: MemoryWorkload, _ outcome: ParallelRunner.Outcome, expectedHits: Int?) {
             if let expectedHits, outcome.total != expectedHits {
@@ -106,8 +129,8 @@ struct MemoryBenchmark {
         if let heapBefore, let heapAfter = HeapUsage.allocatedBytes() {
             bytesPerEntry = Double(heapAfter - heapBefore) / Double(n)
         }
-        record(.getHitUniform, Self.get(cache, keys: keys, order: data.uniform, threads: threads), expectedHits: n)
-        record(.getHitZipf, Self.get(cache, keys: keys, order: data.zipf, threads: threads), expectedHits: n)
+        record(.getHitUniform, Self.get(cache, keys: lookupKeys, order: data.uniform, threads: threads), expectedHits: n)
+        record(.getHitZipf, Self.get(cache, keys: lookupKeys, order: data.zipf, threads: threads), expectedHits: n)
         record(.getMiss, Self.get(cache, keys: missing, order: nil, threads: threads), expectedHits: 0)
 
         let limit = max(1, n / 10)
@@ -136,10 +159,12 @@ struct MemoryBenchmark {
         }
     }
 
-    /// Each worker looks up its slice of `order` (or of the keys in order).
-    private static func get<S: MemoryStrategy>(_ cache: S, keys: [S.Key], order: [Int]?,
+    /// Each worker looks up its slice of `order` (or of the keys in order), by its own
+    /// copies of the keys (`keys[worker]`).
+    private static func get<S: MemoryStrategy>(_ cache: S, keys workerKeys: [[S.Key]], order: [Int]?,
                                                threads: Int) -> ParallelRunner.Outcome {
-        ParallelRunner.run(threads: threads, expectedOperations: order?.count ?? keys.count) { worker, sampler in
+        ParallelRunner.run(threads: threads, expectedOperations: order?.count ?? workerKeys[0].count) { worker, sampler in
+            let keys = workerKeys[worker]
             var hits = 0
             if let order {
                 for position in ParallelRunner.slice(order.count, worker: worker, parts: threads) {
@@ -152,5 +177,10 @@ struct MemoryBenchmark {
             }
             return hits
         }
+    }
+
+    /// The same string in storage of its own.
+    private static func copy(_ string: String) -> String {
+        String(decoding: Array(string.utf8), as: UTF8.self)
     }
 }
