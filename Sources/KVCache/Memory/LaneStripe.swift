@@ -38,14 +38,12 @@ struct LaneStripe {
 
     @inlinable
     func lock() {
-        let result = pthread_mutex_lock(mutex)
-        assert(result == 0, "pthread_mutex_lock failed: \(result)")
+        PThreadMutex.lock(mutex)
     }
 
     @inlinable
     func unlock() {
-        let result = pthread_mutex_unlock(mutex)
-        assert(result == 0, "pthread_mutex_unlock failed: \(result)")
+        PThreadMutex.unlock(mutex)
     }
 
     // Everything below is guarded by the lock.

@@ -55,12 +55,23 @@ struct PThreadMutex: ~Copyable {
 
     @inlinable
     func lock() {
+        Self.lock(mutex)
+    }
+
+    @inlinable
+    func unlock() {
+        Self.unlock(mutex)
+    }
+
+    /// Locks a mutex made by `initialize(at:recursive:spins:)`.
+    @inlinable
+    static func lock(_ mutex: UnsafeMutablePointer<pthread_mutex_t>) {
         let result = pthread_mutex_lock(mutex)
         assert(result == 0, "pthread_mutex_lock failed: \(result)")
     }
 
     @inlinable
-    func unlock() {
+    static func unlock(_ mutex: UnsafeMutablePointer<pthread_mutex_t>) {
         let result = pthread_mutex_unlock(mutex)
         assert(result == 0, "pthread_mutex_unlock failed: \(result)")
     }
