@@ -73,6 +73,20 @@ struct RedisFaultTests {
         }
     }
 
+    /// A server of a test's own that exits at start (here, refusing its arguments; in a
+    /// race, finding its port taken) is reported as such at once, after a few new ports,
+    /// rather than after 10 s of waiting for an answer.
+    @Test func anOwnServerThatExitsAtStartIsReportedAtOnce() throws {
+        let started = Date()
+        #expect {
+            _ = try OwnRedisServer(extraArguments: ["--no-such-directive", "1"])
+        } throws: { error in
+            guard case OwnRedisServer.ServerStart.exited = error else { return false }
+            return true
+        }
+        #expect(Date().timeIntervalSince(started) < 10)
+    }
+
     /// A hung server (SIGSTOP) keeps the subscriber's connection open but answers nothing:
     /// the subscriber's check notices, and once the server answers again it subscribes anew
     /// and the local values (which may have missed changes) go.

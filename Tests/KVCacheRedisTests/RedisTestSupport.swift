@@ -64,7 +64,7 @@ struct TemporaryDirectory {
 /// A redis-server of the test's own, on a free loopback port, that the test may kill,
 /// stop and restart. Stopped with SIGKILL by `stop()` or when released.
 final class OwnRedisServer: @unchecked Sendable {
-    let port: Int
+    private(set) var port: Int
     private var pid: pid_t?
     private let directory = TemporaryDirectory("server")
 
@@ -74,7 +74,34 @@ final class OwnRedisServer: @unchecked Sendable {
     init(extraArguments: [String] = [], clusterNode: Bool = false) throws {
         port = try clusterNode ? Self.freeClusterPort() : Self.freeServerPort()
         self.extraArguments = extraArguments
-        try start()
+        // A port found free can be taken before the server binds it (by another test's
+        // server, picked at random at the same moment): the server exits, and a new port
+        // is tried.
+        var attempts = 1
+        while true {
+            do {
+                try start()
+                return
+            } catch ServerStart.exited where attempts < 5 {
+                attempts += 1
+                port = try clusterNode ? Self.freeClusterPort() : Self.freeServerPort()
+            }
+        }
+    }
+
+    /// Why `start()` failed.
+    enum ServerStart: Error, CustomStringConvertible {
+        /// The server exited (its log's end says why).
+        case exited(log: String)
+        /// It did not answer within 10 s.
+        case silent(port: Int)
+
+        var description: String {
+            switch self {
+            case .exited(let log): "redis-server exited at start: \(log)"
+            case .silent(let port): "redis-server on \(port) did not start"
+            }
+        }
     }
 
     deinit {
@@ -100,7 +127,13 @@ final class OwnRedisServer: @unchecked Sendable {
             if let connection = try? RedisConnection(address: address, connectTimeout: .milliseconds(100),
                                                      commandTimeout: .seconds(1)),
                (try? connection.run("PING")) == .status("PONG") { return }
-            if Date() > deadline { throw RemoteLevelError(.unavailable, "redis-server on \(port) did not start") }
+            var status: Int32 = 0
+            if waitpid(child, &status, WNOHANG) == child {
+                pid = nil
+                let log = (try? String(contentsOfFile: directory.url.path + "/redis.log", encoding: .utf8)) ?? ""
+                throw ServerStart.exited(log: String(log.suffix(500)))
+            }
+            if Date() > deadline { throw ServerStart.silent(port: port) }
             usleep(5_000)
         }
     }
