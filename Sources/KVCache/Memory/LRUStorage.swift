@@ -247,18 +247,23 @@ final class LRUStorage<Key: Hashable, Value> {
     /// The calling thread's read lane's part of stripe `stripe`.
     @inlinable
     func currentLane(stripe: Int) -> LaneStripe {
-        LaneStripe(memory: laneBase + Int(ThreadNumber.current() & laneMask) &* laneStride
-            + stripe &* LaneStripe.byteCount)
+        LaneStripe(memory: laneBase + currentLaneIndex &* laneStride + stripe &* LaneStripe.byteCount)
     }
 
     /// The calling thread's read lane.
+    @inlinable
     var currentLaneIndex: Int { Int(ThreadNumber.current() & laneMask) }
 
     /// The stripe that holds `key`.
     @inlinable
     func stripe(for key: Key) -> TableStripe<Key, Entry> {
-        if stripeMask == 0 { return stripes[0] }
-        return stripe(forHash: stripeHash.unseeded(key))
+        stripes[stripeIndex(for: key)]
+    }
+
+    /// The index of the stripe that holds `key`.
+    @inlinable
+    func stripeIndex(for key: Key) -> Int {
+        isStriped ? stripeIndex(forHash: stripeHash.unseeded(key)) : 0
     }
 
     /// The stripe of the key whose unseeded policy hash is `hash`.
@@ -476,7 +481,7 @@ final class LRUStorage<Key: Hashable, Value> {
     @inlinable
     func remove(at index: Int32) -> RemovedEntry {
         let key = slot(at: index).pointee.key.take().unsafelyUnwrapped
-        let stripeIndex = isStriped ? stripeIndex(forHash: stripeHash.unseeded(key)) : 0
+        let stripeIndex = stripeIndex(for: key)
         let stripe = stripes[stripeIndex]
         if isStriped { lanes.lockStripe(stripeIndex) }
         let value = stripe.table.removeValue(forKey: TableKey(key)).unsafelyUnwrapped.value

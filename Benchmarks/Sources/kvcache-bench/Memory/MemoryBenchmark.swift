@@ -99,9 +99,9 @@ struct MemoryBenchmark {
         var bytesPerEntry: Double?
     }
 
-    /// One run of every workload for one strategy (an opened existential).
-    fileprivate func measure<S: MemoryStrategy>(_ type: S.Type, data: MemoryWorkloadData, threads: Int,
-                                            into samples: inout [MemoryWorkload: SampleSet]) -> RunExtras {
+    /// One run of every workload for one strategy.
+    private func measure<S: MemoryStrategy>(_ type: S.Type, data: MemoryWorkloadData, threads: Int,
+                                        into samples: inout [MemoryWorkload: SampleSet]) -> RunExtras {
         let keys = data.keys.map(S.makeKey)
         // Each worker looks keys up by copies of its own, as a server looks up keys it
         // has just read from requests: had the workers shared the key objects, each get

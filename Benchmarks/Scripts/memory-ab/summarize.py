@@ -1,0 +1,56 @@
+#!/usr/bin/env python3
+"""Medians and ranges of the memory figures of alternating kvcache-bench runs:
+
+    Benchmarks/Scripts/memory-ab/summarize.py DIR            (run.sh's before-N.txt, after-N.txt)
+    Benchmarks/Scripts/memory-ab/summarize.py FILE.txt       (docs/bench/memory-read-lanes-2026-11-25.txt: its
+                                                             "======== series B, NAME, run N" and "-- NAME, run N" sections)
+
+For each build: the target figures of the adaptive MemoryCache (one-thread ratios to the
+floor, two threads ÷ one) and the 2 ÷ 1 scaling of the ceiling row in the same runs."""
+import glob, os, re, statistics, sys
+
+CEILING = "Dictionary, unlocked reads (ceiling)"
+TARGETS = [("1 thread uniform ÷ floor", "get-hit uniform, KVCache MemoryCache ÷"),
+           ("1 thread Zipf ÷ floor", "get-hit zipf0.9, KVCache MemoryCache ÷"),
+           ("set-with-eviction ÷ insert", "set-with-eviction, KVCache MemoryCache ÷"),
+           ("heap per entry ÷ floor", "heap per entry, KVCache MemoryCache ÷"),
+           ("uniform 2 ÷ 1 threads", "get-hit uniform, 2 threads ÷ 1 thread throughput, KVCache MemoryCache "),
+           ("Zipf 2 ÷ 1 threads", "get-hit zipf0.9, 2 threads ÷ 1 thread throughput, KVCache MemoryCache ")]
+
+def runs(path):
+    """{build: [run text, ...]} in run order."""
+    found = {}
+    if os.path.isdir(path):
+        for name in glob.glob(os.path.join(path, "*-*.txt")):
+            build, number = re.match(r"(.+)-(\d+)\.txt$", os.path.basename(name)).groups()
+            found.setdefault(build, []).append((int(number), open(name).read()))
+    else:
+        # Series B: whole runs; series A: "-- NAME, run N" then that run's target lines.
+        parts = re.split(r"^(?:======== series B, |-- )(\S+), run (\d+)\n", open(path).read(), flags=re.M)
+        for build, number, text in zip(parts[1::3], parts[2::3], parts[3::3]):
+            found.setdefault(build, []).append((int(number), text))
+    return {build: [text for _, text in sorted(items)] for build, items in found.items()}
+
+def median_ns(text, group, workload, strategy):
+    table = re.search(re.escape(f"memory · {group} · {workload}  (") + r".*?\n\n", text, re.S)
+    line = table and re.search(r"^\s+" + re.escape(strategy) + r"\s{2,}([0-9.]+)\s", table.group(0), re.M)
+    return float(line.group(1)) if line else None
+
+def figures(text):
+    values = {}
+    for label, target in TARGETS:
+        match = re.search(re.escape(target) + r"[^\n]*?([0-9.]+)×", text)
+        values[label] = float(match.group(1)) if match else None
+    for workload, label in (("get-hit uniform", "ceiling uniform 2 ÷ 1"), ("get-hit zipf0.9", "ceiling Zipf 2 ÷ 1")):
+        one, two = median_ns(text, "1 thread", workload, CEILING), median_ns(text, "2 threads", workload, CEILING)
+        values[label] = one / two if one and two else None
+    return values
+
+for build, texts in runs(sys.argv[1]).items():
+    print(f"{build} ({len(texts)} runs)")
+    table = [figures(text) for text in texts]
+    for label in table[0]:
+        values = [row[label] for row in table if row[label] is not None]
+        if values:
+            print(f"  {label:28} median {statistics.median(values):.2f}  range {min(values):.2f}–{max(values):.2f}"
+                  f"  ({' '.join(f'{v:.2f}' for v in values)})")
