@@ -59,8 +59,14 @@ extension KVCacheBench {
             valueName: "1,2,4"))
         var threads: String = "1,2"
 
+        @Option(help: "Timed passes over the keys in each get workload, after one untimed pass on every thread (default 3; 1 with --quick; at most 100).")
+        var passes: Int?
+
         func validate() throws {
             _ = try Self.threadCounts(threads)
+            if let passes, !(1...100).contains(passes) {
+                throw ValidationError("--passes takes 1 to 100, not \(passes)")
+            }
         }
 
         static func threadCounts(_ text: String) throws -> [Int] {
@@ -76,6 +82,7 @@ extension KVCacheBench {
             try Session(options: options).run { report, _ in
                 var benchmark = MemoryBenchmark(options: options, keyCount: keys)
                 benchmark.threadCounts = counts
+                if let passes { benchmark.getPasses = passes }
                 benchmark.run(into: report)
             }
         }
@@ -243,6 +250,7 @@ extension MemoryBenchmark {
         case .full: defaultCount = 200_000
         }
         self.init(keyCount: max(100, keyCount ?? defaultCount), runs: options.runCount)
+        if options.scale == .quick { getPasses = 1 }
     }
 }
 

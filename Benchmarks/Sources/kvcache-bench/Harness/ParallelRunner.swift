@@ -16,11 +16,16 @@ enum ParallelRunner {
     /// Calls `body(worker, sampler)` for `worker` in `0..<threads`; the body
     /// times a sample of its operations with its own `sampler`. With one thread
     /// the batch runs on the calling thread, so no thread hop is timed.
+    ///
+    /// `warmUp(worker)`, if given, runs first on the worker's own thread, untimed:
+    /// the clock starts once every worker has finished it.
     static func run(threads: Int, expectedOperations: Int = 0,
+                    warmUp: (@Sendable (Int) -> Void)? = nil,
                     _ body: @escaping @Sendable (Int, inout LatencySampler) -> Int) -> Outcome {
         _ = Clock.overhead  // calibrated before any timing
         if threads <= 1 {
             var result = 0
+            warmUp?(0)
             var sampler = LatencySampler(expectedOperations: expectedOperations)
             let nanoseconds = Clock.measure { result = body(0, &sampler) }
             return Outcome(nanoseconds: nanoseconds, results: [result], latencies: sampler.latencies)
@@ -33,6 +38,7 @@ enum ParallelRunner {
         for worker in 0..<threads {
             done.enter()
             let thread = Thread {
+                warmUp?(worker)
                 ready.signal()
                 var sampler = LatencySampler(expectedOperations: expectedOperations / threads)
                 start.wait()
@@ -43,7 +49,7 @@ enum ParallelRunner {
             thread.stackSize = 1 << 20
             thread.start()
         }
-        // Every thread exists and waits before the clock starts.
+        // Every thread exists, has warmed up and waits before the clock starts.
         for _ in 0..<threads { ready.wait() }
         let begin = Clock.now()
         for _ in 0..<threads { start.signal() }

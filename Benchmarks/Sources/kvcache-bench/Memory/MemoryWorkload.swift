@@ -10,6 +10,14 @@ enum MemoryWorkload: String, CaseIterable, Sendable {
     case getMiss = "get-miss"
     /// Inserts every key into a cache limited to 10 % of them.
     case setWithEviction = "set-with-eviction"
+
+    /// Whether the workload only looks keys up (timed over several passes, after a warm-up).
+    var isGet: Bool {
+        switch self {
+        case .getHitUniform, .getHitZipf, .getMiss: true
+        case .setFill, .setWithEviction: false
+        }
+    }
 }
 
 /// Keys and access sequences, generated once per key count before any timing.

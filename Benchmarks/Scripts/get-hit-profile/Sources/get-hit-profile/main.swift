@@ -18,7 +18,9 @@
 import Foundation
 import KVCache
 
-final class SmallValue: Sendable {
+/// A value with no reference count: a hit that retained a class instance would write
+/// its count, a line shared by every thread reading that key (as in kvcache-bench).
+struct SmallValue: Sendable {
     let number: Int
     init(_ number: Int) { self.number = number }
 }
@@ -103,6 +105,10 @@ func makeGet() -> (get: @Sendable (String) -> SmallValue?, touch: @Sendable (Str
 
 let present = SmallValue(-1)
 
+/// Each thread's own copies of the keys: shared key strings would be retained and released
+/// by every thread on every get (kvcache-bench's workers look up by copies of their own too).
+let workerKeys = (0..<threads).map { _ in keys.map { String(decoding: Array($0.utf8), as: UTF8.self) } }
+
 /// Seconds for `passes` passes of every thread over its slice of `order`.
 func timedGets(_ get: @escaping @Sendable (String) -> SmallValue?, passes: Int) -> Double {
     let start = Date()
@@ -111,6 +117,7 @@ func timedGets(_ get: @escaping @Sendable (String) -> SmallValue?, passes: Int) 
         done.enter()
         Thread.detachNewThread {
             let slice = order[(worker * keyCount / threads)..<((worker + 1) * keyCount / threads)]
+            let keys = workerKeys[worker]
             var hits = 0
             for _ in 0..<passes {
                 for index in slice where get(keys[index]) != nil { hits += 1 }
