@@ -3,7 +3,8 @@
 
     Benchmarks/Scripts/memory-ab/summarize.py DIR            (run.sh's before-N.txt, after-N.txt)
     Benchmarks/Scripts/memory-ab/summarize.py FILE.txt       (docs/bench/memory-read-lanes-2026-11-25.txt: its
-                                                             "======== series B, NAME, run N" and "-- NAME, run N" sections)
+                                                             "======== series B, NAME, run N" and "-- NAME, run N" sections;
+                                                             docs/bench/memory-warm-passes-2026-11-27.txt: "======== NAME, run N")
 
 For each build: the target figures of the adaptive MemoryCache (one-thread ratios to the
 floor, two threads ÷ one) and the 2 ÷ 1 scaling of the ceiling row in the same runs."""
@@ -26,7 +27,7 @@ def runs(path):
             found.setdefault(build, []).append((int(number), open(name).read()))
     else:
         # Series B: whole runs; series A: "-- NAME, run N" then that run's target lines.
-        parts = re.split(r"^(?:======== series B, |-- )(\S+), run (\d+)\n", open(path).read(), flags=re.M)
+        parts = re.split(r"^(?:======== (?:series B, )?|-- )(\S+), run (\d+)\n", open(path).read(), flags=re.M)
         for build, number, text in zip(parts[1::3], parts[2::3], parts[3::3]):
             found.setdefault(build, []).append((int(number), text))
     return {build: [text for _, text in sorted(items)] for build, items in found.items()}

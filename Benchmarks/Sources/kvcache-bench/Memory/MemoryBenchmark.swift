@@ -1,5 +1,6 @@
 /// `kvcache-bench memory`: every memory strategy on every workload, with one thread
-/// and two (or the counts `--threads` gives), strategies interleaved within each run.
+/// and two (or the counts `--threads` gives); within each run every strategy runs
+/// with each thread count in turn.
 /// With several threads a figure is the wall time over all operations, so
 /// 1-thread ÷ n-thread ns/op is the throughput scaling.
 struct MemoryBenchmark {
@@ -43,24 +44,32 @@ struct MemoryBenchmark {
             if dataByCount[count] == nil { dataByCount[count] = MemoryWorkloadData(keyCount: count) }
         }
         let full = dataByCount[keyCount]!
-        for threads in threadCounts {
-            let group = threads == 1 ? "1 thread" : "\(threads) threads"
-            var samples: [MemoryWorkload: SampleSet] = [:]
-            var retention: [(String, Double)] = []
-            var footprint = SampleSet()
-            for run in 0..<runs {
-                Progress.log("memory: \(group), run \(run + 1)/\(runs)")
-                for entry in Self.strategies {
-                    let strategy = entry.type
-                    let count = strategy.keyLimit.map { min($0, keyCount) } ?? keyCount
-                    let extras = entry.measure(self, dataByCount[count]!, threads, &samples)
-                    if run == runs - 1 { retention.append((strategy.name, extras.keptRecent)) }
+        // Each strategy runs with every thread count back to back, so that a scaling
+        // figure (1 thread ÷ n threads) compares times taken seconds apart, under the
+        // same load from the machine's other tenants, not in different minutes.
+        var samplesByThreads: [Int: [MemoryWorkload: SampleSet]] = [:]
+        var retentionByThreads: [Int: [(String, Double)]] = [:]
+        var footprintByThreads: [Int: SampleSet] = [:]
+        for run in 0..<runs {
+            Progress.log("memory: run \(run + 1)/\(runs)")
+            for entry in Self.strategies {
+                let strategy = entry.type
+                let count = strategy.keyLimit.map { min($0, keyCount) } ?? keyCount
+                for threads in threadCounts {
+                    let extras = entry.measure(self, dataByCount[count]!, threads, &samplesByThreads[threads, default: [:]])
+                    if run == runs - 1 { retentionByThreads[threads, default: []].append((strategy.name, extras.keptRecent)) }
                     if let bytes = extras.bytesPerEntry {
-                        footprint.record(strategy.name, isFloor: strategy.isFloor, perOperation: bytes,
-                                         operations: count)
+                        footprintByThreads[threads, default: SampleSet()].record(
+                            strategy.name, isFloor: strategy.isFloor, perOperation: bytes, operations: count)
                     }
                 }
             }
+        }
+        for threads in threadCounts {
+            let group = threads == 1 ? "1 thread" : "\(threads) threads"
+            let samples = samplesByThreads[threads] ?? [:]
+            let retention = retentionByThreads[threads] ?? []
+            let footprint = footprintByThreads[threads] ?? SampleSet()
             for workload in MemoryWorkload.allCases {
                 var comparison = Comparison(suite: "memory", group: group, workload: workload.rawValue,
                                             operationsPerRun: workload.isGet ? keyCount * getPasses : keyCount)

@@ -89,18 +89,29 @@ let order: [Int] = {
     }
 }()
 
-/// A filled cache (or floor), its get, and a look-up that does not count as a read
-/// (it answers with `present` for a key the cache holds).
-func makeGet() -> (get: @Sendable (String) -> SmallValue?, touch: @Sendable (String) -> SmallValue?) {
-    if mode == "floor" {
-        let floor = Floor()
-        for (index, key) in keys.enumerated() { floor.set(SmallValue(index), forKey: key) }
-        return ({ floor.value(forKey: $0) }, { floor.value(forKey: $0) })
-    }
+/// What the threads read, a filled cache or the floor, with its get and a look-up that
+/// does not count as a read (it answers with `present` for a key the cache holds). The
+/// loops are generic over it, so each is specialized: a get through a closure retained
+/// the closure's context, one object for every thread, on every call.
+protocol Target: AnyObject, Sendable {
+    init()
+    func get(_ key: String) -> SmallValue?
+    func touch(_ key: String) -> SmallValue?
+}
+
+final class FloorTarget: Target {
+    let floor = Floor()
+    init() { for (index, key) in keys.enumerated() { floor.set(SmallValue(index), forKey: key) } }
+    func get(_ key: String) -> SmallValue? { floor.value(forKey: key) }
+    func touch(_ key: String) -> SmallValue? { floor.value(forKey: key) }
+}
+
+final class CacheTarget: Target {
     let cache = try! MemoryCache<String, SmallValue>(
         configuration: .init(countLimit: keyCount, policy: mode == "lru" ? .lru : .adaptive))
-    for (index, key) in keys.enumerated() { cache.setValue(SmallValue(index), forKey: key) }
-    return ({ cache.value(forKey: $0) }, { cache.contains($0) ? present : nil })
+    init() { for (index, key) in keys.enumerated() { cache.setValue(SmallValue(index), forKey: key) } }
+    func get(_ key: String) -> SmallValue? { cache.value(forKey: key) }
+    func touch(_ key: String) -> SmallValue? { cache.contains(key) ? present : nil }
 }
 
 let present = SmallValue(-1)
@@ -109,8 +120,9 @@ let present = SmallValue(-1)
 /// by every thread on every get (kvcache-bench's workers look up by copies of their own too).
 let workerKeys = (0..<threads).map { _ in keys.map { String(decoding: Array($0.utf8), as: UTF8.self) } }
 
-/// Seconds for `passes` passes of every thread over its slice of `order`.
-func timedGets(_ get: @escaping @Sendable (String) -> SmallValue?, passes: Int) -> Double {
+/// Seconds for `passes` passes of every thread over its slice of `order`, by `get` (or
+/// by `touch`).
+func timedGets<T: Target>(_ target: T, touch: Bool = false, passes: Int) -> Double {
     let start = Date()
     let done = DispatchGroup()
     for worker in 0..<threads {
@@ -120,7 +132,11 @@ func timedGets(_ get: @escaping @Sendable (String) -> SmallValue?, passes: Int) 
             let keys = workerKeys[worker]
             var hits = 0
             for _ in 0..<passes {
-                for index in slice where get(keys[index]) != nil { hits += 1 }
+                if touch {
+                    for index in slice where target.touch(keys[index]) != nil { hits += 1 }
+                } else {
+                    for index in slice where target.get(keys[index]) != nil { hits += 1 }
+                }
             }
             precondition(hits == passes * slice.count, "every get must hit")
             done.leave()
@@ -130,16 +146,19 @@ func timedGets(_ get: @escaping @Sendable (String) -> SmallValue?, passes: Int) 
     return Date().timeIntervalSince(start)
 }
 
-// `fresh`: a new, filled cache before each pass, as kvcache-bench's one pass after its fill.
-var seconds = 0.0
-if fresh {
+/// Seconds for every timed pass: `fresh`, a new, filled target before each pass, as
+/// kvcache-bench's one pass after its fill; else `rounds` passes over one.
+func run<T: Target>(_: T.Type) -> Double {
+    guard fresh else { return timedGets(T(), passes: rounds) }
+    var seconds = 0.0
     for _ in 0..<rounds {
-        let (get, touch) = makeGet()
-        if warm { _ = timedGets(touch, passes: 1) }
-        seconds += timedGets(get, passes: 1)
+        let target = T()
+        if warm { _ = timedGets(target, touch: true, passes: 1) }
+        seconds += timedGets(target, passes: 1)
     }
-} else {
-    seconds = timedGets(makeGet().get, passes: rounds)
+    return seconds
 }
+
+let seconds = mode == "floor" ? run(FloorTarget.self) : run(CacheTarget.self)
 let nanoseconds = seconds * 1e9 / Double(rounds * keyCount)
 print(mode, zipf ? "zipf" : "uniform", fresh ? (warm ? "fresh warm" : "fresh") : "", "threads \(threads)", String(format: "%.1f ns/get", nanoseconds))
