@@ -5,6 +5,8 @@
     Benchmarks/Scripts/memory-ab/summarize.py FILE.txt       (docs/bench/memory-read-lanes-2026-11-25.txt: its
                                                              "======== series B, NAME, run N" and "-- NAME, run N" sections;
                                                              docs/bench/memory-warm-passes-2026-11-27.txt: "======== NAME, run N")
+    Benchmarks/Scripts/memory-ab/summarize.py FILE.txt --pool  (the same, each build's runs pooled over the series
+                                                             sN-: "s4-interleaved" and "s5-interleaved" as "interleaved")
 
 For each build: the target figures of the adaptive MemoryCache (one-thread ratios to the
 floor, two threads ÷ one) and the 2 ÷ 1 scaling of the ceiling row in the same runs."""
@@ -47,7 +49,14 @@ def figures(text):
         values[label] = one / two if one and two else None
     return values
 
-for build, texts in runs(sys.argv[1]).items():
+builds = runs(sys.argv[1])
+if "--pool" in sys.argv[2:]:
+    # Pools the runs of each build over the series: "s4-interleaved" and "s5-interleaved" count as "interleaved".
+    pooled = {}
+    for build, texts in builds.items():
+        pooled.setdefault(re.sub(r"^s\d+-", "", build), []).extend(texts)
+    builds = pooled
+for build, texts in builds.items():
     print(f"{build} ({len(texts)} runs)")
     table = [figures(text) for text in texts]
     for label in table[0]:
