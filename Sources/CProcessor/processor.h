@@ -24,4 +24,33 @@ static inline unsigned *kvcache_thread_number(void) {
     return &number;
 }
 
+// Swift's atomics live only in stored properties; the read lanes' shared words live in
+// memory the lanes allocate, one cache line each. Relaxed: they say where work waits,
+// while the locks guard the work itself.
+
+#include <stdint.h>
+
+static inline uint64_t kvcache_atomic_load(const uint64_t *word) {
+    return __atomic_load_n(word, __ATOMIC_RELAXED);
+}
+
+static inline void kvcache_atomic_store(uint64_t *word, uint64_t value) {
+    __atomic_store_n(word, value, __ATOMIC_RELAXED);
+}
+
+// Returns the value before.
+static inline uint64_t kvcache_atomic_or(uint64_t *word, uint64_t bits) {
+    return __atomic_fetch_or(word, bits, __ATOMIC_RELAXED);
+}
+
+// Returns the value before.
+static inline uint64_t kvcache_atomic_add(uint64_t *word, uint64_t amount) {
+    return __atomic_fetch_add(word, amount, __ATOMIC_RELAXED);
+}
+
+// Returns the value before.
+static inline uint64_t kvcache_atomic_exchange(uint64_t *word, uint64_t value) {
+    return __atomic_exchange_n(word, value, __ATOMIC_RELAXED);
+}
+
 #endif

@@ -10,9 +10,9 @@ import Synchronization
 /// memory in common: a hit costs the same with two threads as with one. A writer
 /// holds the cache's lock and takes the stripe's lock in every lane to change that
 /// stripe's table; readers of other stripes go on. Reads are recorded in a buffer
-/// that the policy replays later under the cache's lock, taken with a try-lock
-/// (Caffeine's read buffers); a read recorded while the buffer is full is dropped,
-/// which costs the policy precision, never a wrong value.
+/// that the replaying lane (`ReadLanes`) replays later under the cache's lock, taken
+/// with a try-lock (Caffeine's read buffers); a read recorded while the buffer is full
+/// is dropped, which costs the policy precision, never a wrong value.
 @usableFromInline
 struct LaneStripe {
     /// Reads the buffer holds before the reader that fills it tries to replay them.

@@ -17,13 +17,31 @@ extension MemoryCache {
         adaptive.record(hit: true, entries: storage.count)
     }
 
-    /// Replays the reads in a lane's full read buffer of a stripe, unless another
-    /// thread holds the cache's lock (then later reads of that stripe on that lane are
-    /// dropped until it is replayed). Called without any lock.
+    /// Replays the reads in the calling thread's lane's full read buffer of stripe
+    /// `stripe`, with the buffers other lanes filled and left to it, if its lane is the
+    /// replayer (`ReadLanes.mayReplay`) and no other thread holds the cache's lock;
+    /// the role passes on at the end of its turn (`ReadLanes.endReplay`). Otherwise
+    /// later reads of that stripe on that lane are dropped until a replay.
+    /// Called without any lock.
     @inlinable
-    func replayReadsIfIdle(of part: LaneStripe) {
-        guard mutex.tryLock() else { return }
+    func replayReadsIfIdle(of part: LaneStripe, stripe: Int) {
+        let lanes = storage.lanes
+        let lane = storage.currentLaneIndex
+        guard lanes.mayReplay(lane: lane, stripe: stripe), mutex.tryLock() else { return }
         replayReads(of: part)
+        var buffers = 1
+        var waiting: UInt64 = 0
+        for other in 0..<lanes.count where other != lane {
+            var full = lanes.header(lane: other).takeFullStripes()
+            if full != 0 { waiting |= 1 << UInt64(other) }
+            while full != 0 {
+                let stripe = full.trailingZeroBitCount
+                full &= full &- 1
+                replayReads(of: lanes[lane: other, stripe: stripe])
+                buffers &+= 1
+            }
+        }
+        lanes.endReplay(by: lane, buffers: buffers, waiting: waiting)
         mutex.unlock()
     }
 

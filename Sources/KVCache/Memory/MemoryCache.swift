@@ -156,7 +156,7 @@ public final class MemoryCache<Key: Hashable & Sendable, Value: Sendable>: @unch
                 lane.hits &+= 1
                 let full = lane.record(entry.index, hash: hash, bit: 1 << UInt64(stripe), pending: storage.pendingStripes)
                 lane.unlock()
-                if full { replayReadsIfIdle(of: lane) }
+                if full { replayReadsIfIdle(of: lane, stripe: stripe) }
                 return .hit(entry.value)
             }
             switch read {

@@ -88,6 +88,131 @@ import Testing
         #expect(cache.withLock { cache.storage.invariantViolations() } == [])
     }
 
+    /// Reads of `count` keys of stripe `stripe`, cycling through them, from `thread`.
+    static func read(_ cache: MemoryCache<Int, Int>, stripe: Int, count: Int, on thread: LaneThread) {
+        let storage = cache.storage
+        let keys = (0..<1_000).filter { storage.stripeIndex(forHash: storage.stripeHash.unseeded($0)) == stripe }
+        thread.run {
+            for read in 0..<count { precondition(cache[keys[read % keys.count]] != nil) }
+        }
+    }
+
+    static func buffered(_ cache: MemoryCache<Int, Int>, lane: Int, stripe: Int) -> Int {
+        let part = cache.storage.lanes[lane: lane, stripe: stripe]
+        part.lock()
+        defer { part.unlock() }
+        return part.buffered
+    }
+
+    /// One lane replays the reads of all: the first whose buffer fills takes the role;
+    /// another lane leaves its full buffers to it, and they are replayed with the
+    /// replayer's next full buffer.
+    @Test(.enabled(if: ProcessInfo.processInfo.activeProcessorCount > 1, "one processor: one read lane"))
+    func oneLaneReplaysTheReadsOfEveryLane() throws {
+        let cache: MemoryCache<Int, Int> = try makeCache(.init(countLimit: 1_000, autoTrimInterval: nil))
+        for key in 0..<1_000 { cache[key] = key }
+        let lanes = cache.storage.lanes
+        let (replaying, replayingLane, other, otherLane) = LaneThread.twoOnDifferentLanes(of: cache.storage)
+        defer { replaying.stop(); other.stop() }
+        let capacity = LaneStripe.bufferCapacity
+        #expect(lanes.replayer == 0)
+
+        Self.read(cache, stripe: 3, count: capacity, on: replaying)
+        #expect(lanes.replayer == replayingLane + 1)
+        #expect(Self.buffered(cache, lane: replayingLane, stripe: 3) == 0)
+
+        // The other lane's full buffer waits, marked; reads that find it full are dropped.
+        Self.read(cache, stripe: 3, count: capacity + 5, on: other)
+        #expect(lanes.replayer == replayingLane + 1)
+        #expect(Self.buffered(cache, lane: otherLane, stripe: 3) == capacity)
+        #expect(lanes.header(lane: otherLane).fullStripes == 1 << 3)
+
+        Self.read(cache, stripe: 5, count: capacity, on: replaying)
+        #expect(Self.buffered(cache, lane: otherLane, stripe: 3) == 0)
+        #expect(lanes.header(lane: otherLane).fullStripes == 0)
+        #expect(lanes.replayer == replayingLane + 1)
+        #expect(cache.statistics.hits == 3 * capacity + 5)
+        #expect(cache.withLock { cache.storage.invariantViolations() } == [])
+    }
+
+    /// The replayer hands the role on after `buffersPerTurn` buffers, to a lane whose
+    /// full buffers it replayed: lanes that read take turns at the replay.
+    @Test(.enabled(if: ProcessInfo.processInfo.activeProcessorCount > 1, "one processor: one read lane"))
+    func lanesThatReadTakeTurnsAtTheReplay() throws {
+        let cache: MemoryCache<Int, Int> = try makeCache(.init(countLimit: 1_000, autoTrimInterval: nil))
+        for key in 0..<1_000 { cache[key] = key }
+        let lanes = cache.storage.lanes
+        let (first, firstLane, second, secondLane) = LaneThread.twoOnDifferentLanes(of: cache.storage)
+        defer { first.stop(); second.stop() }
+        let capacity = LaneStripe.bufferCapacity
+        Self.read(cache, stripe: 2, count: capacity, on: first)
+        #expect(lanes.replayer == firstLane + 1)
+        // Each round, the first lane replays its buffer and the second's: two a round,
+        // so its turn ends in the round that brings it from 1 to buffersPerTurn or more.
+        let rounds = ReadLanes.buffersPerTurn / 2
+        for round in 1...rounds {
+            Self.read(cache, stripe: 4, count: capacity, on: second)
+            #expect(lanes.replayer == firstLane + 1, "round \(round)")
+            Self.read(cache, stripe: 2, count: capacity, on: first)
+        }
+        #expect(lanes.replayer == secondLane + 1)
+        #expect(Self.buffered(cache, lane: secondLane, stripe: 4) == 0)
+
+        // Now the first lane's full buffers wait for the second.
+        Self.read(cache, stripe: 2, count: capacity, on: first)
+        #expect(Self.buffered(cache, lane: firstLane, stripe: 2) == capacity)
+        Self.read(cache, stripe: 4, count: capacity, on: second)
+        #expect(Self.buffered(cache, lane: firstLane, stripe: 2) == 0)
+        #expect(lanes.replayer == secondLane + 1)
+        #expect(cache.withLock { cache.storage.invariantViolations() } == [])
+    }
+
+    /// A replayer that reads alone keeps the role: it has no one to hand it to.
+    @Test func aLoneReaderKeepsTheReplay() throws {
+        let cache: MemoryCache<Int, Int> = try makeCache(.init(countLimit: 1_000, autoTrimInterval: nil))
+        for key in 0..<1_000 { cache[key] = key }
+        let lanes = cache.storage.lanes
+        let reader = LaneThread()
+        defer { reader.stop() }
+        let lane = reader.run { cache.storage.currentLaneIndex }
+        Self.read(cache, stripe: 6, count: LaneStripe.bufferCapacity * ReadLanes.buffersPerTurn * 2, on: reader)
+        #expect(lanes.replayer == lane + 1)
+        #expect(Self.buffered(cache, lane: lane, stripe: 6) == 0)
+    }
+
+    /// A lane takes the replayer's role when its reads have found its buffers full
+    /// `dropsBeforeTakeOver` times without a replay: a replayer that stopped reading
+    /// leaves the others' reads unrecorded only that long.
+    @Test(.enabled(if: ProcessInfo.processInfo.activeProcessorCount > 1, "one processor: one read lane"))
+    func aLaneTakesOverFromAReplayerThatStoppedReading() throws {
+        let cache: MemoryCache<Int, Int> = try makeCache(.init(countLimit: 1_000, autoTrimInterval: nil))
+        for key in 0..<1_000 { cache[key] = key }
+        let lanes = cache.storage.lanes
+        let (stopped, stoppedLane, reading, readingLane) = LaneThread.twoOnDifferentLanes(of: cache.storage)
+        defer { stopped.stop(); reading.stop() }
+        let capacity = LaneStripe.bufferCapacity
+        let drops = Int(LaneHeader.dropsBeforeTakeOver)
+        Self.read(cache, stripe: 0, count: capacity, on: stopped)
+        #expect(lanes.replayer == stoppedLane + 1)
+
+        // The read that fills the buffer finds it full too: one drop short of the role.
+        Self.read(cache, stripe: 7, count: capacity + drops - 2, on: reading)
+        #expect(lanes.replayer == stoppedLane + 1)
+        #expect(Self.buffered(cache, lane: readingLane, stripe: 7) == capacity)
+        Self.read(cache, stripe: 7, count: 1, on: reading)
+        #expect(lanes.replayer == readingLane + 1)
+        #expect(Self.buffered(cache, lane: readingLane, stripe: 7) == 0)
+        #expect(lanes.header(lane: readingLane).fullStripes == 0)
+
+        // The lane that lost the role now leaves its full buffers to the new replayer.
+        Self.read(cache, stripe: 0, count: capacity, on: stopped)
+        #expect(lanes.replayer == readingLane + 1)
+        #expect(Self.buffered(cache, lane: stoppedLane, stripe: 0) == capacity)
+        Self.read(cache, stripe: 7, count: capacity, on: reading)
+        #expect(Self.buffered(cache, lane: stoppedLane, stripe: 0) == 0)
+        #expect(cache.withLock { cache.storage.invariantViolations() } == [])
+    }
+
     /// A writer takes one stripe's locks (in every lane) to change that stripe's table:
     /// with them held, reads of keys in the other stripes finish.
     @Test func aWriteToOneStripeDoesNotHoldUpReadsOfTheOthers() throws {
