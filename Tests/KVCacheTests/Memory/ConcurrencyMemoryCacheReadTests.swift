@@ -5,6 +5,23 @@ import Testing
 
 /// Reads that do not wait for the cache's lock (the adaptive policy's striped table).
 @Suite struct ConcurrencyMemoryCacheReadTests {
+    /// A cache holding keys 0..<1,000, each its own value, whose hits skip the cache's lock.
+    static func filledCache() throws -> MemoryCache<Int, Int> {
+        let cache: MemoryCache<Int, Int> = try makeCache(.init(countLimit: 1_000, autoTrimInterval: nil))
+        for key in 0..<1_000 { cache[key] = key }
+        return cache
+    }
+
+    /// Reads a lane's buffer holds.
+    static let capacity = LaneStripe.bufferCapacity
+
+    /// `filledCache()` and two threads that read on different lanes, with their lanes.
+    static func cacheReadOnTwoLanes() throws -> (MemoryCache<Int, Int>, LaneThread, Int, LaneThread, Int) {
+        let cache = try filledCache()
+        let (first, firstLane, second, secondLane) = LaneThread.twoOnDifferentLanes(of: cache.storage)
+        return (cache, first, firstLane, second, secondLane)
+    }
+
     /// Holds the cache's lock, as a long write or trim would, and reads on another thread.
     /// Returns whether the reads finished within a bound far above their cost.
     static func readsFinishWhileTheLockIsHeld(_ cache: MemoryCache<Int, Int>, keys: Range<Int>) -> (Bool, Int) {
@@ -24,8 +41,7 @@ import Testing
     }
 
     @Test func aHitDoesNotWaitForTheCacheLock() throws {
-        let cache: MemoryCache<Int, Int> = try makeCache(.init(countLimit: 1_000, autoTrimInterval: nil))
-        for key in 0..<1_000 { cache[key] = key }
+        let cache = try Self.filledCache()
         // 5,000 reads fill the read buffers many times over while the lock is held:
         // the replays are skipped and reads beyond a full buffer are dropped, never waited for.
         let (finished, hits) = Self.readsFinishWhileTheLockIsHeld(cache, keys: 0..<5_000)
@@ -48,8 +64,7 @@ import Testing
     /// as readers on other threads hold theirs, its reads finish, and count in its lane.
     @Test(.enabled(if: ProcessInfo.processInfo.activeProcessorCount > 1, "one processor: one read lane"))
     func aHitDoesNotWaitForReadersOnOtherLanes() throws {
-        let cache: MemoryCache<Int, Int> = try makeCache(.init(countLimit: 1_000, autoTrimInterval: nil))
-        for key in 0..<1_000 { cache[key] = key }
+        let cache = try Self.filledCache()
         let lanes = cache.storage.lanes
         #expect(lanes.count >= 2)
         let stripes = 0..<lanes.stripeCount
@@ -109,29 +124,26 @@ import Testing
     /// replayer's next full buffer.
     @Test(.enabled(if: ProcessInfo.processInfo.activeProcessorCount > 1, "one processor: one read lane"))
     func oneLaneReplaysTheReadsOfEveryLane() throws {
-        let cache: MemoryCache<Int, Int> = try makeCache(.init(countLimit: 1_000, autoTrimInterval: nil))
-        for key in 0..<1_000 { cache[key] = key }
+        let (cache, replaying, replayingLane, other, otherLane) = try Self.cacheReadOnTwoLanes()
         let lanes = cache.storage.lanes
-        let (replaying, replayingLane, other, otherLane) = LaneThread.twoOnDifferentLanes(of: cache.storage)
         defer { replaying.stop(); other.stop() }
-        let capacity = LaneStripe.bufferCapacity
         #expect(lanes.replayer == 0)
 
-        Self.read(cache, stripe: 3, count: capacity, on: replaying)
+        Self.read(cache, stripe: 3, count: Self.capacity, on: replaying)
         #expect(lanes.replayer == replayingLane + 1)
         #expect(Self.buffered(cache, lane: replayingLane, stripe: 3) == 0)
 
         // The other lane's full buffer waits, marked; reads that find it full are dropped.
-        Self.read(cache, stripe: 3, count: capacity + 5, on: other)
+        Self.read(cache, stripe: 3, count: Self.capacity + 5, on: other)
         #expect(lanes.replayer == replayingLane + 1)
-        #expect(Self.buffered(cache, lane: otherLane, stripe: 3) == capacity)
+        #expect(Self.buffered(cache, lane: otherLane, stripe: 3) == Self.capacity)
         #expect(lanes.header(lane: otherLane).fullStripes == 1 << 3)
 
-        Self.read(cache, stripe: 5, count: capacity, on: replaying)
+        Self.read(cache, stripe: 5, count: Self.capacity, on: replaying)
         #expect(Self.buffered(cache, lane: otherLane, stripe: 3) == 0)
         #expect(lanes.header(lane: otherLane).fullStripes == 0)
         #expect(lanes.replayer == replayingLane + 1)
-        #expect(cache.statistics.hits == 3 * capacity + 5)
+        #expect(cache.statistics.hits == 3 * Self.capacity + 5)
         #expect(cache.withLock { cache.storage.invariantViolations() } == [])
     }
 
@@ -139,29 +151,26 @@ import Testing
     /// full buffers it replayed: lanes that read take turns at the replay.
     @Test(.enabled(if: ProcessInfo.processInfo.activeProcessorCount > 1, "one processor: one read lane"))
     func lanesThatReadTakeTurnsAtTheReplay() throws {
-        let cache: MemoryCache<Int, Int> = try makeCache(.init(countLimit: 1_000, autoTrimInterval: nil))
-        for key in 0..<1_000 { cache[key] = key }
+        let (cache, first, firstLane, second, secondLane) = try Self.cacheReadOnTwoLanes()
         let lanes = cache.storage.lanes
-        let (first, firstLane, second, secondLane) = LaneThread.twoOnDifferentLanes(of: cache.storage)
         defer { first.stop(); second.stop() }
-        let capacity = LaneStripe.bufferCapacity
-        Self.read(cache, stripe: 2, count: capacity, on: first)
+        Self.read(cache, stripe: 2, count: Self.capacity, on: first)
         #expect(lanes.replayer == firstLane + 1)
         // Each round, the first lane replays its buffer and the second's: two a round,
         // so its turn ends in the round that brings it from 1 to buffersPerTurn or more.
         let rounds = ReadLanes.buffersPerTurn / 2
         for round in 1...rounds {
-            Self.read(cache, stripe: 4, count: capacity, on: second)
+            Self.read(cache, stripe: 4, count: Self.capacity, on: second)
             #expect(lanes.replayer == firstLane + 1, "round \(round)")
-            Self.read(cache, stripe: 2, count: capacity, on: first)
+            Self.read(cache, stripe: 2, count: Self.capacity, on: first)
         }
         #expect(lanes.replayer == secondLane + 1)
         #expect(Self.buffered(cache, lane: secondLane, stripe: 4) == 0)
 
         // Now the first lane's full buffers wait for the second.
-        Self.read(cache, stripe: 2, count: capacity, on: first)
-        #expect(Self.buffered(cache, lane: firstLane, stripe: 2) == capacity)
-        Self.read(cache, stripe: 4, count: capacity, on: second)
+        Self.read(cache, stripe: 2, count: Self.capacity, on: first)
+        #expect(Self.buffered(cache, lane: firstLane, stripe: 2) == Self.capacity)
+        Self.read(cache, stripe: 4, count: Self.capacity, on: second)
         #expect(Self.buffered(cache, lane: firstLane, stripe: 2) == 0)
         #expect(lanes.replayer == secondLane + 1)
         #expect(cache.withLock { cache.storage.invariantViolations() } == [])
@@ -169,8 +178,7 @@ import Testing
 
     /// A replayer that reads alone keeps the role: it has no one to hand it to.
     @Test func aLoneReaderKeepsTheReplay() throws {
-        let cache: MemoryCache<Int, Int> = try makeCache(.init(countLimit: 1_000, autoTrimInterval: nil))
-        for key in 0..<1_000 { cache[key] = key }
+        let cache = try Self.filledCache()
         let lanes = cache.storage.lanes
         let reader = LaneThread()
         defer { reader.stop() }
@@ -185,30 +193,27 @@ import Testing
     /// leaves the others' reads unrecorded only that long.
     @Test(.enabled(if: ProcessInfo.processInfo.activeProcessorCount > 1, "one processor: one read lane"))
     func aLaneTakesOverFromAReplayerThatStoppedReading() throws {
-        let cache: MemoryCache<Int, Int> = try makeCache(.init(countLimit: 1_000, autoTrimInterval: nil))
-        for key in 0..<1_000 { cache[key] = key }
+        let (cache, stopped, stoppedLane, reading, readingLane) = try Self.cacheReadOnTwoLanes()
         let lanes = cache.storage.lanes
-        let (stopped, stoppedLane, reading, readingLane) = LaneThread.twoOnDifferentLanes(of: cache.storage)
         defer { stopped.stop(); reading.stop() }
-        let capacity = LaneStripe.bufferCapacity
         let drops = Int(LaneHeader.dropsBeforeTakeOver)
-        Self.read(cache, stripe: 0, count: capacity, on: stopped)
+        Self.read(cache, stripe: 0, count: Self.capacity, on: stopped)
         #expect(lanes.replayer == stoppedLane + 1)
 
         // The read that fills the buffer finds it full too: one drop short of the role.
-        Self.read(cache, stripe: 7, count: capacity + drops - 2, on: reading)
+        Self.read(cache, stripe: 7, count: Self.capacity + drops - 2, on: reading)
         #expect(lanes.replayer == stoppedLane + 1)
-        #expect(Self.buffered(cache, lane: readingLane, stripe: 7) == capacity)
+        #expect(Self.buffered(cache, lane: readingLane, stripe: 7) == Self.capacity)
         Self.read(cache, stripe: 7, count: 1, on: reading)
         #expect(lanes.replayer == readingLane + 1)
         #expect(Self.buffered(cache, lane: readingLane, stripe: 7) == 0)
         #expect(lanes.header(lane: readingLane).fullStripes == 0)
 
         // The lane that lost the role now leaves its full buffers to the new replayer.
-        Self.read(cache, stripe: 0, count: capacity, on: stopped)
+        Self.read(cache, stripe: 0, count: Self.capacity, on: stopped)
         #expect(lanes.replayer == readingLane + 1)
-        #expect(Self.buffered(cache, lane: stoppedLane, stripe: 0) == capacity)
-        Self.read(cache, stripe: 7, count: capacity, on: reading)
+        #expect(Self.buffered(cache, lane: stoppedLane, stripe: 0) == Self.capacity)
+        Self.read(cache, stripe: 7, count: Self.capacity, on: reading)
         #expect(Self.buffered(cache, lane: stoppedLane, stripe: 0) == 0)
         #expect(cache.withLock { cache.storage.invariantViolations() } == [])
     }
@@ -216,8 +221,7 @@ import Testing
     /// A writer takes one stripe's locks (in every lane) to change that stripe's table:
     /// with them held, reads of keys in the other stripes finish.
     @Test func aWriteToOneStripeDoesNotHoldUpReadsOfTheOthers() throws {
-        let cache: MemoryCache<Int, Int> = try makeCache(.init(countLimit: 1_000, autoTrimInterval: nil))
-        for key in 0..<1_000 { cache[key] = key }
+        let cache = try Self.filledCache()
         let storage = cache.storage
         let elsewhere = (0..<1_000).filter { storage.stripeIndex(forHash: storage.stripeHash.unseeded($0)) != 0 }
         #expect(elsewhere.count > 800)
