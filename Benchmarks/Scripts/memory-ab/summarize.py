@@ -7,6 +7,8 @@
                                                              docs/bench/memory-warm-passes-2026-11-27.txt: "======== NAME, run N")
     Benchmarks/Scripts/memory-ab/summarize.py FILE.txt --pool  (the same, each build's runs pooled over the series
                                                              sN-: "s4-interleaved" and "s5-interleaved" as "interleaved")
+    Benchmarks/Scripts/memory-ab/summarize.py FILE.txt --pool --series s3,s4,s6
+                                                             (pooled over the series named only)
 
 For each build: the target figures of the adaptive MemoryCache (one-thread ratios to the
 floor, two threads ÷ one) and the 2 ÷ 1 scaling of the ceiling row in the same runs."""
@@ -50,6 +52,9 @@ def figures(text):
     return values
 
 builds = runs(sys.argv[1])
+if "--series" in sys.argv[2:]:
+    named = sys.argv[sys.argv.index("--series") + 1].split(",")
+    builds = {build: texts for build, texts in builds.items() if build.split("-")[0] in named}
 if "--pool" in sys.argv[2:]:
     # Pools the runs of each build over the series: "s4-interleaved" and "s5-interleaved" count as "interleaved".
     pooled = {}

@@ -244,10 +244,11 @@ final class LRUStorage<Key: Hashable, Value> {
     /// `pendingStripes`).
     static var stripeCount: Int { 16 }
 
-    /// The calling thread's read lane's part of stripe `stripe`.
+    /// Lane `lane`'s part of stripe `stripe` (`lanes[lane:stripe:]`, without touching
+    /// the `ReadLanes` object).
     @inlinable
-    func currentLane(stripe: Int) -> LaneStripe {
-        LaneStripe(memory: laneBase + currentLaneIndex &* laneStride + stripe &* LaneStripe.byteCount)
+    func lane(_ lane: Int, stripe: Int) -> LaneStripe {
+        LaneStripe(memory: laneBase + lane &* laneStride + stripe &* LaneStripe.byteCount)
     }
 
     /// The calling thread's read lane.

@@ -2,7 +2,7 @@ import CProcessor
 
 /// A read lane's own line, ahead of its stripes: the stripes whose read buffers the
 /// lane filled and left for the replaying lane (`ReadLanes.replayer`), and how many
-/// reads found one of its buffers full since the replayer last emptied one (a view of
+/// reads filled one of its buffers or found it full since the replayer last emptied one (a view of
 /// memory that `ReadLanes` owns). Atomic words: readers write them without a lock.
 @usableFromInline
 struct LaneHeader {
@@ -30,8 +30,8 @@ struct LaneHeader {
     @inlinable
     var fullStripes: UInt64 { kvcache_atomic_load(fullStripesWord) }
 
-    /// Marks stripe `stripe`'s buffer full, for the replayer, and counts a read that
-    /// found it so; returns whether the lane should take the replayer's role.
+    /// Marks stripe `stripe`'s buffer full, for the replayer, and counts the read that
+    /// filled it or found it full; returns whether the lane should take the replayer's role.
     @inlinable
     func leaveFull(stripe: Int) -> Bool {
         let bit: UInt64 = 1 << UInt64(stripe)

@@ -17,16 +17,15 @@ extension MemoryCache {
         adaptive.record(hit: true, entries: storage.count)
     }
 
-    /// Replays the reads in the calling thread's lane's full read buffer of stripe
-    /// `stripe`, with the buffers other lanes filled and left to it, if its lane is the
+    /// Replays the reads in `part`, lane `lane`'s (the calling thread's) full read buffer
+    /// of stripe `stripe`, with the buffers other lanes filled and left to it, if `lane` is the
     /// replayer (`ReadLanes.mayReplay`) and no other thread holds the cache's lock;
     /// the role passes on at the end of its turn (`ReadLanes.endReplay`). Otherwise
     /// later reads of that stripe on that lane are dropped until a replay.
     /// Called without any lock.
     @inlinable
-    func replayReadsIfIdle(of part: LaneStripe, stripe: Int) {
+    func replayReadsIfIdle(of part: LaneStripe, lane: Int, stripe: Int) {
         let lanes = storage.lanes
-        let lane = storage.currentLaneIndex
         guard lanes.mayReplay(lane: lane, stripe: stripe), mutex.tryLock() else { return }
         replayReads(of: part)
         var buffers = 1

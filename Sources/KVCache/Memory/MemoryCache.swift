@@ -141,7 +141,8 @@ public final class MemoryCache<Key: Hashable & Sendable, Value: Sendable>: @unch
             // A hit takes only its thread's read lane's lock of the stripe, and records
             // the read there.
             let stripe = storage.stripeIndex(forHash: hash)
-            let lane = storage.currentLane(stripe: stripe)
+            let laneIndex = storage.currentLaneIndex
+            let lane = storage.lane(laneIndex, stripe: stripe)
             let read: LaneRead = storage.withStripe(at: stripe) { tableStripe in
                 lane.lock()
                 guard lane.readsSkipCacheLock else {
@@ -156,7 +157,7 @@ public final class MemoryCache<Key: Hashable & Sendable, Value: Sendable>: @unch
                 lane.hits &+= 1
                 let full = lane.record(entry.index, hash: hash, bit: 1 << UInt64(stripe), pending: storage.pendingStripes)
                 lane.unlock()
-                if full { replayReadsIfIdle(of: lane, stripe: stripe) }
+                if full { replayReadsIfIdle(of: lane, lane: laneIndex, stripe: stripe) }
                 return .hit(entry.value)
             }
             switch read {
