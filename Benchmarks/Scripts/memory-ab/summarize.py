@@ -11,10 +11,14 @@
                                                              (pooled over the series named only)
 
 For each build: the target figures of the adaptive MemoryCache (one-thread ratios to the
-floor, two threads ÷ one) and the 2 ÷ 1 scaling of the ceiling row in the same runs."""
+floor, two threads ÷ one) and the 2 ÷ 1 scaling of the ceiling row in the same runs. Runs that
+timed 1 and 2 threads in pairs (PairedScaling) also give the 2 ÷ 1 of the two tables' medians
+(the figure earlier runs' target line gave), the ceiling's paired figure, and the adaptive
+cache's paired figure ÷ the ceiling's, round by round."""
 import glob, os, re, statistics, sys
 
 CEILING = "Dictionary, unlocked reads (ceiling)"
+SUBJECT = "KVCache MemoryCache"
 TARGETS = [("1 thread uniform ÷ floor", "get-hit uniform, KVCache MemoryCache ÷"),
            ("1 thread Zipf ÷ floor", "get-hit zipf0.9, KVCache MemoryCache ÷"),
            ("set-with-eviction ÷ insert", "set-with-eviction, KVCache MemoryCache ÷"),
@@ -46,9 +50,18 @@ def figures(text):
     for label, target in TARGETS:
         match = re.search(re.escape(target) + r"[^\n]*?([0-9.]+)×", text)
         values[label] = float(match.group(1)) if match else None
-    for workload, label in (("get-hit uniform", "ceiling uniform 2 ÷ 1"), ("get-hit zipf0.9", "ceiling Zipf 2 ÷ 1")):
+    for workload, name in (("get-hit uniform", "uniform"), ("get-hit zipf0.9", "Zipf")):
         one, two = median_ns(text, "1 thread", workload, CEILING), median_ns(text, "2 threads", workload, CEILING)
-        values[label] = one / two if one and two else None
+        values[f"ceiling {name} 2 ÷ 1"] = one / two if one and two else None
+        # Since the paired rounds (PairedScaling), the target line gives their median;
+        # the tables' medians give the figure the earlier runs' target lines gave.
+        paired = median_ns(text, "2 threads ÷ 1 thread, paired", workload, SUBJECT)
+        if paired:
+            one, two = median_ns(text, "1 thread", workload, SUBJECT), median_ns(text, "2 threads", workload, SUBJECT)
+            values[f"{name} 2 ÷ 1, tables"] = one / two if one and two else None
+            values[f"ceiling {name} 2 ÷ 1, paired"] = median_ns(text, "2 threads ÷ 1 thread, paired", workload, CEILING)
+            values[f"{name} ÷ ceiling, paired"] = median_ns(
+                text, "2 threads ÷ 1 thread, paired, ÷ the ceiling's", workload, SUBJECT)
     return values
 
 builds = runs(sys.argv[1])
@@ -64,8 +77,8 @@ if "--pool" in sys.argv[2:]:
 for build, texts in builds.items():
     print(f"{build} ({len(texts)} runs)")
     table = [figures(text) for text in texts]
-    for label in table[0]:
-        values = [row[label] for row in table if row[label] is not None]
+    for label in dict.fromkeys(label for row in table for label in row):
+        values = [row[label] for row in table if row.get(label) is not None]
         if values:
-            print(f"  {label:28} median {statistics.median(values):.2f}  range {min(values):.2f}–{max(values):.2f}"
+            print(f"  {label:31} median {statistics.median(values):.2f}  range {min(values):.2f}–{max(values):.2f}"
                   f"  ({' '.join(f'{v:.2f}' for v in values)})")

@@ -88,6 +88,34 @@ import Testing
         #expect(!uniform.detail.contains(UnlockedReadsStrategy.name))
     }
 
+    /// When the run timed 1 and 2 threads in pairs, the figure is the median of the
+    /// pairs, not of the two tables.
+    @Test func memoryScalingIsThePairedRoundsMedianWhenTheyRan() throws {
+        func ratios(_ group: String, _ rows: [(String, [Double])]) -> Comparison {
+            var comparison = Comparison(suite: "memory", group: group, workload: "get-hit uniform", operationsPerRun: 100)
+            comparison.unit = "×"
+            for row in rows { comparison.add(row.0, isFloor: false, samples: row.1) }
+            return comparison
+        }
+        let checks = Targets.evaluate([
+            comparison("memory", "1 thread", "get-hit uniform", [("Dictionary+mutex", 80), ("KVCache MemoryCache", 100)]),
+            comparison("memory", "2 threads", "get-hit uniform", [("Dictionary+mutex", 70), ("KVCache MemoryCache", 92)]),
+            ratios(PairedScaling.group, [("KVCache MemoryCache", [1.5, 1.9, 1.85]),
+                                         (UnlockedReadsStrategy.name, [1.6, 2.0, 1.95])]),
+            ratios(PairedScaling.quietGroup, [("KVCache MemoryCache", [1.9, 1.85]),
+                                              (UnlockedReadsStrategy.name, [2.0, 1.95])]),
+            ratios(PairedScaling.relativeGroup, [("KVCache MemoryCache", [0.94, 0.95, 0.95]),
+                                                 (UnlockedReadsStrategy.name, [1, 1, 1])]),
+        ])
+        let uniform = try check(checks, "get-hit uniform, 2 threads ÷ 1 thread")
+        #expect(uniform.status == .met)
+        #expect(uniform.figure == "1.85×")
+        #expect(uniform.detail.hasPrefix("median of 3 paired rounds (1.50×–1.90×)"))
+        #expect(uniform.detail.contains("\(UnlockedReadsStrategy.name): 1.95×"))
+        #expect(uniform.detail.contains("the 2 rounds where the ceiling reached 1.80×: 1.88×"))
+        #expect(uniform.detail.hasSuffix("÷ the ceiling's, round by round: 0.95"))
+    }
+
     @Test func timeTargetsCompareTheTimeItself() throws {
         var slow = comparison("concurrency-latency", "beside slow work", "(b) DiskCache: 1 MB sets", [])
         slow.add("alone", isFloor: true, samples: [1_000], latencies: [1_000, 2_000])

@@ -147,6 +147,41 @@ enum Charts {
         return svg + SVG.close
     }
 
+    /// One bar per strategy for a table of ratios with no floor (the paired 2 ÷ 1
+    /// thread scaling): the median on a linear axis from 0, whiskers from the smallest
+    /// to the largest round, and a dashed line at `mark` (the bound).
+    static func valueBars(_ comparison: Comparison, mark: Double) -> String {
+        let rows = comparison.rows
+        guard !rows.isEmpty, comparison.floor == nil else { return "" }
+        let left = 190.0, right = 450.0, rowHeight = 20.0, top = 38.0
+        let height = top + rowHeight * Double(rows.count) + 30
+        let largest = max(mark, rows.map(\.nanosecondsPerOperation.max).max() ?? mark) * 1.05
+        func x(_ value: Double) -> Double { left + (right - left) * value / largest }
+        let title = "\(comparison.group) · \(comparison.workload)"
+        var svg = SVG.open(width: 640, height: height, title: "\(comparison.suite) · " + title)
+        svg += SVG.text(8, 16, title, size: 13, weight: "bold")
+        svg += SVG.text(left, 32, "median \(comparison.unit), whiskers from the smallest round to the largest; "
+                        + "higher is better", size: 10, fill: "#666")
+        for (index, row) in rows.enumerated() {
+            let y = top + Double(index) * rowHeight
+            let summary = row.nanosecondsPerOperation
+            svg += SVG.text(left - 6, y + 13, row.strategy, anchor: "end", size: 11)
+            svg += SVG.rect(left, y + 3, max(1, x(summary.median) - left), rowHeight - 7,
+                            fill: StrategyGuide.color(row.strategy))
+            svg += SVG.line(x(summary.min), y + rowHeight / 2, x(summary.max), y + rowHeight / 2, stroke: "#222")
+            svg += SVG.text(right + 52, y + 13, TargetCheck.format(ratio: summary.median), anchor: "end", size: 11,
+                            weight: "bold")
+        }
+        let axisY = top + rowHeight * Double(rows.count) + 4
+        svg += SVG.line(left, axisY, right, axisY, stroke: "#666")
+        for tick in stride(from: 0.0, through: largest, by: largest > 4 ? 1 : 0.5) {
+            svg += SVG.line(x(tick), axisY, x(tick), axisY + 4, stroke: "#666")
+            svg += SVG.text(x(tick), axisY + 16, ratioLabel(tick), anchor: "middle", size: 10)
+        }
+        svg += SVG.line(x(mark), top - 2, x(mark), axisY, stroke: "#444", dash: "3 2")
+        return svg + SVG.close
+    }
+
     static func ratioLabel(_ value: Double) -> String {
         value >= 1 ? String(format: "%g×", value) : String(format: "%g×", (value * 100).rounded() / 100)
     }

@@ -166,7 +166,8 @@ enum HTMLReport {
     private static func glanceSection(_ comparisons: [Comparison]) -> String {
         var html = "<p>Median ÷ floor median for every table of the run (lower is better; – : not run).</p>\n"
         for suite in suites(of: comparisons) {
-            let members = comparisons.filter { $0.suite == suite }
+            // Tables of ratios without a floor (the paired scaling) are charted on their own.
+            let members = comparisons.filter { $0.suite == suite && $0.floor != nil }
             var strategies: [String] = []
             for row in members.flatMap(\.rows) where !strategies.contains(row.strategy) {
                 strategies.append(row.strategy)
@@ -233,7 +234,9 @@ enum HTMLReport {
     private static func suiteSection(_ comparisons: [Comparison]) -> String {
         var html = ""
         for comparison in comparisons {
-            let ratio = Charts.ratioBars(comparison)
+            let ratio = comparison.floor == nil && comparison.unit == "×"
+                ? Charts.valueBars(comparison, mark: comparison.group == PairedScaling.relativeGroup ? 1 : 1.8)
+                : Charts.ratioBars(comparison)
             let latency = comparison.rows.contains { $0.latency != nil } ? Charts.latencyRanges(comparison) : ""
             guard !ratio.isEmpty || !latency.isEmpty else { continue }
             html += "<div class=\"workload\"><div class=\"grid\"><figure>\(ratio)</figure>"

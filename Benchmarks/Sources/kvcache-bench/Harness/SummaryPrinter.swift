@@ -6,7 +6,8 @@ enum SummaryPrinter {
         for comparison in comparisons where !suites.contains(comparison.suite) { suites.append(comparison.suite) }
         var output: [String] = []
         for suite in suites {
-            let members = comparisons.filter { $0.suite == suite }
+            // Tables without a floor (ratios already, as the paired scaling) have no column to fill.
+            let members = comparisons.filter { $0.suite == suite && $0.floor != nil }
             var strategies: [String] = []
             for row in members.flatMap(\.rows) where !strategies.contains(row.strategy) {
                 strategies.append(row.strategy)

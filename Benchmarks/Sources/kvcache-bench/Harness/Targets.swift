@@ -298,17 +298,35 @@ enum Targets {
                                      unit: "reads/s", atLeast: bound)
         }
 
-        /// 2 threads ÷ 1 thread throughput of a memory workload for `subject`, with the
-        /// same figure of `ceiling` (a lookup that writes nothing) in the detail.
+        /// 2 threads ÷ 1 thread throughput of a memory workload for `subject`: the median
+        /// of `PairedScaling`'s rounds when they ran (else of the two tables' medians), with
+        /// the same figure of `ceiling` (a lookup that writes nothing) in the detail.
         func memoryScaling(workload: String, subject: String, ceiling: String, atLeast bound: Double) -> TargetCheck {
-            let one = comparison(("memory", "1 thread", workload)), two = comparison(("memory", "2 threads", workload))
-            var check = throughputScaling(area: "memory", name: "\(workload), 2 threads ÷ 1 thread throughput, \(subject)",
-                                          one: median(one, subject), two: median(two, subject),
-                                          unit: "gets/s", atLeast: bound)
-            if let oneCeiling = median(one, ceiling), let twoCeiling = median(two, ceiling), twoCeiling > 0 {
-                check.detail += " · \(ceiling): " + TargetCheck.format(ratio: oneCeiling / twoCeiling)
+            let name = "\(workload), 2 threads ÷ 1 thread throughput, \(subject)"
+            let paired = comparison(("memory", PairedScaling.group, workload))
+            guard let rounds = paired?.rows.first(where: { $0.strategy == subject })?.nanosecondsPerOperation else {
+                let one = comparison(("memory", "1 thread", workload)), two = comparison(("memory", "2 threads", workload))
+                var check = throughputScaling(area: "memory", name: name, one: median(one, subject),
+                                              two: median(two, subject), unit: "gets/s", atLeast: bound)
+                if let oneCeiling = median(one, ceiling), let twoCeiling = median(two, ceiling), twoCeiling > 0 {
+                    check.detail += " · \(ceiling): " + TargetCheck.format(ratio: oneCeiling / twoCeiling)
+                }
+                return check
             }
-            return check
+            var detail = "median of \(paired?.rows.first?.samples.count ?? 0) paired rounds ("
+                + TargetCheck.format(ratio: rounds.min) + "–" + TargetCheck.format(ratio: rounds.max) + ")"
+            if let value = median(paired, ceiling) { detail += " · \(ceiling): " + TargetCheck.format(ratio: value) }
+            let quiet = comparison(("memory", PairedScaling.quietGroup, workload))
+            if let value = median(quiet, subject), let count = quiet?.rows.first?.samples.count {
+                detail += " · the \(count) rounds where the ceiling reached "
+                    + TargetCheck.format(ratio: PairedScaling.quietCeiling) + ": " + TargetCheck.format(ratio: value)
+            }
+            if let value = median(comparison(("memory", PairedScaling.relativeGroup, workload)), subject) {
+                detail += " · ÷ the ceiling's, round by round: " + String(format: "%.2f", value)
+            }
+            return TargetCheck(area: "memory", name: name, bound: "≥ " + String(format: "%g", bound) + "×",
+                               ratio: rounds.median, time: nil, detail: detail,
+                               status: rounds.median >= bound ? .met : .notMet)
         }
 
         /// One thread's ns per operation over two threads' (wall time over all operations).

@@ -2,7 +2,8 @@
 /// and two (or the counts `--threads` gives); within each run every strategy runs
 /// with each thread count in turn.
 /// With several threads a figure is the wall time over all operations, so
-/// 1-thread ÷ n-thread ns/op is the throughput scaling.
+/// 1-thread ÷ n-thread ns/op is the throughput scaling; with 1 and 2 threads,
+/// `PairedScaling` then times the two counts back to back for the scaling figure.
 struct MemoryBenchmark {
     /// Add a strategy here to compare it.
     static let strategies: [Strategy] = [
@@ -75,7 +76,8 @@ struct MemoryBenchmark {
                                             operationsPerRun: workload.isGet ? keyCount * getPasses : keyCount)
                 samples[workload]?.fill(&comparison)
                 if workload.isGet {
-                    comparison.notes.append("each worker looks up its share once untimed, then \(getPasses) times timed")
+                    comparison.notes.append("each worker looks up its share once untimed, then the workers look "
+                        + "every key up \(getPasses) times, timed, taking chunks of \(SharedPositions.chunk) as they go")
                 }
                 switch workload {
                 case .getHitZipf:
@@ -103,7 +105,13 @@ struct MemoryBenchmark {
                 report.add(comparison)
             }
         }
+        if threadCounts.contains(1) && threadCounts.contains(2) {
+            PairedScaling(rounds: pairedRounds, passes: getPasses).run(data: full, into: report)
+        }
     }
+
+    /// Rounds of `PairedScaling`: 3 per run.
+    var pairedRounds: Int { runs * 3 }
 
     /// What a run measures besides time.
     struct RunExtras {
@@ -117,12 +125,7 @@ struct MemoryBenchmark {
     private func measure<S: MemoryStrategy>(_ type: S.Type, data: MemoryWorkloadData, threads: Int,
                                         into samples: inout [MemoryWorkload: SampleSet]) -> RunExtras {
         let keys = data.keys.map(S.makeKey)
-        // Each worker looks keys up by copies of its own, as a server looks up keys it
-        // has just read from requests: had the workers shared the key objects, each get
-        // would retain and release the same hot keys' storage on every core (its
-        // reference count's line moving between them), whatever the cache.
-        let lookupKeys = (0..<threads).map { _ in data.keys.map { S.makeKey(Self.copy($0)) } }
-        let missing = (0..<threads).map { _ in data.missingKeys.map { S.makeKey(Self.copy($0)) } }
+        let missing = Self.lookupKeys(S.self, data.missingKeys, threads: threads)
         let n = data.keyCount
         func record(_ workload: MemoryWorkload, _ outcome: ParallelRunner.Outcome, expectedHits: Int?,
                     operations: Int? = nil) {
@@ -145,11 +148,13 @@ struct MemoryBenchmark {
             bytesPerEntry = Double(heapAfter - heapBefore) / Double(n)
         }
         let passes = getPasses
-        record(.getHitUniform, Self.get(cache, keys: lookupKeys, order: data.uniform, threads: threads, passes: passes),
+        record(.getHitUniform, Self.get(cache, keys: Self.lookupKeys(S.self, data.uniformKeys, threads: threads),
+                                        threads: threads, passes: passes),
                expectedHits: n * passes, operations: n * passes)
-        record(.getHitZipf, Self.get(cache, keys: lookupKeys, order: data.zipf, threads: threads, passes: passes),
+        record(.getHitZipf, Self.get(cache, keys: Self.lookupKeys(S.self, data.zipfKeys, threads: threads),
+                                     threads: threads, passes: passes),
                expectedHits: n * passes, operations: n * passes)
-        record(.getMiss, Self.get(cache, keys: missing, order: nil, threads: threads, passes: passes),
+        record(.getMiss, Self.get(cache, keys: missing, threads: threads, passes: passes),
                expectedHits: 0, operations: n * passes)
 
         let limit = max(1, n / 10)
@@ -178,36 +183,46 @@ struct MemoryBenchmark {
         }
     }
 
-    /// Each worker looks up its slice of `order` (or of the keys in order), by its own
-    /// copies of the keys (`keys[worker]`): once untimed on its own thread, then
-    /// `passes` times, timed. The untimed pass brings each core's caches (and a
+    /// Workers look up `keys[worker]` in order, each worker by its own copies: once
+    /// untimed, each its own slice on its own thread, then `passes` times, timed,
+    /// taking chunks of positions as they go (`SharedPositions`), so a worker the
+    /// machine slows does fewer and the wall time is the workers' throughput together,
+    /// not the slowest one's share. The untimed pass brings each core's caches (and a
     /// policy's counts) to the state a cache serving reads is in; several timed passes
     /// keep thread wake-ups and the first misses of a core a small share of the time.
-    private static func get<S: MemoryStrategy>(_ cache: S, keys workerKeys: [[S.Key]], order: [Int]?,
-                                               threads: Int, passes: Int) -> ParallelRunner.Outcome {
-        let count = order?.count ?? workerKeys[0].count
-        @Sendable func lookUp(worker: Int, sampler: inout LatencySampler) -> Int {
-            let keys = workerKeys[worker]
+    static func get<S: MemoryStrategy>(_ cache: S, keys workerKeys: [[S.Key]], threads: Int,
+                                       passes: Int) -> ParallelRunner.Outcome {
+        let count = workerKeys[0].count
+        @Sendable func lookUp(_ keys: [S.Key], _ positions: Range<Int>, sampler: inout LatencySampler) -> Int {
             var hits = 0
-            if let order {
-                for position in ParallelRunner.slice(count, worker: worker, parts: threads) {
-                    if sampler.measure({ cache.value(forKey: keys[order[position]]) }) != nil { hits &+= 1 }
-                }
-            } else {
-                for index in ParallelRunner.slice(count, worker: worker, parts: threads) {
-                    if sampler.measure({ cache.value(forKey: keys[index]) }) != nil { hits &+= 1 }
-                }
+            for position in positions {
+                if sampler.measure({ cache.value(forKey: keys[position]) }) != nil { hits &+= 1 }
             }
             return hits
         }
+        let shared = (0..<passes).map { _ in SharedPositions(count: count) }
         return ParallelRunner.run(threads: threads, expectedOperations: count * passes, warmUp: { worker in
             var untimed = LatencySampler(expectedOperations: 0)
-            _ = lookUp(worker: worker, sampler: &untimed)
+            _ = lookUp(workerKeys[worker], ParallelRunner.slice(count, worker: worker, parts: threads), sampler: &untimed)
         }) { worker, sampler in
+            let keys = workerKeys[worker]
             var hits = 0
-            for _ in 0..<passes { hits &+= lookUp(worker: worker, sampler: &sampler) }
+            for pass in shared {
+                while let chunk = pass.claim() { hits &+= lookUp(keys, chunk, sampler: &sampler) }
+            }
             return hits
         }
+    }
+
+    /// Each of `threads` workers' own copies of `keys`, which list the keys in the
+    /// order the worker looks them up. As a server looks up keys it has just read
+    /// from requests: had the workers shared the key objects, each get would retain
+    /// and release the same hot keys' storage on every core (its reference count's
+    /// line moving between them), whatever the cache; had the copies been in key
+    /// order, each get would first fetch its key from a random place in memory, a
+    /// miss that is not the cache's work, and two workers' copies would double it.
+    static func lookupKeys<S: MemoryStrategy>(_ type: S.Type, _ keys: [String], threads: Int) -> [[S.Key]] {
+        (0..<threads).map { _ in keys.map { S.makeKey(copy($0)) } }
     }
 
     /// The same string in storage of its own.

@@ -27,6 +27,9 @@ struct MemoryWorkloadData: Sendable {
     let missingKeys: [String]
     let uniform: [Int]
     let zipf: [Int]
+    /// The keys in the order of `uniform` and of `zipf`.
+    var uniformKeys: [String] { uniform.map { keys[$0] } }
+    var zipfKeys: [String] { zipf.map { keys[$0] } }
     /// Share of lookups that go to the 10 % most popular keys under Zipf(0.9).
     let zipfTopTenPercentMass: Double
 
