@@ -222,7 +222,12 @@ struct MemoryBenchmark {
     /// order, each get would first fetch its key from a random place in memory, a
     /// miss that is not the cache's work, and two workers' copies would double it.
     static func lookupKeys<S: MemoryStrategy>(_ type: S.Type, _ keys: [String], threads: Int) -> [[S.Key]] {
-        (0..<threads).map { _ in keys.map { S.makeKey(copy($0)) } }
+        keyCopies(keys, threads: threads).map { $0.map(S.makeKey) }
+    }
+
+    /// `threads` copies of `keys`, each string in storage of its own.
+    static func keyCopies(_ keys: [String], threads: Int) -> [[String]] {
+        (0..<threads).map { _ in keys.map(copy) }
     }
 
     /// The same string in storage of its own.

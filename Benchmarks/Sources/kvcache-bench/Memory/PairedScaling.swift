@@ -34,9 +34,8 @@ struct PairedScaling {
         for workload in [MemoryWorkload.getHitUniform, .getHitZipf] {
             Progress.log("memory: \(workload.rawValue), 1 and 2 threads in pairs, \(rounds) rounds")
             // Two workers' copies of the keys in lookup order, shared by the subjects.
-            let copies = MemoryBenchmark.lookupKeys(DictionaryMutexStrategy.self,
-                                                    workload == .getHitUniform ? data.uniformKeys : data.zipfKeys,
-                                                    threads: 2)
+            let copies = MemoryBenchmark.keyCopies(workload == .getHitUniform ? data.uniformKeys : data.zipfKeys,
+                                                   threads: 2)
             let pairs = subjects.map { $0.pairs(copies) }
             var ratios = [[Double]](repeating: [], count: subjects.count)
             for _ in 0..<rounds {
