@@ -13,8 +13,9 @@
 For each build: the target figures of the adaptive MemoryCache (one-thread ratios to the
 floor, two threads ÷ one) and the 2 ÷ 1 scaling of the ceiling row in the same runs. Runs that
 timed 1 and 2 threads in pairs (PairedScaling) also give the 2 ÷ 1 of the two tables' medians
-(the figure earlier runs' target line gave), the ceiling's paired figure, and the adaptive
-cache's paired figure ÷ the ceiling's, round by round."""
+(the figure earlier runs' target line gave), the ceiling's paired figure, the adaptive
+cache's paired figure ÷ the ceiling's, round by round, and the LRU policy's and the floor's
+paired figures. The LRU policy's one-thread targets are printed too."""
 import glob, os, re, statistics, sys
 
 CEILING = "Dictionary, unlocked reads (ceiling)"
@@ -24,7 +25,11 @@ TARGETS = [("1 thread uniform ÷ floor", "get-hit uniform, KVCache MemoryCache �
            ("set-with-eviction ÷ insert", "set-with-eviction, KVCache MemoryCache ÷"),
            ("heap per entry ÷ floor", "heap per entry, KVCache MemoryCache ÷"),
            ("uniform 2 ÷ 1 threads", "get-hit uniform, 2 threads ÷ 1 thread throughput, KVCache MemoryCache "),
-           ("Zipf 2 ÷ 1 threads", "get-hit zipf0.9, 2 threads ÷ 1 thread throughput, KVCache MemoryCache ")]
+           ("Zipf 2 ÷ 1 threads", "get-hit zipf0.9, 2 threads ÷ 1 thread throughput, KVCache MemoryCache "),
+           ("LRU 1 thread uniform ÷ floor", "get-hit uniform, KVCache MemoryCache (LRU) ÷"),
+           ("LRU 1 thread Zipf ÷ floor", "get-hit zipf0.9, KVCache MemoryCache (LRU) ÷"),
+           ("LRU set-with-eviction ÷ insert", "set-with-eviction, KVCache MemoryCache (LRU) ÷"),
+           ("LRU heap per entry ÷ floor", "heap per entry, KVCache MemoryCache (LRU) ÷")]
 
 def runs(path):
     """{build: [run text, ...]} in run order."""
@@ -62,6 +67,9 @@ def figures(text):
             values[f"ceiling {name} 2 ÷ 1, paired"] = median_ns(text, "2 threads ÷ 1 thread, paired", workload, CEILING)
             values[f"{name} ÷ ceiling, paired"] = median_ns(
                 text, "2 threads ÷ 1 thread, paired, ÷ the ceiling's", workload, SUBJECT)
+            for label, strategy in (("LRU", "KVCache MemoryCache (LRU)"), ("floor", "Dictionary+mutex")):
+                values[f"{label} {name} 2 ÷ 1, paired"] = median_ns(
+                    text, "2 threads ÷ 1 thread, paired", workload, strategy)
     return values
 
 builds = runs(sys.argv[1])
@@ -80,5 +88,5 @@ for build, texts in builds.items():
     for label in dict.fromkeys(label for row in table for label in row):
         values = [row[label] for row in table if row.get(label) is not None]
         if values:
-            print(f"  {label:31} median {statistics.median(values):.2f}  range {min(values):.2f}–{max(values):.2f}"
+            print(f"  {label:34} median {statistics.median(values):.2f}  range {min(values):.2f}–{max(values):.2f}"
                   f"  ({' '.join(f'{v:.2f}' for v in values)})")

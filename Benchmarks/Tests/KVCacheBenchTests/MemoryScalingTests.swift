@@ -49,7 +49,7 @@ import Testing
         PairedScaling(rounds: 3, passes: 1).run(data: MemoryWorkloadData(keyCount: 2_000), into: report)
         for workload in ["get-hit uniform", "get-hit zipf0.9"] {
             let all = try #require(report.comparisons.first { $0.group == PairedScaling.group && $0.workload == workload })
-            #expect(all.rows.map(\.strategy) == PairedScaling.subjects.map(\.name))
+            #expect(all.rows.map(\.strategy) == PairedScaling.subjects.map { $0.type.name })
             #expect(all.rows.allSatisfy { $0.samples.count == 3 && $0.samples.allSatisfy { $0 > 0 } })
             let relative = try #require(report.comparisons.first {
                 $0.group == PairedScaling.relativeGroup && $0.workload == workload

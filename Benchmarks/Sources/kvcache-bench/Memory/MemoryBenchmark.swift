@@ -22,12 +22,15 @@ struct MemoryBenchmark {
     struct Strategy: Sendable {
         let type: any MemoryStrategy.Type
         let measure: @Sendable (MemoryBenchmark, MemoryWorkloadData, Int, inout [MemoryWorkload: SampleSet]) -> RunExtras
+        /// A filled cache of the strategy for `PairedScaling`.
+        let pairedSubject: @Sendable (MemoryWorkloadData) -> PairedScaling.Subject
 
         init<S: MemoryStrategy>(_ type: S.Type) {
             self.type = type
             measure = { benchmark, data, threads, samples in
                 benchmark.measure(S.self, data: data, threads: threads, into: &samples)
             }
+            pairedSubject = { PairedScaling.Subject(S.self, data: $0) }
         }
     }
 

@@ -2,10 +2,10 @@
 /// strategy's gets with one thread and at once with two, on the same filled cache,
 /// then does the same for the next strategy. The per-thread-count tables time the
 /// two seconds apart, and on a shared machine the throughput two cores give a
-/// lookup changes within seconds: in some minutes the ceiling's own 2 ÷ 1 falls to
-/// 1.2–1.4 (the cores' memory traffic, not the code). Pairs taken a fraction of a
-/// second apart, beside the ceiling's pair, say what the code scales to under the
-/// load of that moment.
+/// lookup changes within seconds (the other tenants' memory traffic, not the code;
+/// docs/BENCHMARKS.md, the paired scaling). Pairs taken a fraction of a second apart,
+/// beside the ceiling's pair, say what the code scales to under the load of that
+/// moment.
 ///
 /// The figures: each strategy's ratio in every round; the same over the rounds in
 /// which the ceiling (a lookup that writes nothing) scaled by at least
@@ -13,11 +13,11 @@
 /// each strategy's ratio ÷ the ceiling's in the same round.
 struct PairedScaling {
     /// The strategies timed in pairs, the ceiling last.
-    static let subjects: [Subject.Kind] = [
-        Subject.Kind(KVCacheMemoryStrategy.self),
-        Subject.Kind(KVCacheLRUMemoryStrategy.self),
-        Subject.Kind(DictionaryMutexStrategy.self),
-        Subject.Kind(UnlockedReadsStrategy.self),
+    static let subjects: [MemoryBenchmark.Strategy] = [
+        MemoryBenchmark.Strategy(KVCacheMemoryStrategy.self),
+        MemoryBenchmark.Strategy(KVCacheLRUMemoryStrategy.self),
+        MemoryBenchmark.Strategy(DictionaryMutexStrategy.self),
+        MemoryBenchmark.Strategy(UnlockedReadsStrategy.self),
     ]
     static let ceiling = UnlockedReadsStrategy.name
     /// A round counts as quiet when the ceiling's 2 ÷ 1 reaches this.
@@ -30,7 +30,7 @@ struct PairedScaling {
     var passes: Int
 
     func run(data: MemoryWorkloadData, into report: Report) {
-        let subjects = Self.subjects.map { $0.make(data) }
+        let subjects = Self.subjects.map { $0.pairedSubject(data) }
         for workload in [MemoryWorkload.getHitUniform, .getHitZipf] {
             Progress.log("memory: \(workload.rawValue), 1 and 2 threads in pairs, \(rounds) rounds")
             // Two workers' copies of the keys in lookup order, shared by the subjects.
@@ -72,15 +72,6 @@ struct PairedScaling {
         /// Given the workers' keys in lookup order: one pair, 1 thread's ns per get ÷ 2 threads'.
         let pairs: (_ keys: [[String]]) -> (_ passes: Int) -> Double
         let drain: () -> Void
-
-        struct Kind: Sendable {
-            let name: String
-            let make: @Sendable (MemoryWorkloadData) -> Subject
-            init<S: MemoryStrategy>(_ type: S.Type) {
-                name = S.name
-                make = { Subject(S.self, data: $0) }
-            }
-        }
 
         init<S: MemoryStrategy>(_ type: S.Type, data: MemoryWorkloadData) {
             let cache = S(countLimit: data.keyCount)
