@@ -44,6 +44,11 @@ static inline uint64_t kvcache_atomic_or(uint64_t *word, uint64_t bits) {
 }
 
 // Returns the value before.
+static inline uint64_t kvcache_atomic_and(uint64_t *word, uint64_t bits) {
+    return __atomic_fetch_and(word, bits, __ATOMIC_RELAXED);
+}
+
+// Returns the value before.
 static inline uint64_t kvcache_atomic_add(uint64_t *word, uint64_t amount) {
     return __atomic_fetch_add(word, amount, __ATOMIC_RELAXED);
 }

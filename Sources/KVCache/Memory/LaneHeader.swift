@@ -50,6 +50,15 @@ struct LaneHeader {
         return kvcache_atomic_exchange(fullStripesWord, 0)
     }
 
+    /// Clears the marks of `stripes` (a bit each), whose buffers a writer has just
+    /// emptied: the replayer then neither replays them again nor counts the lane as
+    /// reading when it hands the role on.
+    @inlinable
+    func forget(stripes: UInt64) {
+        // Loaded first: usually none of them is marked.
+        if kvcache_atomic_load(fullStripesWord) & stripes != 0 { kvcache_atomic_and(fullStripesWord, ~stripes) }
+    }
+
     /// Clears the marks and drops (the lane takes the replayer's role, and replays its
     /// own buffers as they fill).
     @inlinable

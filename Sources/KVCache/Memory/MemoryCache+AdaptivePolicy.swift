@@ -56,12 +56,14 @@ extension MemoryCache {
     @inlinable
     func replayPendingStripes() {
         var pending = storage.pendingStripes.exchange(0, ordering: .relaxed)
+        let lanes = storage.lanes
+        for lane in 0..<lanes.count { lanes.header(lane: lane).forget(stripes: pending) }
         while pending != 0 {
             let stripe = pending.trailingZeroBitCount
             pending &= pending - 1
             // Lane by lane within the stripe: one thread's reads replay in the same order
             // whatever its lane.
-            for lane in 0..<storage.lanes.count { replayReads(of: storage.lanes[lane: lane, stripe: stripe]) }
+            for lane in 0..<lanes.count { replayReads(of: lanes[lane: lane, stripe: stripe]) }
         }
     }
 

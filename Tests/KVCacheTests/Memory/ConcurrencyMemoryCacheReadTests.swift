@@ -147,6 +147,25 @@ import Testing
         #expect(cache.withLock { cache.storage.invariantViolations() } == [])
     }
 
+    /// A write replays every lane's buffers of the stripes read since the last replay,
+    /// and clears their marks: the replayer does not take them for full buffers later.
+    @Test(.enabled(if: ProcessInfo.processInfo.activeProcessorCount > 1, "one processor: one read lane"))
+    func aWriteClearsTheMarksOfTheBuffersItReplays() throws {
+        let (cache, replaying, replayingLane, other, otherLane) = try Self.cacheReadOnTwoLanes()
+        let lanes = cache.storage.lanes
+        defer { replaying.stop(); other.stop() }
+        Self.read(cache, stripe: 3, count: Self.capacity, on: replaying)
+        Self.read(cache, stripe: 3, count: Self.capacity, on: other)
+        #expect(lanes.header(lane: otherLane).fullStripes == 1 << 3)
+
+        cache[0] = 0
+        #expect(Self.buffered(cache, lane: otherLane, stripe: 3) == 0)
+        #expect(lanes.header(lane: otherLane).fullStripes == 0)
+        #expect(lanes.replayer == replayingLane + 1)
+        #expect(cache.statistics.hits == 2 * Self.capacity)
+        #expect(cache.withLock { cache.storage.invariantViolations() } == [])
+    }
+
     /// The replayer hands the role on after `buffersPerTurn` buffers, to a lane whose
     /// full buffers it replayed: lanes that read take turns at the replay.
     @Test(.enabled(if: ProcessInfo.processInfo.activeProcessorCount > 1, "one processor: one read lane"))
