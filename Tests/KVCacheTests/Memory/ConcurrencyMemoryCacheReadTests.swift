@@ -140,11 +140,19 @@ import Testing
         #expect(lanes.header(lane: otherLane).fullStripes == 1 << 3)
 
         Self.read(cache, stripe: 5, count: Self.capacity, on: replaying)
-        #expect(Self.buffered(cache, lane: otherLane, stripe: 3) == 0)
-        #expect(lanes.header(lane: otherLane).fullStripes == 0)
-        #expect(lanes.replayer == replayingLane + 1)
-        #expect(cache.statistics.hits == 3 * Self.capacity + 5)
-        #expect(cache.withLock { cache.storage.invariantViolations() } == [])
+        Self.expectReplayed(cache, lane: otherLane, stripe: 3, replayer: replayingLane, hits: 3 * Self.capacity + 5)
+    }
+
+    /// Lane `lane`'s buffer of stripe `stripe` is empty and unmarked, `replayer` still
+    /// replays, the cache counted `hits`, and its invariants hold.
+    static func expectReplayed(_ cache: MemoryCache<Int, Int>, lane: Int, stripe: Int, replayer: Int, hits: Int,
+                               sourceLocation: SourceLocation = #_sourceLocation) {
+        let lanes = cache.storage.lanes
+        #expect(buffered(cache, lane: lane, stripe: stripe) == 0, sourceLocation: sourceLocation)
+        #expect(lanes.header(lane: lane).fullStripes == 0, sourceLocation: sourceLocation)
+        #expect(lanes.replayer == replayer + 1, sourceLocation: sourceLocation)
+        #expect(cache.statistics.hits == hits, sourceLocation: sourceLocation)
+        #expect(cache.withLock { cache.storage.invariantViolations() } == [], sourceLocation: sourceLocation)
     }
 
     /// A write replays every lane's buffers of the stripes read since the last replay,
@@ -159,11 +167,7 @@ import Testing
         #expect(lanes.header(lane: otherLane).fullStripes == 1 << 3)
 
         cache[0] = 0
-        #expect(Self.buffered(cache, lane: otherLane, stripe: 3) == 0)
-        #expect(lanes.header(lane: otherLane).fullStripes == 0)
-        #expect(lanes.replayer == replayingLane + 1)
-        #expect(cache.statistics.hits == 2 * Self.capacity)
-        #expect(cache.withLock { cache.storage.invariantViolations() } == [])
+        Self.expectReplayed(cache, lane: otherLane, stripe: 3, replayer: replayingLane, hits: 2 * Self.capacity)
     }
 
     /// The replayer hands the role on after `buffersPerTurn` buffers, to a lane whose
