@@ -174,14 +174,13 @@ final class LRUStorage<Key: Hashable, Value> {
     @usableFromInline let stripeHash = PolicyHash<Key>(seed: 0)
     /// The read lanes (one, unused, under `.lru`).
     @usableFromInline let lanes: ReadLanes
-    /// `lanes`' memory, lane stride and count - 1, kept here so that a read finds its
-    /// lane without touching the `ReadLanes` object.
+    /// `lanes`' memory, strides and count - 1, kept here so that a read finds its lane
+    /// without touching the `ReadLanes` object.
     @usableFromInline let laneBase: UnsafeMutableRawPointer
     @usableFromInline let laneStride: Int
+    @usableFromInline let laneStripeStride: Int
+    @usableFromInline let laneHeaderStride: Int
     @usableFromInline let laneMask: UInt32
-    /// The stripes whose read buffers (in any lane) may hold reads, a bit per stripe,
-    /// so that the cache's lock holder replays them before it changes anything.
-    @usableFromInline let pendingStripes = Atomic<UInt64>(0)
     /// Entries in the table (all stripes).
     @usableFromInline @exclusivity(unchecked) var liveCount = 0
     /// Whether reads must take the cache's lock from now on (some entry can expire,
@@ -235,20 +234,28 @@ final class LRUStorage<Key: Hashable, Value> {
                           readsSkipCacheLock: segmented && !readsNeedCacheLock)
         laneBase = lanes.base
         laneStride = lanes.laneStride
+        laneStripeStride = lanes.stripeStride
+        laneHeaderStride = lanes.headerStride
         laneMask = UInt32(lanes.count - 1)
         self.readsNeedCacheLock = !segmented || readsNeedCacheLock
         isSegmented = segmented
     }
 
     /// Stripes of a segmented table: a power of two, at most 64 (a bit each in
-    /// `pendingStripes`).
+    /// `LaneHeader.pendingStripes`).
     static var stripeCount: Int { 16 }
 
     /// Lane `lane`'s part of stripe `stripe` (`lanes[lane:stripe:]`, without touching
     /// the `ReadLanes` object).
     @inlinable
     func lane(_ lane: Int, stripe: Int) -> LaneStripe {
-        LaneStripe(memory: laneBase + lane &* laneStride + stripe &* LaneStripe.byteCount)
+        LaneStripe(memory: laneBase + lane &* laneStride + stripe &* laneStripeStride)
+    }
+
+    /// Lane `lane`'s header (`lanes.header(lane:)`, without touching the `ReadLanes` object).
+    @inlinable
+    func laneHeader(_ lane: Int) -> LaneHeader {
+        LaneHeader(memory: laneBase + lane &* laneStride - laneHeaderStride)
     }
 
     /// The calling thread's read lane.

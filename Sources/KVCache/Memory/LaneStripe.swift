@@ -1,29 +1,22 @@
 import Foundation
-import Synchronization
 
 /// A read lane's part of one table stripe: the lock that the lane's readers of the
-/// stripe take, the reads they recorded for the policy, and their hits and misses (a
-/// view of memory that `ReadLanes` owns).
+/// stripe take, the reads they recorded for the policy, and their hits, misses and
+/// dropped reads (a view of memory that `ReadLanes` owns; `LaneFields` places each field).
 ///
 /// Under the adaptive policy a read hit takes only this lock, and each thread always
 /// reads on the same lane (`ThreadNumber`), so threads on different lanes write no
-/// memory in common: a hit costs the same with two threads as with one. A writer
-/// holds the cache's lock and takes the stripe's lock in every lane to change that
-/// stripe's table; readers of other stripes go on. Reads are recorded in a buffer
-/// that the replaying lane (`ReadLanes`) replays later under the cache's lock, taken
-/// with a try-lock (Caffeine's read buffers); a read recorded while the buffer is full
-/// is dropped, which costs the policy precision, never a wrong value.
+/// memory in common. A writer holds the cache's lock and takes the stripe's lock in
+/// every lane to change that stripe's table; readers of other stripes go on. Reads are
+/// recorded in a bounded buffer that the lane drains into the policy under the cache's
+/// lock, taken with a try-lock (Caffeine's read buffers); a read that finds the buffer
+/// full is dropped, which costs the policy precision, never a wrong value.
 @usableFromInline
 struct LaneStripe {
-    /// Reads the buffer holds before the reader that fills it tries to replay them.
-    @inlinable static var bufferCapacity: Int { 32 }
-    @inlinable static var lineSize: Int { 64 }
-    /// Bytes each takes: a line for the mutex and counters, then the buffer.
-    @inlinable static var byteCount: Int { lineSize + bufferCapacity * MemoryLayout<UInt64>.size }
+    /// Reads the buffer holds before the reader that fills it tries to drain them.
+    @inlinable static var bufferCapacity: Int { LaneFields.platform.bufferCapacity }
+    @inlinable static var fields: LaneFields { .platform }
 
-    /// The mutex (at most 40 bytes), the buffered reads' count and whether reads may
-    /// skip the cache's lock (4 bytes each), hits and misses in one 64-byte line, then
-    /// the buffer. No other lane's (or object's) data shares those lines.
     @usableFromInline let memory: UnsafeMutableRawPointer
 
     @inlinable
@@ -50,8 +43,8 @@ struct LaneStripe {
 
     @inlinable
     var buffered: Int {
-        get { Int((memory + 40).load(as: UInt32.self)) }
-        nonmutating set { (memory + 40).storeBytes(of: UInt32(truncatingIfNeeded: newValue), as: UInt32.self) }
+        get { Int((memory + Self.fields.bufferedOffset).load(as: UInt32.self)) }
+        nonmutating set { (memory + Self.fields.bufferedOffset).storeBytes(of: UInt32(truncatingIfNeeded: newValue), as: UInt32.self) }
     }
 
     /// Whether reads may skip the cache's lock: false once some entry can expire or
@@ -59,44 +52,48 @@ struct LaneStripe {
     /// cache's lock). It never turns back on.
     @inlinable
     var readsSkipCacheLock: Bool {
-        get { (memory + 44).load(as: UInt32.self) != 0 }
-        nonmutating set { (memory + 44).storeBytes(of: newValue ? 1 : 0, as: UInt32.self) }
+        get { (memory + Self.fields.skipsCacheLockOffset).load(as: UInt32.self) != 0 }
+        nonmutating set { (memory + Self.fields.skipsCacheLockOffset).storeBytes(of: newValue ? 1 : 0, as: UInt32.self) }
     }
 
     @inlinable
     var hits: Int {
-        get { (memory + 48).load(as: Int.self) }
-        nonmutating set { (memory + 48).storeBytes(of: newValue, as: Int.self) }
+        get { (memory + Self.fields.hitsOffset).load(as: Int.self) }
+        nonmutating set { (memory + Self.fields.hitsOffset).storeBytes(of: newValue, as: Int.self) }
     }
 
     @inlinable
     var misses: Int {
-        get { (memory + 56).load(as: Int.self) }
-        nonmutating set { (memory + 56).storeBytes(of: newValue, as: Int.self) }
+        get { (memory + Self.fields.missesOffset).load(as: Int.self) }
+        nonmutating set { (memory + Self.fields.missesOffset).storeBytes(of: newValue, as: Int.self) }
+    }
+
+    /// Hits the policy never saw: their buffer was full and its drain busy.
+    @inlinable
+    var dropped: Int {
+        get { (memory + Self.fields.droppedOffset).load(as: Int.self) }
+        nonmutating set { (memory + Self.fields.droppedOffset).storeBytes(of: newValue, as: Int.self) }
     }
 
     /// The recorded reads: the slot in the low 32 bits, the key's unseeded policy hash
-    /// in the high 32 (so the replay need not hash the key again).
+    /// in the high 32 (so the drain need not hash the key again).
     @inlinable
     var buffer: UnsafeMutablePointer<UInt64> {
-        (memory + Self.lineSize).assumingMemoryBound(to: UInt64.self)
+        (memory + Self.fields.bufferOffset).assumingMemoryBound(to: UInt64.self)
     }
 
-    /// Records a read of the entry in `slot`, marking the stripe's `bit` in `pending`
-    /// when the buffer was empty; returns whether the buffer is now full. A read that
-    /// finds the buffer full is dropped.
+    /// Records a read of the entry in `slot` and returns how many reads the buffer now
+    /// holds; 0 when it was full, and the read is dropped (and counted as such).
     @inlinable
-    func record(_ slot: Int32, hash: UInt32, bit: UInt64, pending: borrowing Atomic<UInt64>) -> Bool {
+    func record(_ slot: Int32, hash: UInt32) -> Int {
         let count = buffered
-        guard count < Self.bufferCapacity else { return true }
-        // Loaded first: the bit is usually set already (bits are cleared only before a
-        // write), and a load leaves the line shared where a write would take it.
-        if count == 0, pending.load(ordering: .relaxed) & bit == 0 {
-            pending.bitwiseOr(bit, ordering: .relaxed)
+        guard count < Self.bufferCapacity else {
+            dropped &+= 1
+            return 0
         }
         buffer[count] = UInt64(UInt32(bitPattern: slot)) | UInt64(hash) << 32
         buffered = count &+ 1
-        return count &+ 1 == Self.bufferCapacity
+        return count &+ 1
     }
 
     /// Moves the recorded reads, oldest first, into `reads` (room for

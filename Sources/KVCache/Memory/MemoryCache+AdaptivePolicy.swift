@@ -17,54 +17,47 @@ extension MemoryCache {
         adaptive.record(hit: true, entries: storage.count)
     }
 
-    /// Replays the reads in `part`, lane `lane`'s (the calling thread's) full read buffer
-    /// of stripe `stripe`, with the buffers other lanes filled and left to it, if `lane` is the
-    /// replayer (`ReadLanes.mayReplay`) and no other thread holds the cache's lock;
-    /// the role passes on at the end of its turn (`ReadLanes.endReplay`). Otherwise
-    /// later reads of that stripe on that lane are dropped until a replay.
-    /// Called without any lock.
+    /// Dropped reads between two tries to drain a full buffer whose drain was busy: a
+    /// power of two. Each try takes the cache's lock's line, which every lane shares.
+    @inlinable static var drainRetryInterval: Int { 16 }
+
+    /// Drains lane `lane`'s (the calling thread's) read buffers into the policy if no
+    /// other thread holds the cache's lock; otherwise leaves them, and later reads that
+    /// find a buffer full are dropped until a drain. Called without any lock.
     @inlinable
-    func replayReadsIfIdle(of part: LaneStripe, lane: Int, stripe: Int) {
-        let lanes = storage.lanes
-        guard lanes.mayReplay(lane: lane, stripe: stripe), mutex.tryLock() else { return }
-        replayReads(of: part)
-        var buffers = 1
-        var waiting: UInt64 = 0
-        for other in 0..<lanes.count where other != lane {
-            var full = lanes.header(lane: other).takeFullStripes()
-            if full != 0 { waiting |= 1 << UInt64(other) }
-            while full != 0 {
-                let stripe = full.trailingZeroBitCount
-                full &= full &- 1
-                replayReads(of: lanes[lane: other, stripe: stripe])
-                buffers &+= 1
-            }
-        }
-        lanes.endReplay(by: lane, buffers: buffers, waiting: waiting)
+    func drainReadsIfIdle(lane: Int) {
+        guard mutex.tryLock() else { return }
+        drainReads(ofLane: lane)
         mutex.unlock()
     }
 
-    /// Replays the reads recorded since the last replay, so that what the lock holder
-    /// does next (a write, an eviction, a trim) sees them: single-threaded use keeps the
-    /// policy's decisions, stripe order aside. Called with the cache's lock held.
+    /// Drains the calling thread's read buffers, so that what the lock holder does next
+    /// (a write, an eviction, a trim) sees its reads: single-threaded use keeps the
+    /// policy's decisions, stripe order aside. Other lanes' reads wait for their own
+    /// drains. Called with the cache's lock held.
     @inlinable
     func replayPendingReads() {
-        guard isAdaptive, storage.pendingStripes.load(ordering: .relaxed) != 0 else { return }
-        replayPendingStripes()
+        guard isAdaptive else { return }
+        drainReads(ofLane: storage.currentLaneIndex)
     }
 
+    /// Replays the reads in lane `lane`'s buffers of the stripes it marked. Called with
+    /// the cache's lock held.
     @inlinable
-    func replayPendingStripes() {
-        var pending = storage.pendingStripes.exchange(0, ordering: .relaxed)
-        let lanes = storage.lanes
-        for lane in 0..<lanes.count { lanes.header(lane: lane).forget(stripes: pending) }
+    func drainReads(ofLane lane: Int) {
+        var pending = storage.laneHeader(lane).takePendingStripes()
         while pending != 0 {
             let stripe = pending.trailingZeroBitCount
-            pending &= pending - 1
-            // Lane by lane within the stripe: one thread's reads replay in the same order
-            // whatever its lane.
-            for lane in 0..<lanes.count { replayReads(of: lanes[lane: lane, stripe: stripe]) }
+            pending &= pending &- 1
+            replayReads(of: storage.lane(lane, stripe: stripe))
         }
+    }
+
+    /// Drains every lane's read buffers (tests, and operations that want the policy to
+    /// see every read so far). Called with the cache's lock held.
+    func drainAllReads() {
+        guard isAdaptive else { return }
+        for lane in 0..<storage.lanes.count { drainReads(ofLane: lane) }
     }
 
     /// Tells the policy about the reads of a stripe that a lane recorded. A slot freed

@@ -17,6 +17,11 @@ extension MemoryCache {
         public var count: Int
         /// Total cost of the entries when the snapshot was taken.
         public var totalCost: Int64
+        /// Hits the eviction policy did not see: with several threads reading, a hit
+        /// that finds its thread's read buffer full while another thread drains is
+        /// dropped rather than waited for (the adaptive policy samples reads, as
+        /// Caffeine's does). 0 with one thread.
+        public var droppedReads: Int = 0
 
         /// Hits divided by reads; 0 before the first read.
         public var hitRatio: Double {

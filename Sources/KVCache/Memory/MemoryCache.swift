@@ -155,9 +155,14 @@ public final class MemoryCache<Key: Hashable & Sendable, Value: Sendable>: @unch
                     return .miss
                 }
                 lane.hits &+= 1
-                let full = lane.record(entry.index, hash: hash, bit: 1 << UInt64(stripe), pending: storage.pendingStripes)
+                let buffered = lane.record(entry.index, hash: hash)
+                if buffered == 1 { storage.laneHeader(laneIndex).markPending(stripe: stripe) }
+                // A full buffer tries to drain; while drains are busy, one dropped read
+                // in `drainRetryInterval` tries again.
+                let drains = buffered == LaneStripe.bufferCapacity
+                    || buffered == 0 && lane.dropped & (Self.drainRetryInterval &- 1) == 0
                 lane.unlock()
-                if full { replayReadsIfIdle(of: lane, lane: laneIndex, stripe: stripe) }
+                if drains { drainReadsIfIdle(lane: laneIndex) }
                 return .hit(entry.value)
             }
             switch read {
@@ -367,17 +372,19 @@ public final class MemoryCache<Key: Hashable & Sendable, Value: Sendable>: @unch
     public var statistics: Statistics {
         mutex.lock()
         defer { mutex.unlock() }
-        var hits = counters.hits, misses = counters.misses
+        var hits = counters.hits, misses = counters.misses, droppedReads = 0
         if storage.isStriped {
             storage.lanes.forEach { part in
                 part.lock()
                 hits &+= part.hits
                 misses &+= part.misses
+                droppedReads &+= part.dropped
                 part.unlock()
             }
         }
         return Statistics(
             hits: hits, misses: misses, sets: counters.sets,
-            evictions: counters.evictions, count: storage.count, totalCost: storage.totalCost.clamped)
+            evictions: counters.evictions, count: storage.count, totalCost: storage.totalCost.clamped,
+            droppedReads: droppedReads)
     }
 }
