@@ -188,7 +188,7 @@ extension KVCacheBench {
     struct HitRatio: ParsableCommand {
         static let configuration = CommandConfiguration(
             commandName: "hitratio",
-            abstract: "Hit ratios on the shared traces (oltp, web07, web12, gli; 250 to 4,000 entries): KVCache's MemoryCache against LRU, CLOCK, SIEVE, S3-FIFO, ARC, 2Q and W-TinyLFU.",
+            abstract: "Hit ratios on the shared traces (oltp, web07, web12, gli and the LIRS traces, at the sizes of their README): KVCache's MemoryCache against LRU, CLOCK, SIEVE, S3-FIFO, ARC, 2Q and W-TinyLFU.",
             discussion: """
                 Deterministic: one replay per policy and size, no repeated runs (--runs is \
                 ignored). --quick replays only gli. Without the traces it prints why and \
@@ -201,10 +201,18 @@ extension KVCacheBench {
         var traces: String?
 
         @Option(name: .customLong("trace"), help: ArgumentHelp(
-            "Replay only this trace (oltp, web07, web12, gli); repeatable.", valueName: "name"))
+            "Replay only this trace (oltp, web07, web12, gli, multi1, ..., loop); repeatable.", valueName: "name"))
         var only: [String] = []
 
+        @Option(help: ArgumentHelp(
+            "Also replay KVCache's default policy with this many threads at once (2 to 64), against one thread.",
+            valueName: "n"))
+        var threads: Int?
+
         func validate() throws {
+            if let threads, !(2...64).contains(threads) {
+                throw ValidationError("--threads takes 2 to 64, not \(threads)")
+            }
             let names = Trace.catalog.map(\.name)
             if let unknown = only.first(where: { !names.contains($0) }) {
                 throw ValidationError("unknown trace \(unknown); the traces are \(names.joined(separator: ", "))")
@@ -212,7 +220,8 @@ extension KVCacheBench {
         }
 
         func run() throws {
-            let benchmark = HitRatioBenchmark(options: options, traces: traces, only: only)
+            var benchmark = HitRatioBenchmark(options: options, traces: traces, only: only)
+            benchmark.concurrentThreads = threads
             try Session(options: options).run { report, _ in
                 benchmark.run(into: report)
             }

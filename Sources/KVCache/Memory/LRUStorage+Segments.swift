@@ -138,3 +138,39 @@ extension LRUStorage {
         return problems
     }
 }
+
+extension LRUStorage {
+    /// The problems found in the table and the read lanes, empty when they are sound:
+    /// every table entry names a live slot that holds its key, and every read buffer
+    /// within its capacity is marked pending in its lane's header when it holds reads.
+    /// Called with the cache's lock held (readers may be recording: each buffer is read
+    /// under its own lock).
+    func laneViolations() -> [String] {
+        var problems: [String] = []
+        for (stripeIndex, stripe) in stripes.enumerated() {
+            for (key, entry) in stripe.table {
+                if !isLive(entry.index) {
+                    problems.append("stripe \(stripeIndex) names free slot \(entry.index)")
+                } else if slot(at: entry.index).pointee.key != key.key {
+                    problems.append("stripe \(stripeIndex)'s entry names slot \(entry.index), which holds another key")
+                }
+                if isStriped, self.stripeIndex(for: key.key) != stripeIndex {
+                    problems.append("an entry of stripe \(self.stripeIndex(for: key.key)) is in stripe \(stripeIndex)")
+                }
+            }
+        }
+        guard isSegmented else { return problems }
+        for lane in 0..<lanes.count {
+            for stripe in 0..<lanes.stripeCount {
+                let part = lanes[lane: lane, stripe: stripe]
+                part.lock()
+                let buffered = part.buffered
+                let pending = laneHeader(lane).pendingStripes & 1 << UInt64(stripe) != 0
+                part.unlock()
+                if buffered > LaneStripe.bufferCapacity { problems.append("lane \(lane) stripe \(stripe) holds \(buffered) reads") }
+                if buffered > 0 && !pending { problems.append("lane \(lane) stripe \(stripe) holds reads, unmarked") }
+            }
+        }
+        return problems
+    }
+}

@@ -28,7 +28,7 @@ extension MemoryCache {
     func drainReadsIfIdle(lane: Int) {
         guard mutex.tryLock() else { return }
         drainReads(ofLane: lane)
-        mutex.unlock()
+        unlockAfterChange()
     }
 
     /// Drains the calling thread's read buffers, so that what the lock holder does next

@@ -138,7 +138,7 @@ extension MemoryCache {
             expire(at: index, into: &removals)
             counters.misses &+= 1
             takeFullReleaseBatch(into: &removals)
-            mutex.unlock()
+            unlockAfterChange()
             complete(consume removals)
             return nil
         }
@@ -155,7 +155,7 @@ extension MemoryCache {
         }
         counters.hits &+= 1
         let value = stripe.table.values[position].value
-        mutex.unlock()
+        unlockAfterChange()
         return value
     }
 
@@ -175,7 +175,7 @@ extension MemoryCache {
         mutex.lock()
         let value = removeLocked(key, returningValue: returningValue, into: &removals)
         takeFullReleaseBatch(into: &removals)
-        mutex.unlock()
+        unlockAfterChange()
         complete(consume removals)
         return value
     }

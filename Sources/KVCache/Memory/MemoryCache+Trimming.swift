@@ -223,7 +223,7 @@ extension MemoryCache: MemoryPressureTrimmable {
             var removals = Removals()
             let done = burst(&removals)
             takeFullReleaseBatch(into: &removals)
-            mutex.unlock()
+            unlockAfterChange()
             complete(consume removals)
             if done { return }
         }
@@ -240,5 +240,26 @@ extension MemoryCache: MemoryPressureTrimmable {
         let batch = takePendingReleases()
         mutex.unlock()
         releaser.release(consume batch)
+    }
+}
+
+extension MemoryCache {
+    /// Unlocks the cache after a change. A checking build (`-Xswiftc -DKVCACHE_CHECKS`)
+    /// first verifies every invariant of the storage and the read lanes, and stops at
+    /// the first change that breaks one.
+    @inlinable
+    func unlockAfterChange() {
+        #if KVCACHE_CHECKS
+        checkInvariants()
+        #endif
+        mutex.unlock()
+    }
+
+    /// Stops the program if the storage or the read lanes break an invariant. Called
+    /// with the lock held.
+    @usableFromInline
+    func checkInvariants() {
+        let violations = storage.invariantViolations() + storage.laneViolations()
+        precondition(violations.isEmpty, "MemoryCache invariants broken: \(violations)")
     }
 }

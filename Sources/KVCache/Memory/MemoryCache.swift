@@ -187,7 +187,7 @@ public final class MemoryCache<Key: Hashable & Sendable, Value: Sendable>: @unch
             storage.moveToFront(entry.index)
         }
         counters.hits &+= 1
-        mutex.unlock()
+        unlockAfterChange()
         return entry.value
     }
 
@@ -256,7 +256,7 @@ public final class MemoryCache<Key: Hashable & Sendable, Value: Sendable>: @unch
         var removals = Removals()
         mutex.lock()
         let purge = insert(value, forKey: key, cost: max(cost, 0), deadline: deadline, lifetime: lifetime, into: &removals)
-        mutex.unlock()
+        unlockAfterChange()
         complete(consume removals)
         if purge.isNeeded { continuePurge(purge) }
     }
@@ -290,7 +290,7 @@ public final class MemoryCache<Key: Hashable & Sendable, Value: Sendable>: @unch
             }
         }
         takeFullReleaseBatch(into: &removals)
-        mutex.unlock()
+        unlockAfterChange()
         complete(consume removals)
         return touched
     }
@@ -318,7 +318,7 @@ public final class MemoryCache<Key: Hashable & Sendable, Value: Sendable>: @unch
         mutex.lock()
         for key in keys where removeLocked(key, returningValue: true, into: &removals) != nil { removed += 1 }
         takeFullReleaseBatch(into: &removals)
-        mutex.unlock()
+        unlockAfterChange()
         complete(consume removals)
         return removed
     }
@@ -331,7 +331,7 @@ public final class MemoryCache<Key: Hashable & Sendable, Value: Sendable>: @unch
         storage.swapContents(with: removed)
         counters.removed &+= removed.count
         let batch = takePendingReleases()
-        mutex.unlock()
+        unlockAfterChange()
         if let onEviction {
             removed.forEach { onEviction($0, $1, .removed) }
         }

@@ -11,14 +11,18 @@ final class SharedPositions: Sendable {
     static let chunk = 256
 
     let count: Int
+    let chunk: Int
     private let next = Atomic<Int>(0)
 
-    init(count: Int) { self.count = count }
+    init(count: Int, chunk: Int = SharedPositions.chunk) {
+        self.count = count
+        self.chunk = chunk
+    }
 
     /// The next chunk, or nil once every position has been handed out.
     func claim() -> Range<Int>? {
-        let lower = next.add(Self.chunk, ordering: .relaxed).oldValue
+        let lower = next.add(chunk, ordering: .relaxed).oldValue
         guard lower < count else { return nil }
-        return lower..<min(lower + Self.chunk, count)
+        return lower..<min(lower + chunk, count)
     }
 }

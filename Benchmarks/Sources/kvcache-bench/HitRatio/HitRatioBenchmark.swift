@@ -39,6 +39,8 @@ struct HitRatioBenchmark {
     var directory: URL
     /// The traces to replay, with their sizes.
     var traces: [Trace.Entry]
+    /// Also replay KVCache's default policy with this many threads at once (nil: not).
+    var concurrentThreads: Int?
 
     /// The traces as `options` scale them: `--quick` replays only gli (6,015
     /// requests), a smoke run of the code path; otherwise every trace. `only`
@@ -63,6 +65,7 @@ struct HitRatioBenchmark {
 
     /// Replays every trace; notes and skips the ones that are missing.
     func run(into report: Report) {
+        var concurrentGaps: [(cell: String, gap: Double)] = []
         if let absence {
             report.note(absence)
             return
@@ -96,7 +99,35 @@ struct HitRatioBenchmark {
             }
             Output.print(Self.render(rows, trace: trace, notes: notes))
             report.add(hitRatios: rows)
+            if let threads = concurrentThreads {
+                concurrentGaps += Self.renderConcurrent(rows, trace: trace, threads: threads, into: report)
+            }
         }
+        if let threads = concurrentThreads, let worst = concurrentGaps.max(by: { abs($0.gap) < abs($1.gap) }) {
+            report.note(String(format: "hit ratio: %d threads at once against one, worst gap %+.2f points (%@)",
+                               threads, worst.gap, worst.cell))
+        }
+    }
+
+    /// The default policy replayed by `threads` threads at once beside its one-thread
+    /// hits of `rows`: one line per size, with the gap and the reads the policy did not see.
+    private static func renderConcurrent(_ rows: [HitRatioRow], trace: Trace, threads: Int,
+                                         into report: Report) -> [(cell: String, gap: Double)] {
+        var gaps: [(cell: String, gap: Double)] = []
+        var lines = ["hit ratio · \(trace.name) · KVCache MemoryCache (adaptive), \(threads) threads replaying "
+            + "chunks of \(ConcurrentReplay.chunk) requests in turn, against one thread"]
+        for row in rows {
+            guard let single = row.kvcacheDefault else { continue }
+            let outcome = ConcurrentReplay.replay(trace.keys, capacity: row.capacity, threads: threads)
+            let ratio = 100 * Double(outcome.hits) / Double(trace.keys.count)
+            let gap = ratio - single.hitRatio
+            gaps.append(("\(trace.name) at \(row.capacity)", gap))
+            let dropped = 100 * Double(outcome.droppedReads) / Double(max(1, outcome.hits))
+            lines.append(String(format: "  %@ entries: %.2f %% (one thread %.2f %%, %+.2f points); %.2f %% of hits dropped",
+                                row.capacity.formatted(), ratio, single.hitRatio, gap, dropped))
+        }
+        Output.print(lines.joined(separator: "\n") + "\n")
+        return gaps
     }
 
     /// Every contender's hits on `trace` with `capacity` entries.

@@ -10,12 +10,23 @@ struct Trace {
         var capacities: [Int]
     }
 
-    /// Issue 15's traces and sizes, in the order of its table.
+    /// Every shared trace, with the sizes its README gives (the LIRS traces at a tenth,
+    /// a quarter and half of their distinct keys).
     static let catalog: [Entry] = [
         Entry(name: "oltp", file: "oltp.gz", capacities: [250, 1_000, 2_000, 4_000]),
         Entry(name: "web07", file: "web07.trace.xz", capacities: [250, 1_000, 4_000]),
         Entry(name: "web12", file: "web12.trace.xz", capacities: [250, 1_000, 4_000]),
         Entry(name: "gli", file: "gli.trace.gz", capacities: [250, 1_000, 4_000]),
+        Entry(name: "multi1", file: "lirs-multi1.trace.gz", capacities: [260, 651, 1_303]),
+        Entry(name: "multi2", file: "lirs-multi2.trace.gz", capacities: [568, 1_421, 2_842]),
+        Entry(name: "multi3", file: "lirs-multi3.trace.gz", capacities: [745, 1_863, 3_727]),
+        Entry(name: "sprite", file: "lirs-sprite.trace.gz", capacities: [707, 1_768, 3_537]),
+        Entry(name: "ps", file: "lirs-ps.trace.gz", capacities: [308, 770, 1_541]),
+        Entry(name: "cs", file: "lirs-cs.trace.gz", capacities: [140, 352, 704]),
+        Entry(name: "cpp", file: "lirs-cpp.trace.gz", capacities: [122, 305, 611]),
+        Entry(name: "2_pools", file: "lirs-2_pools.trace.gz", capacities: [993, 2_484, 4_969]),
+        Entry(name: "zigzag", file: "lirs-zigzag.trace.gz", capacities: [200, 500, 1_000]),
+        Entry(name: "loop", file: "lirs-loop.trace.gz", capacities: [101, 252, 505]),
     ]
 
     var name: String
@@ -47,8 +58,8 @@ struct Trace {
                 expanded.append(contentsOf: fields[0] ..< fields[0] + fields[1])
             }
             keys = expanded
-        case let file where file.hasPrefix("gli"):
-            // One integer per line; a `*` line is a checkpoint.
+        case let file where file.hasPrefix("gli") || file.hasPrefix("lirs"):
+            // One integer per line (lirs-loop's end in CR LF); a `*` line is a checkpoint.
             var list: [Int] = []
             forEachLine(bytes) { fields in
                 if let key = fields.first { list.append(key) }

@@ -8,6 +8,7 @@ struct MemoryBenchmark {
     /// Add a strategy here to compare it.
     static let strategies: [Strategy] = [
         Strategy(DictionaryMutexStrategy.self),
+        Strategy(StripedDictionaryStrategy.self),
         Strategy(KVCacheMemoryStrategy.self),
         Strategy(KVCacheLRUMemoryStrategy.self),
         Strategy(AutoPurgingStrategy.self),
@@ -113,6 +114,9 @@ struct MemoryBenchmark {
         }
     }
 
+    /// The mixed workload's one set in this many operations (90 % gets).
+    static let mixedSetInterval = 10
+
     /// Rounds of `PairedScaling`: 3 per run.
     var pairedRounds: Int { runs * 3 }
 
@@ -159,6 +163,12 @@ struct MemoryBenchmark {
                expectedHits: n * passes, operations: n * passes)
         record(.getMiss, Self.get(cache, keys: missing, threads: threads, passes: passes),
                expectedHits: 0, operations: n * passes)
+        // Every tenth operation a set: hits are the other nine.
+        if S.allowsWritesBesideReads {
+            record(.mixedZipf, Self.get(cache, keys: Self.lookupKeys(S.self, data.zipfKeys, threads: threads),
+                                        threads: threads, passes: passes, setEvery: Self.mixedSetInterval),
+                   expectedHits: (n - n / Self.mixedSetInterval) * passes, operations: n * passes)
+        }
 
         let limit = max(1, n / 10)
         let bounded = S(countLimit: limit)
@@ -193,11 +203,23 @@ struct MemoryBenchmark {
     /// not the slowest one's share. The untimed pass brings each core's caches (and a
     /// policy's counts) to the state a cache serving reads is in; several timed passes
     /// keep thread wake-ups and the first misses of a core a small share of the time.
+    /// With `setEvery`, the operation at every position that is a multiple of it minus
+    /// one sets the key (an existing one, so the cache stays filled) instead.
     static func get<S: MemoryStrategy>(_ cache: S, keys workerKeys: [[S.Key]], threads: Int,
-                                       passes: Int) -> ParallelRunner.Outcome {
+                                       passes: Int, setEvery: Int? = nil) -> ParallelRunner.Outcome {
         let count = workerKeys[0].count
         @Sendable func lookUp(_ keys: [S.Key], _ positions: Range<Int>, sampler: inout LatencySampler) -> Int {
             var hits = 0
+            if let setEvery {
+                for position in positions {
+                    if position % setEvery == setEvery - 1 {
+                        sampler.measure { cache.setValue(SmallValue(position), forKey: keys[position]) }
+                    } else if sampler.measure({ cache.value(forKey: keys[position]) }) != nil {
+                        hits &+= 1
+                    }
+                }
+                return hits
+            }
             for position in positions {
                 if sampler.measure({ cache.value(forKey: keys[position]) }) != nil { hits &+= 1 }
             }

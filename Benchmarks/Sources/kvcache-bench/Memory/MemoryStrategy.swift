@@ -24,6 +24,8 @@ protocol MemoryStrategy: AnyObject, Sendable {
     static var isFloor: Bool { get }
     /// The largest key count this strategy is run with (nil: the full count).
     static var keyLimit: Int? { get }
+    /// Whether a get may run beside a set (false for the ceiling, whose gets take no lock).
+    static var allowsWritesBesideReads: Bool { get }
 
     static func makeKey(_ string: String) -> Key
 
@@ -42,6 +44,7 @@ protocol MemoryStrategy: AnyObject, Sendable {
 extension MemoryStrategy {
     static var isFloor: Bool { false }
     static var keyLimit: Int? { nil }
+    static var allowsWritesBesideReads: Bool { true }
     func drain() {}
 }
 

@@ -10,11 +10,14 @@ enum MemoryWorkload: String, CaseIterable, Sendable {
     case getMiss = "get-miss"
     /// Inserts every key into a cache limited to 10 % of them.
     case setWithEviction = "set-with-eviction"
+    /// Zipf(0.9) over present keys: 9 gets, then a set of the next key, a server's mix.
+    case mixedZipf = "mixed 90/10 zipf0.9"
 
-    /// Whether the workload only looks keys up (timed over several passes, after a warm-up).
+    /// Whether the workload runs over a filled cache in several timed passes, after an
+    /// untimed one (all but the mixed workload only look keys up).
     var isGet: Bool {
         switch self {
-        case .getHitUniform, .getHitZipf, .getMiss: true
+        case .getHitUniform, .getHitZipf, .getMiss, .mixedZipf: true
         case .setFill, .setWithEviction: false
         }
     }

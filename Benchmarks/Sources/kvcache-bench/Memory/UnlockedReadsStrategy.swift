@@ -6,6 +6,7 @@
 /// 1 thread throughput is what the machine allows a lookup in the same minutes.
 final class UnlockedReadsStrategy: MemoryStrategy, @unchecked Sendable {
     static let name = "Dictionary, unlocked reads (ceiling)"
+    static let allowsWritesBesideReads = false
 
     private let mutex = PthreadMutex()
     @exclusivity(unchecked) private var storage: [String: SmallValue] = [:]

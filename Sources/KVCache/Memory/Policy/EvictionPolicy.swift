@@ -14,6 +14,12 @@ public struct EvictionPolicy: Sendable, Hashable, CustomStringConvertible {
     /// Exact least-recently-used order: the entry read or written longest ago leaves first.
     /// Best when recent use predicts the next use and nothing else does; a scan of
     /// keys read once flushes the whole cache.
+    ///
+    /// Exactness has a price: every read moves its entry in one shared list, so every
+    /// access, read or write, takes the cache's one lock, and reads on several threads
+    /// run one at a time. Choose it when the cache is used from one thread or a few,
+    /// or when evicting exactly the least recently used entry matters more than
+    /// throughput; otherwise the default ``adaptive`` policy reads in parallel.
     public static let lru = EvictionPolicy(kind: .lru)
 
     /// The default: an adaptive W-TinyLFU. A new entry waits in a small recency
@@ -30,7 +36,10 @@ public struct EvictionPolicy: Sendable, Hashable, CustomStringConvertible {
     /// that are integers, strings or the ``Cache``'s keys; other key types are counted
     /// by their `hashValue`, which Swift seeds per process. (Reads are told to the
     /// policy in batches per thread, so calls from several threads, or from a task
-    /// that resumes on another thread, may be told in another order.)
+    /// that resumes on another thread, may be told in another order; and while one
+    /// thread tells the policy its batch, another thread's reads that find their own
+    /// batch full are not told at all: the policy then sees a sample of the reads,
+    /// counted in ``MemoryCache/Statistics/droppedReads``.)
     public static let adaptive = EvictionPolicy(kind: .adaptive(seed: 0))
 
     /// The adaptive policy with its frequency sketch's hashes mixed with `seed`, so
