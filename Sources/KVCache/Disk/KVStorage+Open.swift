@@ -37,7 +37,10 @@ extension KVStorage {
             try database.execute("PRAGMA journal_mode = WAL")
             try database.execute(Manifest.connectionPragmas(journalSizeLimit: options.journalSizeLimit))
             try migrate(database)
-            if mark == .unmarked { try database.execute("PRAGMA application_id = \(Manifest.applicationID)") }
+            if mark == .unmarked {
+                try database.execute("PRAGMA application_id = \(Manifest.applicationID)")
+                markedManifest = true
+            }
             // Replaces SQLite's auto-checkpoint (see WALCheckpointer); after the
             // migration, since its connection reads the stats table. An existing store
             // keeps the page size it was created with.
@@ -89,15 +92,21 @@ extension KVStorage {
         if version > Manifest.version { throw newerSchemaError(version) }
         try database.execute("BEGIN IMMEDIATE")
         do {
-            // Another process may have migrated while we waited for the lock.
+            // Another process may have migrated while we waited for the lock: then it
+            // marked the manifest too, and there is nothing to write.
             let current = try database.integer("PRAGMA user_version") ?? 0
             if current > Manifest.version { throw newerSchemaError(current) }
+            if current == Manifest.version {
+                try database.execute("COMMIT")
+                return
+            }
             for step in Int(current)..<Int(Manifest.version) {
                 try database.execute(Manifest.migrations[step])
             }
             try database.execute("PRAGMA user_version = \(Manifest.version)")
             try database.execute("PRAGMA application_id = \(Manifest.applicationID)")
             try database.execute("COMMIT")
+            markedManifest = true
         } catch {
             if database.isInTransaction { try? database.execute("ROLLBACK") }
             throw error
