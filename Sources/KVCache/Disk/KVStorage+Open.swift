@@ -46,7 +46,9 @@ extension KVStorage {
             // keeps the page size it was created with.
             let pageSize = try database.integer("PRAGMA page_size") ?? 4096
             let checkpointer = WALCheckpointer(path: manifestPath, limitBytes: options.walAutocheckpointBytes,
-                                               pageSize: Int(pageSize)) { [readers] in readers.endUnusedSnapshots() }
+                                               pageSize: Int(pageSize), reservePath: reservePath) { [readers] in
+                readers.endUnusedSnapshots()
+            }
             checkpointer.install(on: database)
             self.checkpointer = checkpointer
             // Prepared now, once per connection: this also reads the schema pages.
