@@ -20,16 +20,18 @@ import CSQLite
 /// The directory's own descriptor is locked: nothing is created in it, and the lock goes
 /// away with the process. Read-write opens lock it exclusively, read-only ones shared
 /// (so they wait for a creation under way). It waits up to the busy timeout, then
-/// throws `SQLITE_BUSY`. Where `flock` is not supported (some network file systems),
-/// opens go on without it.
+/// throws `SQLITE_BUSY`. Where `flock` is not supported (some network file systems), or
+/// the directory cannot be opened for reading, opens go on without it.
 final class OpenLock {
     private var descriptor: Int32
 
     /// Takes the lock on `directory`, waiting up to `timeout` seconds for other processes' opens.
     init(directory: String, exclusive: Bool, timeout: Double) throws {
         let descriptor = open(directory, O_RDONLY | O_DIRECTORY | O_CLOEXEC)
-        guard descriptor >= 0 else { throw KVCacheError.directoryUnavailable(path: directory, errno: errno) }
         self.descriptor = descriptor
+        // A directory this process may use but not list (mode -wx): open without the lock,
+        // as before it; the store's own checks report what it cannot do.
+        guard descriptor >= 0 else { return }
         let operation = (exclusive ? LOCK_EX : LOCK_SH) | LOCK_NB
         let clock = ContinuousClock()
         let deadline = clock.now.advanced(by: .milliseconds(Int64(Seconds.clampedMilliseconds(timeout))))
