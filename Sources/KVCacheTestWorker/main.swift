@@ -6,6 +6,8 @@ import KVCache
 //
 //   KVCacheTestWorker crash-writer <directory> <seed> <first sequence number>
 //   KVCacheTestWorker multi-writer <directory> <worker id> <threads> <milliseconds> <seed> <chaos 0|1>
+//   KVCacheTestWorker release-after-trim <directory> <entries>
+//   KVCacheTestWorker open-together <directory>   (opens when its stdin reaches end of file)
 
 let arguments = CommandLine.arguments
 guard arguments.count >= 2 else { Output.fail("usage: KVCacheTestWorker <command> <arguments...>") }
@@ -19,6 +21,11 @@ case "multi-writer" where arguments.count == 8:
           let seed = UInt64(arguments[6]) else { Output.fail("bad arguments") }
     MultiWriter(directory: URL(fileURLWithPath: arguments[2]), id: id, threads: threads,
                 milliseconds: milliseconds, seed: seed, chaos: arguments[7] == "1").run()
+case "release-after-trim" where arguments.count == 4:
+    guard let entries = Int(arguments[3]), entries > 0 else { Output.fail("bad arguments") }
+    ReleaseAfterTrim(directory: URL(fileURLWithPath: arguments[2]), entries: entries).run()
+case "open-together" where arguments.count == 3:
+    OpenTogether(directory: URL(fileURLWithPath: arguments[2])).run()
 default:
     Output.fail("unknown command or wrong arguments: \(arguments.dropFirst().joined(separator: " "))")
 }

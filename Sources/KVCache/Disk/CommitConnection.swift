@@ -5,11 +5,13 @@ final class CommitConnection: @unchecked Sendable {
     private let database: Database
     private let statements: ManifestStatements
     private let recordsEvictions: Bool
+    private let checkpointer: WALCheckpointer?
 
     init(path: String, options: KVStorage.Options, checkpointer: WALCheckpointer?) throws {
         // The manifest exists (the store's connection created it); WAL mode is in the file.
         database = try Database(path: path, busyTimeout: options.busyTimeout, create: false)
         recordsEvictions = options.onEviction != nil
+        self.checkpointer = checkpointer
         do {
             try database.execute(Manifest.connectionPragmas(journalSizeLimit: options.journalSizeLimit))
             statements = try ManifestStatements(database)
@@ -24,6 +26,7 @@ final class CommitConnection: @unchecked Sendable {
     /// transaction, and commits.
     func commit(_ writes: PendingWrites, accessTimes: [(key: String, time: Double)],
                 extendsExpirationOnAccess: Bool, work: DetachedCommit.Work?) throws -> DetachedCommit.Outcome {
+        if writes.hasSets { try checkpointer?.admitGrowth(of: writes, on: database) }
         let batch = ManifestBatch(database: database, statements: statements, recordsEvictions: recordsEvictions)
         try statements.begin.run { try $0.execute() }
         var (workResult, transaction, changes) = try batch.commit(

@@ -40,6 +40,13 @@ extension DiskCache {
         store.withLock { ($0.database?.cachedStatementCount ?? 0, $0.database?.busyStatementCount ?? 0) }
     }
 
+    /// True if this cache's open marked the manifest as ours (created its schema, or
+    /// adopted one from before the mark): of several processes creating one store at
+    /// once, exactly one does. `package`: the multi-process test worker reports it.
+    package var openMarkedTheManifest: Bool {
+        store.withLock { $0.markedManifest }
+    }
+
     /// The background WAL checkpointer (nil read-only or closed).
     var checkpointer: WALCheckpointer? {
         store.withLock { $0.checkpointer }

@@ -120,7 +120,7 @@ public final class DiskCache: Sendable {
     public func reportMetrics() {
         guard let metrics else { return }
         metrics.report(statistics)
-        alsoReport.withLock { $0 }?()
+        alsoReport.load()?()
     }
     #endif
 
@@ -227,8 +227,11 @@ public final class DiskCache: Sendable {
         case all
     }
 
+    /// Tells the listener, if any, of `change`. The listener is read with `load()`: read
+    /// through `withLock { $0 }` it was stored back wrapped in two more thunks each time
+    /// (see `MutexBox`), a chain that grew with every report (issue 38).
     func reportDirectChange(_ change: DirectChange) {
-        directChanges.withLock { $0 }?(change)
+        directChanges.load()?(change)
     }
 
     /// For a value stored in a file: writes it under a fresh name reserved for it, without

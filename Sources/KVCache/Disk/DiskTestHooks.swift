@@ -30,7 +30,7 @@ final class DiskTestHooks: Sendable {
 extension MutexBox where Value == (@Sendable () -> Void)? {
     /// Runs the hook, if one is set (outside the hook's own lock).
     func run() {
-        withLock { $0 }?()
+        load()?()
     }
 
     /// Sets a hook that runs `body` the next time only, then unsets itself.

@@ -144,6 +144,8 @@ extension KVStorage {
             evictionReporter?.report(outcome.changes.evictions)
             // Before any later batch can commit rows whose files are in the old folder.
             if batch.emptiesDataFolder { swapDataFolder() }
+            // Removals on a nearly full disk: the WAL's room goes back to the disk too.
+            if batch.writes.hasRemovals { truncateWALIfDiskIsNearlyFull() }
         case .failure(let error):
             let disposition = commitFailed(error, writes: batch.writes, accessTimes: batch.accessTimes) {
                 $0.detached = nil
@@ -259,8 +261,9 @@ extension KVStorage {
         // One writer at a time in this process: the batch in flight commits first.
         try settleOrWaitOffLock()
         do {
+            let removes = pending.hasRemovals
             let result = try writeOnce(body)
-            if freesSpace { truncateWALIfDiskIsNearlyFull() }
+            if freesSpace || removes { truncateWALIfDiskIsNearlyFull() }
             return result
         } catch let failure as CommitFailure {
             guard let full = failure.error as? SQLiteError, full.isDiskFull,
@@ -302,6 +305,14 @@ extension KVStorage {
         let committed: Transaction
         let changes: ManifestBatch.Changes
         do {
+            if writes.hasSets, let checkpointer {
+                do {
+                    try checkpointer.admitGrowth(of: writes, on: database)
+                } catch {
+                    try? database.execute("ROLLBACK")
+                    throw error
+                }
+            }
             (result, committed, changes) = try batch.commit(
                 writes, accessTimes: times.map { ($0.key.string, $0.value) },
                 extendsExpirationOnAccess: options.extendsExpirationOnAccess, body)

@@ -37,13 +37,18 @@ extension KVStorage {
             try database.execute("PRAGMA journal_mode = WAL")
             try database.execute(Manifest.connectionPragmas(journalSizeLimit: options.journalSizeLimit))
             try migrate(database)
-            if mark == .unmarked { try database.execute("PRAGMA application_id = \(Manifest.applicationID)") }
+            if mark == .unmarked {
+                try database.execute("PRAGMA application_id = \(Manifest.applicationID)")
+                markedManifest = true
+            }
             // Replaces SQLite's auto-checkpoint (see WALCheckpointer); after the
             // migration, since its connection reads the stats table. An existing store
             // keeps the page size it was created with.
             let pageSize = try database.integer("PRAGMA page_size") ?? 4096
             let checkpointer = WALCheckpointer(path: manifestPath, limitBytes: options.walAutocheckpointBytes,
-                                               pageSize: Int(pageSize)) { [readers] in readers.endUnusedSnapshots() }
+                                               pageSize: Int(pageSize), reservePath: reservePath) { [readers] in
+                readers.endUnusedSnapshots()
+            }
             checkpointer.install(on: database)
             self.checkpointer = checkpointer
             // Prepared now, once per connection: this also reads the schema pages.
@@ -89,15 +94,21 @@ extension KVStorage {
         if version > Manifest.version { throw newerSchemaError(version) }
         try database.execute("BEGIN IMMEDIATE")
         do {
-            // Another process may have migrated while we waited for the lock.
+            // Another process may have migrated while we waited for the lock: then it
+            // marked the manifest too, and there is nothing to write.
             let current = try database.integer("PRAGMA user_version") ?? 0
             if current > Manifest.version { throw newerSchemaError(current) }
+            if current == Manifest.version {
+                try database.execute("COMMIT")
+                return
+            }
             for step in Int(current)..<Int(Manifest.version) {
                 try database.execute(Manifest.migrations[step])
             }
             try database.execute("PRAGMA user_version = \(Manifest.version)")
             try database.execute("PRAGMA application_id = \(Manifest.applicationID)")
             try database.execute("COMMIT")
+            markedManifest = true
         } catch {
             if database.isInTransaction { try? database.execute("ROLLBACK") }
             throw error

@@ -1,18 +1,39 @@
 import CSQLite
 
-/// Giving space back on a full disk. A cache that fills its own disk must still be
-/// able to shrink, but every deletion is a commit, and a commit needs room: new WAL
-/// frames, and a checkpoint that may grow the database file. So the store keeps a
-/// reserve (a file of zeros, `KVStorage.reserveFileName`) in its directory. When a
-/// commit that removes entries (a removal, a trim step, removeAll) fails for lack of
-/// space, the store deletes the reserve and checkpoints the WAL with TRUNCATE, which
-/// empties the WAL file, then commits again. The reserve is made again after a later
-/// trim, removeAll or flush, once there is room for it.
+/// Giving space back on a full disk, whoever filled it. Every deletion is a commit, and a
+/// commit needs room: WAL frames for the pages it changes, and a checkpoint that writes
+/// them to the database file. Deleting rows never grows that file, so a deletion's
+/// checkpoint needs no room, and its frames reuse the WAL's blocks once the WAL has been
+/// fully checkpointed (it restarts from its start). What can block it is growth still in
+/// the WAL: pages earlier sets added, which the database file has to grow by before the
+/// WAL can restart. Once another file takes the disk's last bytes, no room is left for
+/// that growth, and no deletion commits (issue 38).
+///
+/// So three things keep a disk filled by anything shrinkable:
+/// - On a nearly full disk every commit is checkpointed at once (`WALCheckpointer`), while
+///   its growth still has room, and a commit of sets is refused (`diskFull`, its sets
+///   dropped and reported as for a failed commit) when the disk could not take its
+///   estimated growth, twice, beside the reserve (`WALCheckpointer.admitGrowth`). So the
+///   WAL holds no growth the disk could not take.
+/// - A reserve (a file of zeros, `KVStorage.reserveFileName`) is kept in the directory
+///   for deletions alone; sets never use it. When a commit that removes entries (a removal,
+///   a trim step, removeAll) fails for lack of space, the store deletes the reserve and
+///   checkpoints the WAL with TRUNCATE, which empties the WAL file, then commits again; trim
+///   steps that still do not fit are retried smaller. The reserve is made again after a
+///   later trim, removeAll or flush, or before a commit of sets, once there is room.
+/// - After a commit with removals on a nearly full disk, the WAL is emptied, so the room
+///   the deletion's frames took goes back to the disk.
+///
+/// Deleting value files first would free space only for file values, and a rollback journal
+/// or a VACUUM needs more room than the deletion, not less; keeping growth out of the WAL
+/// works whatever the values and whoever takes the rest of the disk.
 extension KVStorage {
     /// Bytes of the reserve: room for a small deletion's commit (its WAL frames: the
     /// leaves and index pages it touches, the stats row, the header), 8 pages of the
     /// manifest, and at least 64 KiB; 128 KiB with the default 16 KiB pages.
-    var reserveSize: Int { max(64 * 1024, 8 * (checkpointer?.pageSize ?? options.pageSize)) }
+    var reserveSize: Int { Self.reserveSize(pageSize: checkpointer?.pageSize ?? options.pageSize) }
+
+    static func reserveSize(pageSize: Int) -> Int { max(64 * 1024, 8 * pageSize) }
 
     /// Makes the reserve if it is not in place (one syscall when it is not; nothing when it is).
     func ensureReserve() {

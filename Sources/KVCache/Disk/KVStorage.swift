@@ -55,6 +55,9 @@ final class KVStorage {
     var isLimitTrimScheduled = false
     /// True while the reserve file is known to be in place at its full size.
     var isReserveInPlace = false
+    /// True once this store marked its manifest as ours (`PRAGMA application_id`): it
+    /// created the schema, or adopted a manifest from before the mark.
+    var markedManifest = false
     /// Set when a rebuild left unreferenced files behind.
     var needsOrphanSweep = false
     /// Why acknowledged writes were dropped (a commit failed for good: disk full, I/O),
@@ -107,6 +110,10 @@ final class KVStorage {
         }
         holdsDirectory = true
         do {
+            // Other processes' opens wait meanwhile, so a new store is created once (OpenLock).
+            let openLock = try OpenLock(directory: canonical, exclusive: !options.readOnly,
+                                        timeout: options.busyTimeout)
+            defer { openLock.release() }
             // Before anything is created: a directory that is not ours is left as it is.
             if try !StoreOwnership.manifestExists(at: manifestPath) {
                 if options.readOnly { throw KVCacheError.directoryUnavailable(path: manifestPath, errno: ENOENT) }

@@ -88,6 +88,9 @@ struct PendingWrites {
     /// Files written for pending sets (not referenced by any row yet).
     var files: [String] { entries.compactMap { $0.write.value?.filename } }
 
+    /// True if any write is a set.
+    var hasSets: Bool { entries.contains { $0.write.value != nil } }
+
     /// True if any write is a removal.
     var hasRemovals: Bool { entries.contains { $0.write.value == nil } }
 

@@ -25,6 +25,8 @@ final class WALCheckpointer: Sendable {
     /// The soft limit on a disk with room (the configured WAL size), in frames.
     let softLimit: Int32
     let pageSize: Int
+    /// The store's reserve (see KVStorage+Space.swift), or nil.
+    let reservePath: String?
     private let queue = DispatchQueue(label: "KVCache.DiskCache.checkpoint", qos: .utility)
     private let state = MutexBox(State())
     /// Its own connection, used on `queue` only (nil if it could not be opened:
@@ -35,6 +37,8 @@ final class WALCheckpointer: Sendable {
         var isScheduled = false
         var isClosed = false
         var completed = 0
+        /// WAL frames the last inline checkpoint left unwritten (Int32.max when it failed).
+        var unwrittenFrames = 0
     }
 
     /// Background checkpoints run so far.
@@ -50,8 +54,10 @@ final class WALCheckpointer: Sendable {
     /// which would stop it short of the WAL's end.
     private let willCheckpoint: @Sendable () -> Void
 
-    init(path: String, limitBytes: Int, pageSize: Int, willCheckpoint: @escaping @Sendable () -> Void = {}) {
+    init(path: String, limitBytes: Int, pageSize: Int, reservePath: String? = nil,
+         willCheckpoint: @escaping @Sendable () -> Void = {}) {
         self.path = path
+        self.reservePath = reservePath
         self.willCheckpoint = willCheckpoint
         self.pageSize = max(512, pageSize)
         softLimit = Int32(clamping: max(1, limitBytes / self.pageSize))
@@ -82,28 +88,88 @@ final class WALCheckpointer: Sendable {
         return min(softLimit, max(1, Int32(clamping: free / 4 / Int64(pageSize))))
     }
 
-    /// Frames below which the WAL hook does nothing (not even a stat): a commit or two.
+    /// Frames below which the WAL hook checks only whether the disk is nearly full (one
+    /// `statvfs`): a commit or two.
     static let framesBeforeLimitCheck: Int32 = 8
 
+    /// Free bytes under which the disk counts as nearly full: 32 pages (512 KiB with 16 KiB pages).
+    var nearlyFullBytes: Int64 { 32 * Int64(pageSize) }
+
     private func walDidGrow(frames: Int32, connection: OpaquePointer?) {
-        guard frames >= Self.framesBeforeLimitCheck else { return }
+        // On a nearly full disk every commit is checkpointed at once (see `checkpointInline`).
+        if frames < Self.framesBeforeLimitCheck {
+            if let free = FileStore.freeSpace(at: path), free < nearlyFullBytes { checkpointInline(connection) }
+            return
+        }
         let softLimit = currentSoftLimit()
         // Below every limit a disk could impose: nothing to do.
         if frames < softLimit { return }
         let hardLimit = softLimit.multipliedReportingOverflow(by: 2).overflow ? .max : softLimit * 2
-        if frames >= hardLimit {
-            willCheckpoint()
-            // A background checkpoint holds the checkpoint lock (BUSY): wait for it, then
-            // copy what it left. With a steady writer it never reaches the WAL's end
-            // (frames keep arriving), so this complete checkpoint is what lets the next
-            // commit restart the WAL from its start.
-            if sqlite3_wal_checkpoint_v2(connection, nil, SQLITE_CHECKPOINT_PASSIVE, nil, nil) == SQLITE_BUSY {
-                waitForCheckpoint()
-                sqlite3_wal_checkpoint_v2(connection, nil, SQLITE_CHECKPOINT_PASSIVE, nil, nil)
-            }
+        if frames >= hardLimit || Int64(softLimit) * Int64(pageSize) < nearlyFullBytes {
+            checkpointInline(connection)
         } else if frames >= softLimit {
             requestCheckpoint()
         }
+    }
+
+    /// Completes a checkpoint on the committing connection. At the hard limit: a background
+    /// checkpoint holds the checkpoint lock (BUSY), so wait for it, then copy what it left;
+    /// with a steady writer it never reaches the WAL's end (frames keep arriving), so this
+    /// complete checkpoint is what lets the next commit restart the WAL from its start.
+    ///
+    /// On a nearly full disk, after every commit: a commit that adds pages to the manifest
+    /// puts them in the WAL, and only a checkpoint writes them into the database file, which
+    /// grows then. Checkpointed at once, while the disk still has the room, a commit's growth
+    /// never waits in the WAL; left there, it piled up (600 KB to 1 MB on a 2 MB disk) and once
+    /// another file took the last bytes no checkpoint could finish, the WAL could not restart,
+    /// and a deletion had no room for its own frames (issue 38). With `admitGrowth`, what
+    /// waits is at most an estimate's error, which the reserve covers (KVStorage+Space.swift).
+    private func checkpointInline(_ connection: OpaquePointer?) {
+        willCheckpoint()
+        var log: Int32 = -1, written: Int32 = -1
+        var code = sqlite3_wal_checkpoint_v2(connection, nil, SQLITE_CHECKPOINT_PASSIVE, &log, &written)
+        if code == SQLITE_BUSY {
+            waitForCheckpoint()
+            code = sqlite3_wal_checkpoint_v2(connection, nil, SQLITE_CHECKPOINT_PASSIVE, &log, &written)
+        }
+        // What is still to write (a reader's snapshot can stop a checkpoint short, a full
+        // disk fails it): `admitGrowth` counts it as growth to come.
+        let unwritten = code == SQLITE_OK && log >= 0 && written >= 0 ? Int(log - written) : Int(Int32.max)
+        state.withLock { $0.unwrittenFrames = unwritten }
+    }
+
+    /// Throws `SQLITE_FULL` for a commit of `writes` on a nearly full disk whose growth of
+    /// the database file the disk could not take: a commit puts its new pages in the WAL,
+    /// often in blocks the WAL already holds, and only a checkpoint writes them to the
+    /// database file, which must grow then. A commit let through without that room left
+    /// pages in the WAL that no checkpoint could write; a WAL that cannot be checkpointed
+    /// cannot restart, and the next deletion found no room for its own frames (issue 38).
+    ///
+    /// The growth is estimated from the rows' bytes (in pages, plus two for the indexes),
+    /// less the manifest's free pages (left by deletions), plus the frames the last
+    /// checkpoint left unwritten, and must fit twice in the free space beside the reserve
+    /// (the WAL may need as much again); the reserve stays for deletions, and covers an
+    /// estimate short by up to its size. Called on `database` before a commit with sets.
+    func admitGrowth(of writes: PendingWrites, on database: Database) throws {
+        // Nearly full, or about to be once the WAL's frames are written to the database file.
+        let walSize = KVStorage.fileSize(atPath: path + "-wal") ?? 0
+        guard let reservePath, let free = FileStore.freeSpace(at: path), free < nearlyFullBytes + 2 * walSize
+        else { return }
+        let neededPages = (writes.bytes + 128 * writes.count + pageSize - 1) / pageSize + 2
+        let freePages = Int((try? database.integer("PRAGMA freelist_count")) ?? 0)
+        // Outside a transaction, a checkpoint first: it writes what it can and says what is left.
+        if !database.isInTransaction { checkpointInline(database.handle) }
+        let unwritten = state.withLock { $0.unwrittenFrames }
+        let growth = Int64(max(0, neededPages - freePages)) * Int64(pageSize) + Int64(unwritten) * Int64(pageSize)
+        if growth == 0 { return }
+        // The reserve stays for deletions: the growth must fit in the free space beside it.
+        let reserveSize = KVStorage.reserveSize(pageSize: pageSize)
+        let inPlace = (KVStorage.fileSize(atPath: reservePath) ?? 0) >= Int64(reserveSize)
+            || FileStore.createReserve(reservePath, size: reserveSize)
+        if inPlace, 2 * growth <= (FileStore.freeSpace(at: path) ?? 0) { return }
+        throw SQLiteError(extendedCode: SQLITE_FULL,
+                          message: "database or disk is full (the manifest could not grow by this commit's pages)",
+                          sql: nil)
     }
 
     /// Schedules one background checkpoint, unless one is pending or this is closed.

@@ -60,4 +60,30 @@ import Testing
         #expect(try cache.disk.value(forKey: "background") == Data([1]))
         #expect(cache.statistics.memoryHits == 0)
     }
+
+    /// Reporting a change through `cache.disk` takes the same path every time (issue 38): the
+    /// disk level's listener was re-wrapped in two more thunks by each report, so the n-th
+    /// write walked a chain of about 2n closures (writes through `cache.disk` were quadratic)
+    /// and releasing the cache after a million of them overflowed the stack. Measured without
+    /// a clock: the stack depth at which the cache's mutation runs stays the same.
+    @Test func reportingDirectChangesDoesNotDeepenTheListener() throws {
+        let fixture = CacheFixture()
+        defer { fixture.remove() }
+        let cache = try fixture.make()
+        defer { try? cache.close() }
+        let depths = MutexBox<[UInt]>([])
+        cache.writes.duringMutation = { _ in
+            var marker = 0
+            let address = withUnsafeMutablePointer(to: &marker) { UInt(bitPattern: $0) }
+            depths.withLock { $0.append(address) }
+        }
+        for index in 0..<2_000 { try cache.disk.setValue(Data([1]), forKey: "k\(index % 10)") }
+        try cache.disk.removeValue(forKey: "k0")
+        cache.writes.duringMutation = nil
+        let seen = depths.withLock { $0 }
+        #expect(seen.count == 2_001)
+        // The old chain grew by two frames a report: hundreds of kilobytes by the last one.
+        let spread = (seen.max() ?? 0) - (seen.min() ?? 0)
+        #expect(spread < 1024, "the listener's stack depth varied by \(spread) bytes over 2,001 reports")
+    }
 }

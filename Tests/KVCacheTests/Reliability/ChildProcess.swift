@@ -12,8 +12,9 @@ final class ChildProcess {
     private var buffer: [UInt8] = []
     private var atEnd = false
 
-    /// Starts the worker with `arguments`.
-    init(worker arguments: [String]) throws {
+    /// Starts the worker with `arguments`; with `stdin`, that descriptor is the child's
+    /// standard input (the caller still owns and closes its own copy).
+    init(worker arguments: [String], stdin: Int32? = nil) throws {
         let executable = try WorkerProcessSupport.executablePath(named: "KVCacheTestWorker")
         var fds: [Int32] = [0, 0]
         // Close-on-exec, under a lock shared by all spawns: a child started by a
@@ -24,7 +25,9 @@ final class ChildProcess {
         guard pipe(&fds) == 0 else { throw WorkerProcessSupport.Failure.spawn(errno) }
         for fd in fds { _ = fcntl(fd, F_SETFD, FD_CLOEXEC) }
         do {
-            pid = try WorkerProcessSupport.spawn(executable, arguments: arguments, redirections: [(fds[1], 1)])
+            var redirections: [(descriptor: Int32, target: Int32)] = [(fds[1], 1)]
+            if let stdin { redirections.append((stdin, 0)) }
+            pid = try WorkerProcessSupport.spawn(executable, arguments: arguments, redirections: redirections)
         } catch {
             close(fds[0])
             close(fds[1])
@@ -35,6 +38,18 @@ final class ChildProcess {
     }
 
     private static let spawnLock = NSLock()
+
+    /// A pipe whose ends are close-on-exec (made under the spawn lock, so no child started
+    /// meanwhile inherits them): children given its read end as `stdin` block on it until
+    /// the caller closes the write end, all at the same moment.
+    static func barrier() throws -> (read: Int32, write: Int32) {
+        spawnLock.lock()
+        defer { spawnLock.unlock() }
+        var fds: [Int32] = [0, 0]
+        guard pipe(&fds) == 0 else { throw WorkerProcessSupport.Failure.spawn(errno) }
+        for fd in fds { _ = fcntl(fd, F_SETFD, FD_CLOEXEC) }
+        return (fds[0], fds[1])
+    }
 
     deinit {
         close(output)
