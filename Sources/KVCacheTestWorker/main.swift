@@ -6,6 +6,7 @@ import KVCache
 //
 //   KVCacheTestWorker crash-writer <directory> <seed> <first sequence number>
 //   KVCacheTestWorker multi-writer <directory> <worker id> <threads> <milliseconds> <seed> <chaos 0|1>
+//   KVCacheTestWorker add-racer <directory> <process id> <threads> <keys> <disk|cache>
 
 let arguments = CommandLine.arguments
 guard arguments.count >= 2 else { Output.fail("usage: KVCacheTestWorker <command> <arguments...>") }
@@ -19,6 +20,12 @@ case "multi-writer" where arguments.count == 8:
           let seed = UInt64(arguments[6]) else { Output.fail("bad arguments") }
     MultiWriter(directory: URL(fileURLWithPath: arguments[2]), id: id, threads: threads,
                 milliseconds: milliseconds, seed: seed, chaos: arguments[7] == "1").run()
+case "add-racer" where arguments.count == 7 && ["disk", "cache"].contains(arguments[6]):
+    guard let id = Int(arguments[3]), let threads = Int(arguments[4]), let keys = Int(arguments[5]) else {
+        Output.fail("bad arguments")
+    }
+    AddRacer(directory: URL(fileURLWithPath: arguments[2]), process: id, threads: threads, keys: keys,
+             throughFacade: arguments[6] == "cache").run()
 default:
     Output.fail("unknown command or wrong arguments: \(arguments.dropFirst().joined(separator: " "))")
 }
