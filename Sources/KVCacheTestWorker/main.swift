@@ -8,6 +8,7 @@ import KVCache
 //   KVCacheTestWorker multi-writer <directory> <worker id> <threads> <milliseconds> <seed> <chaos 0|1>
 //   KVCacheTestWorker release-after-trim <directory> <entries>
 //   KVCacheTestWorker open-together <directory>   (opens when its stdin reaches end of file)
+//   KVCacheTestWorker add-racer <directory> <process id> <threads> <keys> <disk|cache>
 
 let arguments = CommandLine.arguments
 guard arguments.count >= 2 else { Output.fail("usage: KVCacheTestWorker <command> <arguments...>") }
@@ -26,6 +27,12 @@ case "release-after-trim" where arguments.count == 4:
     ReleaseAfterTrim(directory: URL(fileURLWithPath: arguments[2]), entries: entries).run()
 case "open-together" where arguments.count == 3:
     OpenTogether(directory: URL(fileURLWithPath: arguments[2])).run()
+case "add-racer" where arguments.count == 7 && ["disk", "cache"].contains(arguments[6]):
+    guard let id = Int(arguments[3]), let threads = Int(arguments[4]), let keys = Int(arguments[5]) else {
+        Output.fail("bad arguments")
+    }
+    AddRacer(directory: URL(fileURLWithPath: arguments[2]), process: id, threads: threads, keys: keys,
+             throughFacade: arguments[6] == "cache").run()
 default:
     Output.fail("unknown command or wrong arguments: \(arguments.dropFirst().joined(separator: " "))")
 }

@@ -330,8 +330,11 @@ public final class Cache<Value: Sendable>: Sendable {
     }
 
     /// Stores `value` for `key` in both levels only if neither holds a live value for it
-    /// (nor is one queued for disk), and returns whether it did. Atomic among this
-    /// cache's writers; see `DiskCache.setValueIfAbsent` for other processes.
+    /// (nor is one queued for disk), and returns whether it did. Atomic across processes
+    /// sharing the disk level: the disk level decides (see `DiskCache.setValueIfAbsent`),
+    /// and only the caller whose value it stored puts it in memory. A copy in this
+    /// process's memory level counts as present even if another process has since removed
+    /// the value from disk (memory levels are per process: see the Multi-Process Use article).
     @discardableResult
     public func setValueIfAbsent(_ value: Value, forKey key: String, expiration: Expiration = .never) throws -> Bool {
         try validate(key)

@@ -292,8 +292,10 @@ public final class DiskCache: Sendable {
     }
 
     /// Stores `data` for `key` only if no live value is stored for it, and returns
-    /// whether it did (python-diskcache's `add`). Atomic among this process's writers
-    /// of the directory; another process's set of the same key may land in between.
+    /// whether it did (python-diskcache's `add`). Atomic across every process sharing the
+    /// directory: of concurrent callers, in any processes, exactly one stores the key. An
+    /// expired value counts as absent and is replaced. When this returns true, the value
+    /// is committed (not synced; see `flush`) and other processes see it.
     @discardableResult
     public func setValueIfAbsent(_ data: Data, forKey key: String, expiration: Expiration = .never,
                                  extendedData: Data? = nil) throws -> Bool {
@@ -302,30 +304,48 @@ public final class DiskCache: Sendable {
 
     /// The same, telling `directChanges` only if `reportsChange`: the ``Cache`` around this level
     /// passes false for its own writes, which keep its memory level in step already.
+    ///
+    /// A live value this process can read (its own pending write, or a committed row)
+    /// answers false without a write. Otherwise the check and the insert run in one write
+    /// transaction on the commit connection, after this process's pending writes (see
+    /// `KVStorage.setValueIfAbsentWork`): SQLite's write lock orders it with every
+    /// process's commits. This call waits for that commit without the store's lock, as
+    /// `setValues` does. A file value is written first, without the lock, and deleted if
+    /// another caller stored the key.
     func setValueIfAbsent(_ data: Data, forKey key: String, expiration: Expiration, extendedData: Data?,
                           reportsChange: Bool) throws -> Bool {
         try KVStorage.validate(extendedData: extendedData)
         try KVStorage.validate(key, options: reader.options)
-        let stored: Bool
-        if let name = try writeFileWithoutLock(data, forKey: key) {
-            stored = try perform { storage in
-                guard try !storage.hasLiveValue(forKey: key) else {
-                    storage.releaseFileName(name)
-                    storage.files.remove(name)
-                    return false
-                }
-                try storage.setValue(data, writtenTo: name, forKey: key, expiration: expiration, extendedData: extendedData)
-                return true
+        if try read({ reader, _ in try reader.contains(key) }) { return false }
+        // Reserved until the transaction has committed: the orphan sweep keeps the file meanwhile.
+        let name = try writeFileWithoutLock(data, forKey: key)
+        let value = KVStorage.BatchValue(key: key, size: data.count, filename: name, inline: name == nil ? data : nil)
+        let outcome: KVStorage.AddOutcome
+        do {
+            let result = try performWork(freesSpace: false, prepare: { storage in
+                try storage.requireWritable()
+                return storage.setValueIfAbsentWork(value, expiration: expiration, extendedData: extendedData)
+            }, finish: { storage, result in
+                if let name { storage.releaseFileName(name) }
+                guard let outcome = KVStorage.AddOutcome(rawValue: result), outcome != .present else { return }
+                storage.counters.sets += 1
+                if outcome == .replacedExpired { storage.counters.evictions[.replaced, default: 0] += 1 }
+            })
+            outcome = KVStorage.AddOutcome(rawValue: result) ?? .present
+        } catch {
+            if let name {
+                store.withLock { $0.releaseFileName(name) }
+                files.remove(name)
             }
-        } else {
-            stored = try perform { storage in
-                guard try !storage.hasLiveValue(forKey: key) else { return false }
-                try storage.setValue(data, forKey: key, expiration: expiration, extendedData: extendedData)
-                return true
-            }
+            throw error
         }
-        if stored && reportsChange { reportDirectChange(.key(key)) }
-        return stored
+        guard outcome != .present else {
+            // No row names it: the key was stored by another caller.
+            if let name { files.remove(name) }
+            return false
+        }
+        if reportsChange { reportDirectChange(.key(key)) }
+        return true
     }
 
     /// Stores every value of `values` (replacing any) in one transaction, with one

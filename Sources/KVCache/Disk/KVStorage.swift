@@ -248,17 +248,6 @@ final class KVStorage {
         try ManifestBatch(database: requireDatabase(), statements: requireStatements()).metadata(forKey: key)
     }
 
-    /// True when `key` has a live value: a pending set, or a committed row not expired
-    /// (its deadline moved by a buffered access, as reads move it).
-    func hasLiveValue(forKey key: String) throws -> Bool {
-        guard let metadata = try metadata(forKey: key) else { return false }
-        let deadline = buffer.withLock {
-            $0.deadline(forKey: key, expiration: metadata.expiration, lifetime: metadata.lifetime,
-                        extends: options.extendsExpirationOnAccess)
-        }
-        return deadline.map { $0 > options.clock() } ?? true
-    }
-
     // MARK: - Writes
 
     /// Stores `data` for `key` as a pending write, readable at once. A file value

@@ -164,4 +164,48 @@ import Testing
         #expect(try reopened.value(forKey: "A") == bytes(100, seed: 1))
         #expect(try reopened.value(forKey: "B") == bytes(30_000, seed: 2))
     }
+
+    /// `setValueIfAbsent` decides under SQLite's write lock (issue 38, part 5): while another
+    /// writer (another process) holds the lock with a row of the key not committed yet, the
+    /// call waits for it, without the store's lock (a set completes meanwhile), then finds
+    /// that row and stores nothing; its file is deleted. Before, it decided at once on this
+    /// process's view and returned true, and its group commit later replaced the other
+    /// writer's row.
+    @Test func setValueIfAbsentWaitsForAnotherWritersRowAndStoresNothing() throws {
+        let blocked = try Blocked()
+        defer { blocked.remove() }
+        let cache = blocked.cache
+        try blocked.other.execute("""
+            INSERT INTO manifest(key, size, modification_time, last_access_time, inline_data)
+                VALUES ('K', 3, 0, 0, x'010203');
+            UPDATE stats SET count = count + 1, size = size + 3 WHERE id = 1;
+            """)
+        // Signalled when the call waits for the other writer's commit, or when it returns.
+        let waitingOrDone = DispatchSemaphore(value: 0)
+        let finished = DispatchSemaphore(value: 0)
+        let stored = MutexBox<Bool?>(nil)
+        cache.hooks.commitWillWaitOffLock.withLock { $0 = { waitingOrDone.signal() } }
+        Thread {
+            let result = try? cache.setValueIfAbsent(bytes(30_000, seed: 9), forKey: "K")
+            stored.withLock { $0 = result }
+            finished.signal()  // first: a call that did not wait has finished when this is seen
+            waitingOrDone.signal()
+        }.start()
+        #expect(waitingOrDone.wait(timeout: .now() + ConcurrencyCacheKeyLockTests.stuck) == .success)
+        cache.hooks.commitWillWaitOffLock.withLock { $0 = nil }
+        let set = BoundedCall { (try? cache.setValue(bytes(100, seed: 7), forKey: "N")) != nil }
+        let callWaited = finished.wait(timeout: .now()) == .timedOut
+        try blocked.release()
+        if callWaited { finished.wait() }
+        #expect(callWaited, "setValueIfAbsent decided without waiting for the other writer")
+        #expect(set.finishedInTime && set.result == true)
+        #expect(stored.withLock { $0 } == false)
+        #expect(try cache.value(forKey: "K") == Data([1, 2, 3]))
+        try cache.flush()
+        #expect(try cache.value(forKey: "K") == Data([1, 2, 3]))
+        #expect(try cache.value(forKey: "N") == bytes(100, seed: 7))
+        let report = try cache.verify(orphanGracePeriod: .seconds(0))
+        #expect(report.isHealthy, "\(report)")
+        #expect(blocked.dir.dataFiles().count == 1)  // "F"'s; the loser's file is gone
+    }
 }

@@ -5,36 +5,54 @@ import Glibc
 #endif
 
 /// A real child process running the test worker (Sources/KVCacheTestWorker),
-/// its stdout read line by line through a pipe.
+/// its stdout read line by line through a pipe; optionally, its stdin written to
+/// through a socket pair (`send`).
 final class ChildProcess {
     let pid: pid_t
     private let output: Int32
+    /// Our end of the child's stdin, if it has one (-1 otherwise).
+    private var input: Int32 = -1
     private var buffer: [UInt8] = []
     private var atEnd = false
 
-    /// Starts the worker with `arguments`; with `stdin`, that descriptor is the child's
-    /// standard input (the caller still owns and closes its own copy).
-    init(worker arguments: [String], stdin: Int32? = nil) throws {
+    /// Starts the worker with `arguments`; with `takesInput`, its stdin is a socket that
+    /// `send` writes to; with `stdin`, that descriptor is its standard input (the caller
+    /// still owns and closes its own copy); else it inherits ours.
+    init(worker arguments: [String], takesInput: Bool = false, stdin: Int32? = nil) throws {
+        precondition(!(takesInput && stdin != nil), "a child takes input from one place")
         let executable = try WorkerProcessSupport.executablePath(named: "KVCacheTestWorker")
         var fds: [Int32] = [0, 0]
+        var inputFDs: [Int32] = [-1, -1]
         // Close-on-exec, under a lock shared by all spawns: a child started by a
         // parallel test must not inherit our write end, or this pipe would never
         // reach end of file.
         ChildProcess.spawnLock.lock()
         defer { ChildProcess.spawnLock.unlock() }
         guard pipe(&fds) == 0 else { throw WorkerProcessSupport.Failure.spawn(errno) }
-        for fd in fds { _ = fcntl(fd, F_SETFD, FD_CLOEXEC) }
-        do {
-            var redirections: [(descriptor: Int32, target: Int32)] = [(fds[1], 1)]
-            if let stdin { redirections.append((stdin, 0)) }
-            pid = try WorkerProcessSupport.spawn(executable, arguments: arguments, redirections: redirections)
-        } catch {
+        // A socket, not a pipe: a send after the child died fails (MSG_NOSIGNAL) instead of
+        // raising SIGPIPE in the test process.
+        if takesInput, socketpair(AF_UNIX, Int32(SOCK_STREAM.rawValue), 0, &inputFDs) != 0 {
+            let code = errno
             close(fds[0])
             close(fds[1])
+            throw WorkerProcessSupport.Failure.spawn(code)
+        }
+        for fd in fds + inputFDs where fd >= 0 { _ = fcntl(fd, F_SETFD, FD_CLOEXEC) }
+        var redirections: [(descriptor: Int32, target: Int32)] = [(fds[1], 1)]
+        if takesInput { redirections.append((inputFDs[0], 0)) }
+        if let stdin { redirections.append((stdin, 0)) }
+        do {
+            pid = try WorkerProcessSupport.spawn(executable, arguments: arguments, redirections: redirections)
+        } catch {
+            for fd in fds + inputFDs where fd >= 0 { close(fd) }
             throw error
         }
         close(fds[1])
         output = fds[0]
+        if takesInput {
+            close(inputFDs[0])
+            input = inputFDs[1]
+        }
     }
 
     private static let spawnLock = NSLock()
@@ -53,6 +71,27 @@ final class ChildProcess {
 
     deinit {
         close(output)
+        if input >= 0 { close(input) }
+    }
+
+    /// Writes `line` and a newline to the child's stdin (see `takesInput`); false if it
+    /// could not (the child has exited).
+    @discardableResult
+    func send(_ line: String) -> Bool {
+        precondition(input >= 0, "the child was started without takesInput")
+        var bytes = Array((line + "\n").utf8)
+        var offset = 0
+        while offset < bytes.count {
+            let written = bytes.withUnsafeMutableBytes {
+                Glibc.send(input, $0.baseAddress! + offset, $0.count - offset, Int32(MSG_NOSIGNAL))
+            }
+            if written < 0 {
+                if errno == EINTR { continue }
+                return false
+            }
+            offset += written
+        }
+        return true
     }
 
     /// The next line of output, or nil at end of file (the child exited or was killed).

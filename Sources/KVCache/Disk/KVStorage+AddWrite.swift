@@ -1,0 +1,53 @@
+import Foundation
+
+/// `DiskCache.setValueIfAbsent` (python-diskcache's `add`): the check and the insert in
+/// one write transaction, as the work of a batch on the commit connection (see
+/// `DiskCache.performWork`). SQLite's write lock serializes it with every other
+/// process's commits, so of all the callers in all the processes one stores the key.
+extension KVStorage {
+    /// What the work of `setValueIfAbsentWork` did.
+    enum AddOutcome: Int {
+        /// A live row was there: nothing stored.
+        case present = 0
+        /// No row was there: the value's row inserted.
+        case inserted = 1
+        /// An expired row was there: replaced by the value's row.
+        case replacedExpired = 2
+    }
+
+    /// The work that stores `value` for its key unless the manifest holds a live row for
+    /// it, in the batch's transaction, after this process's pending writes and access
+    /// times (so a pending set or removal of the key, and an expiration extended by a
+    /// buffered read, count); returns an `AddOutcome`'s raw value. Expired means a
+    /// deadline at or before the clock when the transaction runs, as reads and trims
+    /// judge it. A file value's file is complete; a replaced expired row's file goes
+    /// after the commit.
+    func setValueIfAbsentWork(_ value: BatchValue, expiration: Expiration,
+                              extendedData: Data?) -> DetachedCommit.Work {
+        let clock = options.clock
+        let now = clock()
+        let stored = buffer.withLock { state in
+            PendingWrites.Value(filename: value.filename, inline: value.inline, size: Int64(value.size),
+                                time: state.stamp(now), deadline: expiration.deadline(from: now),
+                                lifetime: expiration.extendableLifetime, extendedData: extendedData)
+        }
+        let key = value.key
+        return { transaction in
+            let batch = ManifestBatch(database: transaction.database, statements: transaction.statements,
+                                      recordsEvictions: transaction.recordsEvictions)
+            // Under the write lock: no other process's commit can come between this
+            // look and the insert.
+            if let old = try batch.metadata(forKey: key), old.expiration.map({ $0 > clock() }) ?? true {
+                return AddOutcome.present.rawValue
+            }
+            var writes = PendingWrites(capacity: 1)
+            _ = writes.record(.set(stored), forKey: key)
+            var changes = ManifestBatch.Changes()
+            try batch.apply(writes, into: &changes)
+            transaction.delta = transaction.delta + changes.delta
+            transaction.obsoleteFiles += changes.obsoleteFiles
+            transaction.evictions += changes.evictions
+            return (changes.replaced > 0 ? AddOutcome.replacedExpired : .inserted).rawValue
+        }
+    }
+}
