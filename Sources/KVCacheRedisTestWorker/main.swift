@@ -11,6 +11,7 @@ import Glibc
 // stdin, one a line, each answered with one line on stdout.
 //
 //   KVCacheRedisTestWorker <directory> <redis url> <namespace>
+//   KVCacheRedisTestWorker staleness <redis url> [writes] [keys]   (see Staleness.swift)
 //
 // Prints `ready` once the cache is open (subscribed), then for each command:
 //   set <key> <value>         stores the UTF-8 bytes of <value>        → ok
@@ -27,6 +28,13 @@ func answer(_ text: String) {
 }
 
 let arguments = CommandLine.arguments
+// The staleness measurement (Staleness.swift): the parent and its two children.
+switch arguments.dropFirst().first {
+case "staleness": exit(Staleness.run(Array(arguments.dropFirst(2))))
+case "staleness-reader": exit(Staleness.reader(Array(arguments.dropFirst(2))))
+case "staleness-writer": exit(Staleness.writer(Array(arguments.dropFirst(2))))
+default: break
+}
 guard arguments.count == 4 else {
     answer("error usage: KVCacheRedisTestWorker <directory> <redis url> <namespace>")
     exit(2)
