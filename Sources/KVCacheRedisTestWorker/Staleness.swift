@@ -30,7 +30,8 @@ enum Staleness {
         return UInt64(now.tv_sec) * 1_000_000 + UInt64(now.tv_nsec) / 1_000
     }
 
-    /// Words in a file both processes map: [0] reader ready, [1] writer done, then per key
+    /// Words in a file both processes map: [0] reader ready, [1] the writer's count of sets once
+    /// it is done, then per key
     /// `version << 40 | microseconds since base` of its last acknowledged set.
     struct Shared {
         let words: UnsafeMutablePointer<UInt64>
@@ -257,7 +258,17 @@ enum Staleness {
             shared.store(0, 1)
             let started = microseconds()
             var key = 0
-            while shared.load(1) == 0 {
+            // Until the writer is done and every invalidation was applied (5 s at most), so the
+            // staleness of the last writes is seen too.
+            var doneAt: UInt64?
+            var iteration = 0
+            while true {
+                iteration &+= 1
+                if iteration & 1023 == 0, case let done = shared.load(1), done > 0 {
+                    let now = microseconds()
+                    if doneAt == nil { doneAt = now }
+                    if level.times.withLock({ $0.count }) >= Int(done) || now - doneAt! > 5_000_000 { break }
+                }
                 let acknowledged = shared.load(2 + key) >> 40
                 let start = microseconds() - base
                 let result = try cache.result(forKey: names[key])
@@ -305,7 +316,7 @@ enum Staleness {
                 output += "a \(key) \(version) \(acknowledged)\n"
             }
             let seconds = Double(microseconds() - started) / 1e6
-            shared.store(1, 1)
+            shared.store(1, UInt64(writes))
             output += "w writer: \(writes) sets in \(String(format: "%.1f", seconds)) s, \(cache.statistics.remoteErrors) remote errors\n"
             try cache.close()
             try output.write(toFile: arguments[6], atomically: true, encoding: .utf8)
