@@ -31,6 +31,8 @@ final class RemoteRecoveryQueue: @unchecked Sendable {
     private var bytes = 0
     private var statistics = RemoteRecovery.Statistics()
     private var drainDue: Double?
+    /// The counts when the queue last went from empty to not (for the log line once drained).
+    private var outageStart: RemoteRecovery.Statistics?
     private var isClosed = false
 
     let configuration: RemoteRecovery
@@ -72,7 +74,8 @@ final class RemoteRecoveryQueue: @unchecked Sendable {
     func appendFailed(_ operation: RemoteOperation) {
         let first = condition.withLock { () -> Bool in
             guard !isClosed else { return false }
-            let wasEmpty = items.isEmpty
+            let wasEmpty = items.isEmpty && inFlight == nil
+            if wasEmpty, outageStart == nil { outageStart = statistics }
             append(operation)
             return wasEmpty
         }
@@ -251,6 +254,20 @@ final class RemoteRecoveryQueue: @unchecked Sendable {
 
     // MARK: - Draining
 
+    /// Once the queue is empty after an outage: one log line saying what became of it.
+    private func reportIfDrained() {
+        let summary = condition.withLock { () -> String? in
+            guard items.isEmpty, inFlight == nil, let start = outageStart else { return nil }
+            outageStart = nil
+            let now = statistics
+            return "the remote level answers again; of the operations queued meanwhile, \(now.replayed - start.replayed) were "
+                + "replayed, \(now.superseded - start.superseded) superseded by this node's later ones, "
+                + "\(now.supersededByOtherNodes - start.supersededByOtherNodes) by other nodes' changes, "
+                + "\(now.overflowDrops - start.overflowDrops) dropped for a full queue, \(now.discarded - start.discarded) discarded"
+        }
+        if let summary { diagnostics.notice(summary, path: path) }
+    }
+
     private func scheduleDrain(after delay: Double) {
         condition.withLock { scheduleDrainLocked(after: delay) }
     }
@@ -268,12 +285,7 @@ final class RemoteRecoveryQueue: @unchecked Sendable {
     /// failure the next attempt is `retryInterval` later.
     private func drain() {
         condition.withLock { drainDue = nil }
-        var replayed = 0
-        defer {
-            if replayed > 0, isEmpty {
-                diagnostics.notice("the remote level answers again: \(replayed) queued operations replayed", path: path)
-            }
-        }
+        defer { reportIfDrained() }
         while let (sequence, operation) = takeNext() {
             let outcome: Result<Void, any Error> = Result { try perform(operation) }
             let retry = condition.withLock { () -> Bool in
@@ -285,7 +297,6 @@ final class RemoteRecoveryQueue: @unchecked Sendable {
                     if items[sequence] != nil {
                         remove(sequence)
                         statistics.replayed += 1
-                        replayed += 1
                     }
                     return false
                 case .failure(let error) where RemoteOperation.isRetryable(error):
