@@ -10,7 +10,10 @@ import Glibc
 // a `Cache<Data>` in its own directory in front of the Redis at `url`, driven by commands on
 // stdin, one a line, each answered with one line on stdout.
 //
-//   KVCacheRedisTestWorker <directory> <redis url> <namespace>
+//   KVCacheRedisTestWorker <directory> <redis url> <namespace> [setting=milliseconds ...]
+//
+// Settings of the level (default: 5 s timeouts, the others RedisLevel's defaults):
+// connect-timeout-ms, command-timeout-ms, break-ms, check-ms (subscriptionCheckInterval).
 //   KVCacheRedisTestWorker staleness <redis url> [writes] [keys]   (see Staleness.swift)
 //
 // Prints `ready` once the cache is open (subscribed), then for each command:
@@ -20,6 +23,8 @@ import Glibc
 //   in-memory <key>           whether the memory level holds the key  → yes | no
 //   wait-changes <count>      until <count> other nodes' changes were applied (10 s at most)
 //                                                                      → ok | timeout <received>
+//   wait-subscriptions <count>  until the subscriber has subscribed <count> times (10 s at most)
+//                                                                      → ok | timeout <subscriptions>
 //   quit                      closes the cache and exits 0             → bye
 // A failure prints `error <message>`; end of input closes the cache and exits.
 
@@ -35,8 +40,8 @@ case "staleness-reader": exit(Staleness.reader(Array(arguments.dropFirst(2))))
 case "staleness-writer": exit(Staleness.writer(Array(arguments.dropFirst(2))))
 default: break
 }
-guard arguments.count == 4 else {
-    answer("error usage: KVCacheRedisTestWorker <directory> <redis url> <namespace>")
+guard arguments.count >= 4 else {
+    answer("error usage: KVCacheRedisTestWorker <directory> <redis url> <namespace> [setting=milliseconds ...]")
     exit(2)
 }
 
@@ -51,6 +56,20 @@ func serve() -> Int32 {
         // A loaded test machine must not turn a slow moment into a failed call.
         levelConfiguration.connectTimeout = .seconds(5)
         levelConfiguration.commandTimeout = .seconds(5)
+        for setting in arguments.dropFirst(4) {
+            let parts = setting.split(separator: "=")
+            guard parts.count == 2, let milliseconds = Int64(parts[1]) else {
+                throw KVCacheError.invalidArgument("not a setting: \(setting)")
+            }
+            let duration = Duration.milliseconds(milliseconds)
+            switch parts[0] {
+            case "connect-timeout-ms": levelConfiguration.connectTimeout = duration
+            case "command-timeout-ms": levelConfiguration.commandTimeout = duration
+            case "break-ms": levelConfiguration.breakDuration = duration
+            case "check-ms": levelConfiguration.subscriptionCheckInterval = duration
+            default: throw KVCacheError.invalidArgument("unknown setting: \(setting)")
+            }
+        }
         level = try RedisLevel(configuration: levelConfiguration)
         var configuration = Cache<Data>.Configuration()
         configuration.disk.autoTrimInterval = nil
@@ -85,6 +104,10 @@ func serve() -> Int32 {
                 guard let count = Int(words[1]) else { throw KVCacheError.invalidArgument("not a count: \(words[1])") }
                 let applied = level.waitForStatistics(timeout: .seconds(10)) { $0.changesReceived >= count }
                 answer(applied ? "ok" : "timeout \(level.statistics.changesReceived)")
+            case ("wait-subscriptions", 2):
+                guard let count = Int(words[1]) else { throw KVCacheError.invalidArgument("not a count: \(words[1])") }
+                let made = level.waitForStatistics(timeout: .seconds(10)) { $0.subscriptions >= count }
+                answer(made ? "ok" : "timeout \(level.statistics.subscriptions)")
             case ("quit", 1):
                 try cache.close()
                 answer("bye")

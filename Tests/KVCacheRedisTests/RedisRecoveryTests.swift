@@ -92,6 +92,41 @@ struct RedisRecoveryTests {
         return converged
     }
 
+    /// The same outage with the reading node in another process (`KVCacheRedisTestWorker`,
+    /// with the same 250 ms settings): it reads every value written during the stop once the
+    /// server answers, and the removed key is a miss.
+    @Test func writesMadeWhileTheServerIsStoppedReachAnotherProcess() async throws {
+        try await onOwnThread {
+            let server = try OwnRedisServer()
+            defer { server.stop() }
+            let namespace = RedisTestServer.uniqueNamespace()
+            let writer = try Node(namespace: namespace, address: server.address, configureLevel: Self.fastFailure)
+            let childDirectory = TemporaryDirectory("child")
+            defer { childDirectory.remove() }
+            let reader = try RedisWorkerProcess(
+                directory: childDirectory.url, url: "redis://127.0.0.1:\(server.port)", namespace: namespace,
+                settings: ["connect-timeout-ms=250", "command-timeout-ms=250", "break-ms=250", "check-ms=250"])
+            let keys = (0..<10).map { "k\($0)" }
+            for key in keys + ["gone"] { try writer.cache.setValue(Data("old-\(key)".utf8), forKey: key) }
+            try reader.expect("wait-changes 11", "ok")
+            for key in keys + ["gone"] { try reader.expect("get \(key)", "value remote old-\(key)") }
+
+            server.pause()
+            let stopped = Date()
+            for key in keys { try writer.cache.setValue(Data("new-\(key)".utf8), forKey: key) }
+            try writer.cache.removeValue(forKey: "gone")
+            #expect(writer.cache.statistics.remoteRecovery.pending == 11)
+            // The outage (the stimulus, not a wait for work).
+            Thread.sleep(forTimeInterval: max(0, 3 - Date().timeIntervalSince(stopped)))
+            server.resume()
+            #expect(writer.cache.waitForRemoteRecovery(timeout: .seconds(10)))
+            try reader.expect("wait-subscriptions 2", "ok")
+            for key in keys { try reader.expect("get \(key)", "value remote new-\(key)") }
+            try reader.expect("get gone", "none")
+            #expect(try reader.quit() == 0)
+        }
+    }
+
     /// The latest operation per key wins, the oldest go when the queue is full, and the
     /// replay keeps the order the operations were made in.
     @Test func theQueueKeepsEachKeysLatestOperationInOrderAndDropsTheOldestWhenFull() async throws {
