@@ -157,13 +157,15 @@ final class RemoteRecoveryQueue: @unchecked Sendable {
             // One being sent may be superseded too: the drain sends the new one after it.
             if let sequence = latest[byteWise], let queued = items[sequence] {
                 switch (operation, queued.operation) {
-                case (.touch(_, let expiration), .set(_, var entry)):
+                case (.touch(_, let expiration), .set(_, var entry)) where sequence != inFlight:
                     // The queued value takes the new expiration.
                     entry.expiration = expiration
                     items[sequence]?.operation = .set(key: key, entry: entry)
                     return
                 case (.touch, .remove):
                     return  // nothing to touch once the removal is replayed
+                case (.touch, .set):
+                    break  // being sent with the old expiration: the touch follows it
                 default:
                     remove(sequence)
                     statistics.superseded += 1
