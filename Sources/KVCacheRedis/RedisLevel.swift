@@ -17,7 +17,11 @@ import KVCache
 /// `groupsKeys`), values with a small header (format version, expiration) and a Redis
 /// expiration; changes are published on `kvcache:<namespace>:changes`. Connections are
 /// made when first needed and again after a failure; a circuit breaker makes calls fail
-/// fast for `breakDuration` after the server could not be reached.
+/// fast for `breakDuration` after the server could not be reached. A ``Cache`` whose remote
+/// recovery queue holds writes made meanwhile probes past the breaker (``probe()``, a `PING`)
+/// every `RemoteRecovery.retryInterval`, so the queue is replayed, and the breaker closed,
+/// within about `retryInterval` of the server's return; callers' own calls never wait for
+/// those probes.
 ///
 /// In a cluster (``Configuration/init(cluster:namespace:)``) each key goes to the node that
 /// serves its slot; the level reads the slot map (`CLUSTER SLOTS`) when first used, follows
@@ -116,6 +120,10 @@ public final class RedisLevel: RemoteLevel {
         public var rejectedByBreaker = 0
         /// Times the circuit breaker opened.
         public var breakerOpenings = 0
+        /// Probes (``RedisLevel/probe()``): `PING`s sent past an open circuit breaker.
+        public var probes = 0
+        /// Probes the server answered, each closing its breaker.
+        public var probesAnswered = 0
         /// Values too large to store remotely.
         public var valuesTooLarge = 0
         /// Invalidations published.
@@ -332,6 +340,21 @@ public final class RedisLevel: RemoteLevel {
             defer { current = nil }
             return current
         }?.stop()
+    }
+
+    /// Whether the server answers now, asked past the circuit breaker: a `PING` to each
+    /// server (in a cluster, each node) whose breaker is open, within the connect and command
+    /// timeouts; an answer closes that breaker. Throws `.unavailable` if one does not answer.
+    /// Returns at once when no breaker is open. A ``Cache``'s recovery queue calls it when a
+    /// replay was refused by the breaker, so writes made during an outage are replayed within
+    /// about `RemoteRecovery.retryInterval` of the server's return, not `breakDuration`.
+    /// Counted in ``Statistics/probes``, not in `calls` or `failures`.
+    public func probe() throws {
+        for pool in router.allPools where pool.breaker.isOpen {
+            counters.withLock { $0.probes += 1 }
+            try pool.ping()
+            counters.withLock { $0.probesAnswered += 1 }
+        }
     }
 
     // MARK: - Calls

@@ -117,7 +117,8 @@ public final class Cache<Value: Sendable>: Sendable {
         if let remote = configuration.remote, configuration.remoteRecovery.maxEntries > 0 {
             let counters = counters
             remoteRecovery = RemoteRecoveryQueue(configuration: configuration.remoteRecovery,
-                                                 diagnostics: disk.diagnostics, path: disk.path) { operation in
+                                                 diagnostics: disk.diagnostics, path: disk.path,
+                                                 probe: { try remote.probe() }) { operation in
                 try operation.perform(on: remote) { counters.withLock { $0.remoteValuesTooLarge &+= 1 } }
             }
         } else {

@@ -6,8 +6,15 @@ import Foundation
 /// A remote call that fails because the level could not be reached (`.unavailable`) or
 /// fails fast (`.circuitOpen`) is queued, and the queue is replayed in the order the calls
 /// were made once the level answers again: when its subscription is made again, when a read
-/// succeeds, and every `retryInterval` (each attempt goes through the level's circuit
-/// breaker, so while the server is away they fail fast). While the queue holds anything, new
+/// succeeds, and every `retryInterval`. An attempt goes through the level's circuit breaker;
+/// when the breaker refuses it, the queue probes the level past the breaker
+/// (``RemoteLevel/probe()``: for Redis a `PING`, bounded by the level's timeouts), and an
+/// answer closes the breaker and replays the queue at once. So the queue is replayed within
+/// about `retryInterval` (plus one command timeout) of the server's return, not when the
+/// breaker's break ends (2 s by default), while callers' own calls still fail fast without
+/// waiting on the server: the probes run on the queue's own thread, and only while it holds
+/// operations (a probe costs one connection attempt and a `PING` every `retryInterval` plus
+/// the level's timeouts for as long as the server is away). While the queue holds anything, new
 /// remote operations join its end rather than overtaking it. Per key only the latest
 /// operation is kept; a change another node publishes for a key after it was queued here
 /// drops it (the other node's write is the newer one). So the remote level ends up with

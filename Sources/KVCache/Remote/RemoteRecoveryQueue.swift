@@ -37,16 +37,21 @@ final class RemoteRecoveryQueue: @unchecked Sendable {
 
     let configuration: RemoteRecovery
     private let queue = DispatchQueue(label: "KVCache.Cache.remoteRecovery", qos: .utility)
-    /// Runs an operation on the remote level (set once, by the cache, holding it weakly).
+    /// Runs an operation on the remote level.
     private let perform: @Sendable (RemoteOperation) throws -> Void
+    /// Checks past the level's circuit breaker whether it answers, closing the breaker if so
+    /// (`RemoteLevel.probe`).
+    private let probe: @Sendable () throws -> Void
     private let diagnostics: Diagnostics
     private let path: String
 
     init(configuration: RemoteRecovery, diagnostics: Diagnostics, path: String,
+         probe: @escaping @Sendable () throws -> Void = {},
          perform: @escaping @Sendable (RemoteOperation) throws -> Void) {
         self.configuration = configuration
         self.diagnostics = diagnostics
         self.path = path
+        self.probe = probe
         self.perform = perform
     }
 
@@ -284,12 +289,24 @@ final class RemoteRecoveryQueue: @unchecked Sendable {
     }
 
     /// Sends the queued operations in order until the queue is empty or one fails; after a
-    /// failure the next attempt is `retryInterval` later.
+    /// failure the next attempt is `retryInterval` later. When the level's circuit breaker
+    /// refuses an operation, a probe (once a drain) asks the level past it: the server may be
+    /// back long before the break ends, and if it answers the operation is sent again at once.
     private func drain() {
         condition.withLock { drainDue = nil }
         defer { reportIfDrained() }
+        var probed = false
         while let (sequence, operation) = takeNext() {
             let outcome: Result<Void, any Error> = Result { try perform(operation) }
+            if !probed, case .failure(let error as RemoteLevelError) = outcome, error.code == .circuitOpen {
+                probed = true
+                // Not being sent while the probe waits: a touch of its key may still retime it.
+                condition.withLock {
+                    inFlight = nil
+                    condition.broadcast()
+                }
+                if (try? probe()) != nil { continue }
+            }
             let retry = condition.withLock { () -> Bool in
                 inFlight = nil
                 defer { condition.broadcast() }
