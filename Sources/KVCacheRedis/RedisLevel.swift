@@ -44,7 +44,8 @@ public final class RedisLevel: RemoteLevel {
         /// How long a command may wait for its answer. Default 250 ms.
         public var commandTimeout: Duration = .milliseconds(250)
         /// How long calls fail fast after the server could not be reached; zero turns the
-        /// breaker off. Default 2 s. Also the subscriber's wait between attempts to subscribe again.
+        /// breaker off. Default 2 s. A cache's recovery queue ends the break sooner: its
+        /// probe (``RedisLevel/probe()``) closes the breaker once the server answers.
         public var breakDuration: Duration = .seconds(2)
         /// The largest value (encoded bytes) stored remotely; larger ones stay local.
         /// Default and most: 512 MB (Redis's limit for a string) less the 14-byte header.
@@ -61,6 +62,13 @@ public final class RedisLevel: RemoteLevel {
         /// check is made anew and the local values resynchronized. This bounds how long a
         /// silent network failure or a hung server goes unnoticed. Default 1 s.
         public var subscriptionCheckInterval: Duration = .seconds(1)
+        /// How long the subscriber waits between attempts to subscribe again once its
+        /// subscription was lost (or the first attempt failed). Each attempt runs on the
+        /// subscriber's own thread (no caller waits for it): a connection, then a `SUBSCRIBE`
+        /// answered within `subscriptionCheckInterval`. So a node whose subscription was lost
+        /// subscribes again, and drops its local values, within about this long of the
+        /// server's return. 10 ms to an hour. Default 250 ms.
+        public var subscriptionRetryInterval: Duration = .milliseconds(250)
         /// Whether sets and removals publish invalidations (the backplane). Default true.
         public var publishesChanges = true
 
@@ -100,6 +108,8 @@ public final class RedisLevel: RemoteLevel {
             }
             try check(subscriptionCheckInterval >= .milliseconds(10) && subscriptionCheckInterval <= .seconds(3600),
                       "subscriptionCheckInterval must be 10 ms to an hour")
+            try check(subscriptionRetryInterval >= .milliseconds(10) && subscriptionRetryInterval <= .seconds(3600),
+                      "subscriptionRetryInterval must be 10 ms to an hour")
             try check(breakDuration >= .zero && breakDuration <= .seconds(86_400), "breakDuration must be 0 to a day")
             try check((0...RedisLevel.largestValueSize).contains(maxValueSize),
                       "maxValueSize must be 0 to \(RedisLevel.largestValueSize)")
@@ -319,13 +329,13 @@ public final class RedisLevel: RemoteLevel {
 
     /// Subscribes to the namespace's channel on a connection and thread of its own, and
     /// returns once the first attempt succeeded (after its `.resynchronize` was handled) or
-    /// failed; it retries every `breakDuration` (at least 10 ms). One subscriber per level:
+    /// failed; it retries every `subscriptionRetryInterval`. One subscriber per level:
     /// a second call throws `.invalidArgument`.
     public func subscribe(_ handler: @escaping @Sendable (RemoteChange) -> Void) throws {
         let started = try subscriber.withLock { current -> RedisSubscriber in
             if current != nil { throw RemoteLevelError(.invalidArgument, "the level has a subscriber already") }
             let new = RedisSubscriber(candidates: router.subscriptionCandidates, connectTimeout: configuration.connectTimeout,
-                                      retryDelay: configuration.breakDuration,
+                                      retryDelay: configuration.subscriptionRetryInterval,
                                       checkInterval: configuration.subscriptionCheckInterval, channel: channel, nodeID: nodeID,
                                       counters: counters, handler: handler)
             current = new
