@@ -92,6 +92,13 @@ struct RedisRecoveryTests {
         // The outage the issue describes, 3 s, longer in later runs (the stimulus, not a wait for work).
         Thread.sleep(forTimeInterval: max(0, 3 + 0.125 * Double(run) - Date().timeIntervalSince(stopped)))
         #expect(reader.level.statistics.subscriptionsLost >= 1, "the reader noticed the hung server")
+        // The writer's queue probes the server past its breaker, and the probes keep the breaker
+        // open: a caller's read still fails fast, never waiting for the server's timeout.
+        let before = writer.level.statistics
+        #expect(before.probes >= 2 && before.probesAnswered == 0)
+        #expect(try writer.cache.value(forKey: "cold") == nil)
+        let after = writer.level.statistics
+        #expect(after.failures == before.failures && after.rejectedByBreaker == before.rejectedByBreaker + 1)
 
         server.resume()
         let resumed = Date()
