@@ -15,7 +15,8 @@ final class RedisWorkerProcess {
     private var exited = false
 
     /// Starts the worker on `directory`, in front of the Redis at `url` with `namespace` (and
-    /// the level's `settings`, `name=milliseconds`: see the worker's usage), and waits for
+    /// the level's `settings`, `name=milliseconds`, after `defaults` to start from every
+    /// RedisLevel default rather than 5 s timeouts: see the worker's usage), and waits for
     /// its `ready`.
     init(directory: URL, url: String, namespace: String, settings: [String] = []) throws {
         let executable = try WorkerProcessSupport.executablePath(named: "KVCacheRedisTestWorker")
