@@ -17,7 +17,11 @@ import KVCache
 /// `groupsKeys`), values with a small header (format version, expiration) and a Redis
 /// expiration; changes are published on `kvcache:<namespace>:changes`. Connections are
 /// made when first needed and again after a failure; a circuit breaker makes calls fail
-/// fast for `breakDuration` after the server could not be reached.
+/// fast for `breakDuration` after the server could not be reached. A ``Cache`` whose remote
+/// recovery queue holds writes made meanwhile probes past the breaker (``probe()``, a `PING`)
+/// every `RemoteRecovery.retryInterval`, so the queue is replayed, and the breaker closed,
+/// within about `retryInterval` of the server's return; callers' own calls never wait for
+/// those probes.
 ///
 /// In a cluster (``Configuration/init(cluster:namespace:)``) each key goes to the node that
 /// serves its slot; the level reads the slot map (`CLUSTER SLOTS`) when first used, follows
@@ -40,7 +44,8 @@ public final class RedisLevel: RemoteLevel {
         /// How long a command may wait for its answer. Default 250 ms.
         public var commandTimeout: Duration = .milliseconds(250)
         /// How long calls fail fast after the server could not be reached; zero turns the
-        /// breaker off. Default 2 s. Also the subscriber's wait between attempts to subscribe again.
+        /// breaker off. Default 2 s. A cache's recovery queue ends the break sooner: its
+        /// probe (``RedisLevel/probe()``) closes the breaker once the server answers.
         public var breakDuration: Duration = .seconds(2)
         /// The largest value (encoded bytes) stored remotely; larger ones stay local.
         /// Default and most: 512 MB (Redis's limit for a string) less the 14-byte header.
@@ -57,6 +62,13 @@ public final class RedisLevel: RemoteLevel {
         /// check is made anew and the local values resynchronized. This bounds how long a
         /// silent network failure or a hung server goes unnoticed. Default 1 s.
         public var subscriptionCheckInterval: Duration = .seconds(1)
+        /// How long the subscriber waits between attempts to subscribe again once its
+        /// subscription was lost (or the first attempt failed). Each attempt runs on the
+        /// subscriber's own thread (no caller waits for it): a connection, then a `SUBSCRIBE`
+        /// answered within `subscriptionCheckInterval`. So a node whose subscription was lost
+        /// subscribes again, and drops its local values, within about this long of the
+        /// server's return. 10 ms to an hour. Default 250 ms.
+        public var subscriptionRetryInterval: Duration = .milliseconds(250)
         /// Whether sets and removals publish invalidations (the backplane). Default true.
         public var publishesChanges = true
 
@@ -96,6 +108,8 @@ public final class RedisLevel: RemoteLevel {
             }
             try check(subscriptionCheckInterval >= .milliseconds(10) && subscriptionCheckInterval <= .seconds(3600),
                       "subscriptionCheckInterval must be 10 ms to an hour")
+            try check(subscriptionRetryInterval >= .milliseconds(10) && subscriptionRetryInterval <= .seconds(3600),
+                      "subscriptionRetryInterval must be 10 ms to an hour")
             try check(breakDuration >= .zero && breakDuration <= .seconds(86_400), "breakDuration must be 0 to a day")
             try check((0...RedisLevel.largestValueSize).contains(maxValueSize),
                       "maxValueSize must be 0 to \(RedisLevel.largestValueSize)")
@@ -116,6 +130,10 @@ public final class RedisLevel: RemoteLevel {
         public var rejectedByBreaker = 0
         /// Times the circuit breaker opened.
         public var breakerOpenings = 0
+        /// Probes (``RedisLevel/probe()``): `PING`s sent past an open circuit breaker.
+        public var probes = 0
+        /// Probes the server answered, each closing its breaker.
+        public var probesAnswered = 0
         /// Values too large to store remotely.
         public var valuesTooLarge = 0
         /// Invalidations published.
@@ -311,13 +329,13 @@ public final class RedisLevel: RemoteLevel {
 
     /// Subscribes to the namespace's channel on a connection and thread of its own, and
     /// returns once the first attempt succeeded (after its `.resynchronize` was handled) or
-    /// failed; it retries every `breakDuration` (at least 10 ms). One subscriber per level:
+    /// failed; it retries every `subscriptionRetryInterval`. One subscriber per level:
     /// a second call throws `.invalidArgument`.
     public func subscribe(_ handler: @escaping @Sendable (RemoteChange) -> Void) throws {
         let started = try subscriber.withLock { current -> RedisSubscriber in
             if current != nil { throw RemoteLevelError(.invalidArgument, "the level has a subscriber already") }
             let new = RedisSubscriber(candidates: router.subscriptionCandidates, connectTimeout: configuration.connectTimeout,
-                                      retryDelay: configuration.breakDuration,
+                                      retryDelay: configuration.subscriptionRetryInterval,
                                       checkInterval: configuration.subscriptionCheckInterval, channel: channel, nodeID: nodeID,
                                       counters: counters, handler: handler)
             current = new
@@ -332,6 +350,21 @@ public final class RedisLevel: RemoteLevel {
             defer { current = nil }
             return current
         }?.stop()
+    }
+
+    /// Whether the server answers now, asked past the circuit breaker: a `PING` to each
+    /// server (in a cluster, each node) whose breaker is open, within the connect and command
+    /// timeouts; an answer closes that breaker. Throws `.unavailable` if one does not answer.
+    /// Returns at once when no breaker is open. A ``Cache``'s recovery queue calls it when a
+    /// replay was refused by the breaker, so writes made during an outage are replayed within
+    /// about `RemoteRecovery.retryInterval` of the server's return, not `breakDuration`.
+    /// Counted in ``Statistics/probes``, not in `calls` or `failures`.
+    public func probe() throws {
+        for pool in router.allPools where pool.breaker.isOpen {
+            counters.withLock { $0.probes += 1 }
+            try pool.ping()
+            counters.withLock { $0.probesAnswered += 1 }
+        }
     }
 
     // MARK: - Calls

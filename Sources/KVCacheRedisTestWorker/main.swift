@@ -10,7 +10,12 @@ import Glibc
 // a `Cache<Data>` in its own directory in front of the Redis at `url`, driven by commands on
 // stdin, one a line, each answered with one line on stdout.
 //
-//   KVCacheRedisTestWorker <directory> <redis url> <namespace>
+//   KVCacheRedisTestWorker <directory> <redis url> <namespace> [defaults] [setting=milliseconds ...]
+//
+// Settings of the level (default: 5 s timeouts, the others RedisLevel's defaults; `defaults`:
+// every one RedisLevel's default): connect-timeout-ms, command-timeout-ms, break-ms,
+// check-ms (subscriptionCheckInterval), retry-ms (subscriptionRetryInterval).
+//   KVCacheRedisTestWorker staleness <redis url> [writes] [keys]   (see Staleness.swift)
 //
 // Prints `ready` once the cache is open (subscribed), then for each command:
 //   set <key> <value>         stores the UTF-8 bytes of <value>        → ok
@@ -19,6 +24,11 @@ import Glibc
 //   in-memory <key>           whether the memory level holds the key  → yes | no
 //   wait-changes <count>      until <count> other nodes' changes were applied (10 s at most)
 //                                                                      → ok | timeout <received>
+//   wait-subscriptions <count>  until the subscriber has subscribed <count> times (10 s at most)
+//                                                                      → ok | timeout <subscriptions>
+//   wait-value <key> <value>  until a read returns <value> (`-`: none), reading again after each
+//                             change applied and each subscription made (10 s at most)
+//                                                                      → ok | timeout <last read>
 //   quit                      closes the cache and exits 0             → bye
 // A failure prints `error <message>`; end of input closes the cache and exits.
 
@@ -27,8 +37,15 @@ func answer(_ text: String) {
 }
 
 let arguments = CommandLine.arguments
-guard arguments.count == 4 else {
-    answer("error usage: KVCacheRedisTestWorker <directory> <redis url> <namespace>")
+// The staleness measurement (Staleness.swift): the parent and its two children.
+switch arguments.dropFirst().first {
+case "staleness": exit(Staleness.run(Array(arguments.dropFirst(2))))
+case "staleness-reader": exit(Staleness.reader(Array(arguments.dropFirst(2))))
+case "staleness-writer": exit(Staleness.writer(Array(arguments.dropFirst(2))))
+default: break
+}
+guard arguments.count >= 4 else {
+    answer("error usage: KVCacheRedisTestWorker <directory> <redis url> <namespace> [setting=milliseconds ...]")
     exit(2)
 }
 
@@ -41,8 +58,26 @@ func serve() -> Int32 {
     do {
         var levelConfiguration = RedisLevel.Configuration(address: try RedisAddress(arguments[2]), namespace: arguments[3])
         // A loaded test machine must not turn a slow moment into a failed call.
-        levelConfiguration.connectTimeout = .seconds(5)
-        levelConfiguration.commandTimeout = .seconds(5)
+        let keepsDefaults = arguments.dropFirst(4).first == "defaults"
+        if !keepsDefaults {
+            levelConfiguration.connectTimeout = .seconds(5)
+            levelConfiguration.commandTimeout = .seconds(5)
+        }
+        for setting in arguments.dropFirst(keepsDefaults ? 5 : 4) {
+            let parts = setting.split(separator: "=")
+            guard parts.count == 2, let milliseconds = Int64(parts[1]) else {
+                throw KVCacheError.invalidArgument("not a setting: \(setting)")
+            }
+            let duration = Duration.milliseconds(milliseconds)
+            switch parts[0] {
+            case "connect-timeout-ms": levelConfiguration.connectTimeout = duration
+            case "command-timeout-ms": levelConfiguration.commandTimeout = duration
+            case "break-ms": levelConfiguration.breakDuration = duration
+            case "check-ms": levelConfiguration.subscriptionCheckInterval = duration
+            case "retry-ms": levelConfiguration.subscriptionRetryInterval = duration
+            default: throw KVCacheError.invalidArgument("unknown setting: \(setting)")
+            }
+        }
         level = try RedisLevel(configuration: levelConfiguration)
         var configuration = Cache<Data>.Configuration()
         configuration.disk.autoTrimInterval = nil
@@ -77,6 +112,28 @@ func serve() -> Int32 {
                 guard let count = Int(words[1]) else { throw KVCacheError.invalidArgument("not a count: \(words[1])") }
                 let applied = level.waitForStatistics(timeout: .seconds(10)) { $0.changesReceived >= count }
                 answer(applied ? "ok" : "timeout \(level.statistics.changesReceived)")
+            case ("wait-subscriptions", 2):
+                guard let count = Int(words[1]) else { throw KVCacheError.invalidArgument("not a count: \(words[1])") }
+                let made = level.waitForStatistics(timeout: .seconds(10)) { $0.subscriptions >= count }
+                answer(made ? "ok" : "timeout \(level.statistics.subscriptions)")
+            case ("wait-value", 3):
+                let expected = words[2] == "-" ? nil : Data(words[2].utf8)
+                let deadline = Date(timeIntervalSinceNow: 10)
+                while true {
+                    let seen = level.statistics
+                    let value = try cache.value(forKey: words[1])
+                    if value == expected {
+                        answer("ok")
+                        break
+                    }
+                    let changed = level.waitForStatistics(timeout: .seconds(max(0, deadline.timeIntervalSinceNow))) {
+                        $0.changesReceived != seen.changesReceived || $0.subscriptions != seen.subscriptions
+                    }
+                    if !changed {
+                        answer("timeout \(value.map { String(decoding: $0, as: UTF8.self) } ?? "-")")
+                        break
+                    }
+                }
             case ("quit", 1):
                 try cache.close()
                 answer("bye")

@@ -1,3 +1,4 @@
+import Dispatch
 import Foundation
 import Testing
 @testable import KVCache
@@ -77,6 +78,91 @@ struct CacheRemoteLevelTests {
         // A node's own changes are not applied back to it.
         #expect(a.level.statistics.changesReceived == 0)
         #expect(try a.cache.value(forKey: "k") == nil)
+    }
+
+    /// Issue 38 (4): a read that fetched the old value from Redis just before another node's
+    /// write, paused before it stores that value locally while the write's invalidation is
+    /// applied, stores nothing (the key's generation changed since the read began), so no
+    /// later read returns the old value. The read in flight itself may return it: it began
+    /// before the write was acknowledged.
+    @Test func aRemoteValueReadBeforeAnInvalidationIsNotStoredAfterIt() throws {
+        let namespace = RedisTestServer.uniqueNamespace()
+        let a = try Node(namespace: namespace)
+        let b = try Node(namespace: namespace)
+        try a.cache.setValue(bytes(10, seed: 1), forKey: "k")
+        #expect(b.waitForChanges(1))
+        let fetched = DispatchSemaphore(value: 0)
+        let resume = DispatchSemaphore(value: 0)
+        // Between the Redis fetch and the promotion into memory and onto disk.
+        b.cache.writes.willPromote = { key in
+            guard key == "k" else { return }
+            fetched.signal()
+            resume.wait()
+        }
+        let read = MutexBox<CacheResult<Data>?>(nil)
+        let finished = DispatchSemaphore(value: 0)
+        Thread {
+            read.withLock { $0 = try? b.cache.result(forKey: "k") }
+            finished.signal()
+        }.start()
+        #expect(fetched.wait(timeout: .now() + 30) == .success)
+        b.cache.writes.willPromote = nil
+        try a.cache.setValue(bytes(10, seed: 2), forKey: "k")
+        #expect(b.waitForChanges(2))
+        resume.signal()
+        finished.wait()
+        let inFlight = try #require(read.withLock { $0 })
+        #expect(inFlight.source == .remote && inFlight.value == bytes(10, seed: 1))
+        #expect(!b.cache.memory.contains("k"))
+        #expect(try !b.cache.disk.contains("k"))
+        let after = try b.cache.result(forKey: "k")
+        #expect(after.source == .remote && after.value == bytes(10, seed: 2))
+    }
+
+    /// Issue 38 (4), the race the staleness measurement found (`KVCacheRedisTestWorker
+    /// staleness`): a read that begins while another node's invalidation is being applied
+    /// (memory already dropped, disk not yet) reads the old value from disk; its promotion
+    /// must not put it back in memory once the invalidation is done. Before, the key's
+    /// generation was bumped only when the invalidation's mutation began, the promotion went
+    /// through, and the node served the old value from memory until the key changed again.
+    @Test func aReadBegunWhileAnInvalidationIsAppliedDoesNotStoreTheOldValue() throws {
+        let namespace = RedisTestServer.uniqueNamespace()
+        let a = try Node(namespace: namespace)
+        let b = try Node(namespace: namespace)
+        try a.cache.setValue(bytes(10, seed: 1), forKey: "k")
+        #expect(b.waitForChanges(1))
+        #expect(try b.cache.result(forKey: "k").source == .remote)
+        b.cache.memory.removeValue(forKey: "k")  // on b's disk only
+        let applying = DispatchSemaphore(value: 0)
+        let finishApplying = DispatchSemaphore(value: 0)
+        // The invalidation's mutation of "k" on b's subscriber thread, paused before its body.
+        b.cache.writes.duringMutation = { key in
+            guard key == "k" else { return }
+            applying.signal()
+            finishApplying.wait()
+        }
+        try a.cache.setValue(bytes(10, seed: 2), forKey: "k")
+        #expect(applying.wait(timeout: .now() + 30) == .success)
+        b.cache.writes.duringMutation = nil
+        let readFromDisk = DispatchSemaphore(value: 0)
+        b.cache.writes.willPromote = { key in if key == "k" { readFromDisk.signal() } }
+        let read = MutexBox<CacheResult<Data>?>(nil)
+        let readDone = DispatchSemaphore(value: 0)
+        Thread {
+            read.withLock { $0 = try? b.cache.result(forKey: "k") }
+            readDone.signal()
+        }.start()
+        #expect(readFromDisk.wait(timeout: .now() + 30) == .success)
+        b.cache.writes.willPromote = nil
+        finishApplying.signal()
+        #expect(b.waitForChanges(2))
+        readDone.wait()
+        // Concurrent with the invalidation, the read may return the old value...
+        #expect(read.withLock { $0 }?.source == .disk)
+        // ...but b keeps no copy of it: its next read asks Redis.
+        #expect(!b.cache.memory.contains("k"))
+        let after = try b.cache.result(forKey: "k")
+        #expect(after.source == .remote && after.value == bytes(10, seed: 2))
     }
 
     @Test func removingByPrefixAndEverythingReachesTheRemoteLevelAndTheOtherNodes() throws {

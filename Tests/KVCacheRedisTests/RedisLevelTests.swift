@@ -164,6 +164,7 @@ struct RedisLevelTests {
             { $0.maxIdleConnections = -1 }, { $0.maxIdleConnections = .max },
             { $0.subscriptionCheckInterval = .zero }, { $0.subscriptionCheckInterval = .milliseconds(9) },
             { $0.subscriptionCheckInterval = .seconds(3601) }, { $0.subscriptionCheckInterval = .seconds(-1) },
+            { $0.subscriptionRetryInterval = .milliseconds(9) }, { $0.subscriptionRetryInterval = .seconds(3601) },
             { $0.address.port = 0 }, { $0.address.port = 65_536 }, { $0.address.host = "" }, { $0.address.database = -1 },
         ]
         for edit in edits {
@@ -175,6 +176,7 @@ struct RedisLevelTests {
         edges.maxValueSize = 0
         edges.breakDuration = .zero
         edges.maxIdleConnections = 0
+        edges.subscriptionRetryInterval = .milliseconds(10)
         #expect(throws: Never.self) { try RedisLevel(configuration: edges) }
     }
 

@@ -14,9 +14,11 @@ final class RedisWorkerProcess {
     private var buffer: [UInt8] = []
     private var exited = false
 
-    /// Starts the worker on `directory`, in front of the Redis at `url` with `namespace`, and
-    /// waits for its `ready`.
-    init(directory: URL, url: String, namespace: String) throws {
+    /// Starts the worker on `directory`, in front of the Redis at `url` with `namespace` (and
+    /// the level's `settings`, `name=milliseconds`, after `defaults` to start from every
+    /// RedisLevel default rather than 5 s timeouts: see the worker's usage), and waits for
+    /// its `ready`.
+    init(directory: URL, url: String, namespace: String, settings: [String] = []) throws {
         let executable = try WorkerProcessSupport.executablePath(named: "KVCacheRedisTestWorker")
         var fds: [Int32] = [0, 0]
         // Close-on-exec from the start: a child another test spawns meanwhile must not
@@ -25,7 +27,7 @@ final class RedisWorkerProcess {
             throw WorkerProcessSupport.Failure.spawn(errno)
         }
         do {
-            pid = try WorkerProcessSupport.spawn(executable, arguments: [directory.path, url, namespace],
+            pid = try WorkerProcessSupport.spawn(executable, arguments: [directory.path, url, namespace] + settings,
                                                  redirections: [(fds[1], 0), (fds[1], 1)])
         } catch {
             close(fds[0])

@@ -34,6 +34,11 @@ extension Cache {
         /// When writes and removals reach the remote level. Default `.immediate`.
         public var remoteWrite: RemoteWrite = .immediate
 
+        /// How remote writes, removals and touches that could not reach the remote level are
+        /// queued and replayed once it answers again (see ``RemoteRecovery``). Default:
+        /// at most 10,000 operations and 64 MiB, tried every 100 ms. `.off` turns it off.
+        public var remoteRecovery = RemoteRecovery()
+
         /// What the cache drops when its remote level says changes may have been missed:
         /// when the cache subscribes at open, and again whenever the subscription was lost.
         /// Default `.localValues`: memory and disk, so no value another node changed meanwhile

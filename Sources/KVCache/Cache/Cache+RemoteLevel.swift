@@ -20,6 +20,8 @@ extension Cache {
         // Expired entries are the remote level's to leave out (see `RemoteLevel.entry`).
         guard let entry, let (value, found) = decodeRemote(entry, forKey: key) else { return nil }
         counters.withLock { $0.remoteHits &+= 1 }
+        // The level answers: operations queued while it did not are replayed now.
+        if let remoteRecovery, !remoteRecovery.isEmpty { remoteRecovery.drainSoon() }
         promotion = found
         return value
     }
@@ -74,39 +76,26 @@ extension Cache {
     /// than the level keeps stays local, and the remote level's older value is removed.
     @usableFromInline
     func writeRemote(_ data: Data, forKey key: String, expiration: Expiration) {
-        guard let remote else { return }
-        let entry = RemoteEntry(data: data, expiration: absolute(expiration))
-        runRemote("writing \(key)") {
-            do {
-                try remote.setEntry(entry, forKey: key)
-            } catch let error as RemoteLevelError where error.code == .valueTooLarge {
-                self.counters.withLock { $0.remoteValuesTooLarge &+= 1 }
-                try remote.removeEntry(forKey: key)
-            }
-        }
+        guard remote != nil else { return }
+        runRemote(.set(key: key, entry: RemoteEntry(data: data, expiration: absolute(expiration))))
     }
 
     /// Removes `key` from the remote level, as `remoteWrite` says.
     func removeRemote(forKey key: String) {
-        guard let remote else { return }
-        runRemote("removing \(key)") { try remote.removeEntry(forKey: key) }
+        guard remote != nil else { return }
+        runRemote(.remove(key: key))
     }
 
     /// Gives the remote copy of `key` a new expiration (read, then written again).
     func touchRemote(_ key: String, expiration: Expiration) {
-        guard let remote else { return }
-        let deadline = absolute(expiration)
-        runRemote("touching \(key)") {
-            guard var entry = try remote.entry(forKey: key) else { return }
-            entry.expiration = deadline
-            try remote.setEntry(entry, forKey: key)
-        }
+        guard remote != nil else { return }
+        runRemote(.touch(key: key, expiration: absolute(expiration)))
     }
 
     /// Removes the keys with `prefix` (every key for `""`) from the remote level.
     func removeRemote(withPrefix prefix: String) {
-        guard let remote else { return }
-        runRemote("removing the keys with prefix \(prefix)") { try remote.removeEntries(withPrefix: prefix) }
+        guard remote != nil else { return }
+        runRemote(.removePrefix(prefix))
     }
 
     /// `expiration` as an absolute date (or `.never`): a remote write queued or sent late
@@ -115,6 +104,17 @@ extension Cache {
         Expiration(deadline: expiration.deadline(from: disk.configuration.clock()))
     }
 
+    /// Sends `operation` now (`.immediate`) or on the queue of `.background` writes.
+    func runRemote(_ operation: RemoteOperation) {
+        guard let remoteWrites else {
+            sendRemote(operation)
+            return
+        }
+        remoteWrites.queue.async(group: remoteWrites.group) { self.sendRemote(operation) }
+    }
+
+    /// Runs a remote call that is not replayed if it fails (a lease's release: the lease
+    /// expires), now or on the queue of `.background` writes; a failure is counted.
     func runRemote(_ what: String, _ body: @escaping @Sendable () throws -> Void) {
         guard let remoteWrites else {
             do { try body() } catch { remoteFailed(what, error) }
@@ -123,6 +123,27 @@ extension Cache {
         remoteWrites.queue.async(group: remoteWrites.group) {
             do { try body() } catch { self.remoteFailed(what, error) }
         }
+    }
+
+    /// Sends `operation`, or queues it for recovery: behind the operations queued already
+    /// (so it overtakes none), or once it failed because the level could not be reached.
+    private func sendRemote(_ operation: RemoteOperation) {
+        guard let remote else { return }
+        if let remoteRecovery, remoteRecovery.appendIfRecovering(operation) { return }
+        do {
+            try operation.perform(on: remote) { counters.withLock { $0.remoteValuesTooLarge &+= 1 } }
+        } catch {
+            remoteFailed(operation.description, error)
+            if let remoteRecovery, RemoteOperation.isRetryable(error) { remoteRecovery.appendFailed(operation) }
+        }
+    }
+
+    /// Blocks until the remote operations that failed and were queued for recovery have
+    /// been replayed (or superseded, or dropped), for at most `timeout`; returns whether
+    /// the queue is empty. True at once without a remote level or with recovery off.
+    /// See ``RemoteRecovery``; `statistics.remoteRecovery` counts what the queue did.
+    public func waitForRemoteRecovery(timeout: Duration) -> Bool {
+        remoteRecovery?.waitUntilEmpty(timeout: timeout) ?? true
     }
 
     /// Blocks until the remote writes queued so far (`.background`) are done.
@@ -141,6 +162,8 @@ extension Cache {
         switch change {
         case .key(let key):
             counters.withLock { $0.remoteChanges &+= 1 }
+            // Another node's write is newer than this node's queued one.
+            remoteRecovery?.dropQueued(forKey: key)
             writes.mutate(key) {
                 _ = memory.removeValue(forKey: key)
                 _ = disk.diagnostics.attempt("dropping \(key), changed on another node", path: disk.path) {
@@ -151,6 +174,7 @@ extension Cache {
             remoteChangeWaiters.wake(key)
         case .prefix(let prefix):
             counters.withLock { $0.remoteChanges &+= 1 }
+            remoteRecovery?.dropQueued(withPrefix: prefix)
             _ = disk.diagnostics.attempt("dropping the keys with prefix \(prefix), changed on another node", path: disk.path) {
                 try writes.removeValues(withPrefix: prefix, disk: {
                     try disk.removeValues(withPrefix: prefix, reportsChange: false)
@@ -158,6 +182,8 @@ extension Cache {
             }
         case .resynchronize:
             counters.withLock { $0.remoteResynchronizations &+= 1 }
+            // Subscribed again: the level answers, so what was queued meanwhile goes now.
+            remoteRecovery?.drainSoon()
             guard remoteResynchronization != .nothing else { return }
             writes.mutate(nil) {
                 memory.removeAll()

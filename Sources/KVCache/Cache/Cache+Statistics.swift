@@ -75,6 +75,9 @@ extension Cache {
         public var memory: MemoryCache<String, Value>.Statistics
         /// The disk level's own counters, evictions, totals, files and inline rows.
         public var disk: DiskCache.Statistics
+        /// The remote recovery queue's size now and what it did (see ``RemoteRecovery``);
+        /// zeros without a remote level or with recovery off.
+        public var remoteRecovery = RemoteRecovery.Statistics()
 
         /// Reads answered by any level.
         public var hits: Int { memoryHits + diskHits + remoteHits }
@@ -102,6 +105,10 @@ extension Cache {
             if remoteErrors > 0 { line += ", \(remoteErrors) remote errors" }
             if remoteValuesTooLarge > 0 { line += ", \(remoteValuesTooLarge) too large for the remote level" }
             if remoteChanges > 0 { line += ", \(remoteChanges) changed by other nodes" }
+            if remoteRecovery.queued > 0 {
+                line += ", remote recovery: \(remoteRecovery.pending) queued, \(remoteRecovery.replayed) replayed"
+                if remoteRecovery.overflowDrops > 0 { line += ", \(remoteRecovery.overflowDrops) dropped (full)" }
+            }
             if refreshes > 0 {
                 line += ", \(refreshes) \(refreshes == 1 ? "refresh" : "refreshes")"
                 if failedRefreshes > 0 { line += " (\(failedRefreshes) failed)" }
@@ -118,7 +125,7 @@ extension Cache {
     public var statistics: Statistics {
         let counters = counters.withLock { $0 }
         let memory = memory.statistics
-        return Statistics(
+        var statistics = Statistics(
             memoryHits: memory.hits, diskHits: counters.diskHits, remoteHits: counters.remoteHits,
             remoteErrors: counters.remoteErrors, remoteValuesTooLarge: counters.remoteValuesTooLarge,
             remoteChanges: counters.remoteChanges, remoteResynchronizations: counters.remoteResynchronizations,
@@ -129,5 +136,7 @@ extension Cache {
             failedRefreshes: counters.failedRefreshes, discardedRefreshes: counters.discardedRefreshes,
             failSafeServes: counters.failSafeServes, remoteLeaseWaits: counters.remoteLeaseWaits,
             remoteLeaseTimeouts: counters.remoteLeaseTimeouts, memory: memory, disk: disk.statistics)
+        if let remoteRecovery { statistics.remoteRecovery = remoteRecovery.counts }
+        return statistics
     }
 }

@@ -47,6 +47,9 @@ public final class Cache<Value: Sendable>: Sendable {
     /// The queue of `.background` remote writes; nil for `.immediate`.
     let remoteWrites: RemoteWriteQueue?
     let remoteResynchronization: RemoteResynchronization
+    /// The remote operations that failed, replayed once the level answers (see
+    /// ``RemoteRecovery``); nil without a remote level or with recovery off.
+    let remoteRecovery: RemoteRecoveryQueue?
 
     let cost: (@Sendable (Value) -> Int64)?
     let removesUndecodableValues: Bool
@@ -94,6 +97,7 @@ public final class Cache<Value: Sendable>: Sendable {
         // The memory level first: its configuration is validated before the disk level is opened.
         memory = try MemoryLevel(configuration: configuration.memory, clock: memoryClock)
         try configuration.failSafe?.validate()
+        try configuration.remoteRecovery.validate()
         try Validation.check(configuration.remoteLoadLease.map { $0 > .zero && $0 <= .seconds(3600) } ?? true,
                              "remoteLoadLease must be more than zero and at most an hour")
         var diskConfiguration = configuration.disk
@@ -110,6 +114,16 @@ public final class Cache<Value: Sendable>: Sendable {
         remote = configuration.remote
         remoteWrites = configuration.remote != nil && configuration.remoteWrite == .background ? RemoteWriteQueue() : nil
         remoteResynchronization = configuration.remoteResynchronization
+        if let remote = configuration.remote, configuration.remoteRecovery.maxEntries > 0 {
+            let counters = counters
+            remoteRecovery = RemoteRecoveryQueue(configuration: configuration.remoteRecovery,
+                                                 diagnostics: disk.diagnostics, path: disk.path,
+                                                 probe: { try remote.probe() }) { operation in
+                try operation.perform(on: remote) { counters.withLock { $0.remoteValuesTooLarge &+= 1 } }
+            }
+        } else {
+            remoteRecovery = nil
+        }
         removesUndecodableValues = configuration.removesUndecodableValues
         writes = WriteCoordinator(disk: disk)
         loads = SingleFlight(didJoin: { key, count in didJoinLoad(key.string, count) })
@@ -493,6 +507,7 @@ public final class Cache<Value: Sendable>: Sendable {
         remote?.stopSubscription()
         var failure: Error?
         do { try waitForBackgroundWrites() } catch { failure = error }
+        remoteRecovery?.close()
         do { try disk.close() } catch { failure = failure ?? error }
         do { try memory.close() } catch { failure = failure ?? error }
         if let failure { throw failure }

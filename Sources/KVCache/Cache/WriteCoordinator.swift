@@ -7,7 +7,10 @@ import Foundation
 /// Mutations run one at a time (`mutationLock`), each also holding its key's lock
 /// (`KeyLockTable`), so the levels never end up holding different values for a
 /// key. Reads take no lock; a disk hit is promoted into memory under its key's lock
-/// only, and only if that key was not mutated since the read began (`ReadToken`),
+/// only, and only if that key was not mutated since the read began (`ReadToken`; a
+/// mutation bumps the key's generation when it begins and again when it ends, so a read
+/// that began while a mutation ran, and may have read a level before the mutation changed
+/// it, promotes nothing),
 /// so a promotion never waits for, nor is dropped by, a write of another key, and
 /// never brings back a replaced value. `removeAll` holds the gate exclusively,
 /// which promotions share.
@@ -141,6 +144,8 @@ final class WriteCoordinator: @unchecked Sendable {
                         state.allKeysEpoch &+= 1
                         state.pending.removeAll()
                     }
+                    // Again at the end: a read begun meanwhile may have read what the body removed.
+                    defer { state.withLock { $0.allKeysEpoch &+= 1 } }
                     return try body()
                 }
             }
@@ -150,6 +155,10 @@ final class WriteCoordinator: @unchecked Sendable {
                 defer { keys.release(byteWise, entry) }
                 return try entry.lock.withLock {
                     keys.bump(entry)
+                    // Bumped again at the end, still under the key's lock: a read that began
+                    // during the body (after the first bump) may have read a level before the
+                    // body changed it, and must not promote what it read.
+                    defer { keys.bump(entry) }
                     // Supersedes a queued write of the key (`land` needs `mutationLock`).
                     state.withLock { state in
                         state.epoch &+= 1
@@ -200,6 +209,8 @@ final class WriteCoordinator: @unchecked Sendable {
         defer { self.keys.release(key, entry) }
         return try entry.lock.withLock {
             self.keys.bump(entry)
+            // Again at the end, as in `mutate(_:)`: a read begun meanwhile promotes nothing.
+            defer { self.keys.bump(entry) }
             return try withKeyLocks(keys.dropFirst(), body)
         }
     }

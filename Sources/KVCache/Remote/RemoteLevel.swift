@@ -47,6 +47,15 @@ public protocol RemoteLevel: AnyObject, Sendable {
     /// Releases `lease` if its holder still has it (it has not expired and been taken by
     /// another since). The default implementation does nothing.
     func releaseLease(_ lease: RemoteLease) throws
+
+    /// Checks whether the level answers now, past any circuit breaker, and if it does lets
+    /// calls through again (closes the breaker); throws if it does not. A ``Cache`` whose
+    /// recovery queue (``RemoteRecovery``) holds operations calls it when a replay failed
+    /// fast (`.circuitOpen`), at most once every `retryInterval`, so the queue is replayed
+    /// as soon as the server is back rather than when the breaker's break ends. It must be
+    /// cheap and bounded by the level's timeouts. The default implementation returns at
+    /// once (the next call finds out).
+    func probe() throws
 }
 
 extension RemoteLevel {
@@ -57,6 +66,9 @@ extension RemoteLevel {
 
     /// Does nothing: a level without leases holds none.
     public func releaseLease(_ lease: RemoteLease) throws {}
+
+    /// Returns at once: a level without a circuit breaker has nothing to probe past.
+    public func probe() throws {}
 }
 
 /// A lease on a key of a remote level: while one holder has it, others are refused it, so

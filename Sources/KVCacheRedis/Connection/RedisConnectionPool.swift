@@ -23,9 +23,9 @@ final class RedisConnectionPool: Sendable {
     }
 
     /// Runs `body` on a connection. Failures to reach the server open the breaker;
-    /// while it is open this throws `.circuitOpen` at once.
-    func withConnection<Result>(_ body: (RedisConnection) throws -> Result) throws -> Result {
-        try breaker.permit()
+    /// while it is open this throws `.circuitOpen` at once, unless `pastBreaker` (a probe).
+    func withConnection<Result>(pastBreaker: Bool = false, _ body: (RedisConnection) throws -> Result) throws -> Result {
+        if !pastBreaker { try breaker.permit() }
         let connection: RedisConnection
         if let reused = idle.withLock({ $0.popLast() }) {
             connection = reused
@@ -55,6 +55,15 @@ final class RedisConnectionPool: Sendable {
             breaker.succeeded()
             giveBack(connection)
             throw error
+        }
+    }
+
+    /// A `PING` past the breaker, within the connect and command timeouts: an answer closes
+    /// the breaker, a server that cannot be reached keeps it open for another `breakDuration`.
+    func ping() throws {
+        try withConnection(pastBreaker: true) { connection in
+            let reply = try connection.command([Data("PING".utf8)])
+            guard reply == .status("PONG") else { throw RemoteLevelError(.unexpectedReply, "PING answered \(reply)") }
         }
     }
 

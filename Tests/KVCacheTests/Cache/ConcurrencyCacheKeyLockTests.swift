@@ -78,6 +78,53 @@ import Testing
         cache.writes.duringMutation = nil
     }
 
+    /// A read that begins while a write of its key runs (after the write bumped the key's
+    /// generation, before it changed the levels) reads the old value from disk; its promotion
+    /// must not put that value in memory over the write's (issue 38 (4)). Before, the key's
+    /// generation was bumped only when a mutation began, so the promotion saw no change and
+    /// memory kept the old value beside the new one on disk.
+    @Test func aReadBegunDuringAWriteOfItsKeyDoesNotPromoteTheOldValue() throws {
+        let fixture = CacheFixture()
+        defer { fixture.remove() }
+        let cache = try Self.cacheWithAOnDiskOnly(fixture)
+        let inWrite = DispatchSemaphore(value: 0)
+        let finishWrite = DispatchSemaphore(value: 0)
+        cache.writes.duringMutation = { key in
+            guard key == "A" else { return }
+            inWrite.signal()
+            finishWrite.wait()
+        }
+        let writer = DispatchSemaphore(value: 0)
+        Thread {
+            try? cache.setValue(bytes(100, seed: 2), forKey: "A")
+            writer.signal()
+        }.start()
+        #expect(inWrite.wait(timeout: .now() + Self.stuck) == .success)
+        cache.writes.duringMutation = nil
+        // The write holds A's lock, before its body. A read of A: a memory miss, the old
+        // value from disk, then its promotion waits for the lock.
+        let readFromDisk = DispatchSemaphore(value: 0)
+        cache.writes.willPromote = { key in if key == "A" { readFromDisk.signal() } }
+        let read = MutexBox<CacheResult<Data>?>(nil)
+        let readDone = DispatchSemaphore(value: 0)
+        Thread {
+            read.withLock { $0 = try? cache.result(forKey: "A") }
+            readDone.signal()
+        }.start()
+        #expect(readFromDisk.wait(timeout: .now() + Self.stuck) == .success)
+        cache.writes.willPromote = nil
+        finishWrite.signal()
+        writer.wait()
+        readDone.wait()
+        // The read began before the write returned: it may return the old value...
+        #expect(read.withLock { $0?.value } == bytes(100, seed: 1))
+        // ...but neither level keeps it.
+        #expect(cache.memory.value(forKey: "A") == bytes(100, seed: 2))
+        #expect(try cache.disk.value(forKey: "A") == bytes(100, seed: 2))
+        #expect(try cache.value(forKey: "A") == bytes(100, seed: 2))
+        #expect(cache.writes.keysInUse == 0)
+    }
+
     @Test func aPromotionIsDroppedOnlyIfItsOwnKeyChanged() throws {
         let fixture = CacheFixture()
         defer { fixture.remove() }
