@@ -39,6 +39,11 @@ struct LaneStripe {
         PThreadMutex.unlock(mutex)
     }
 
+    /// Takes the lock if it is free; never blocks.
+    func tryLock() -> Bool {
+        pthread_mutex_trylock(mutex) == 0
+    }
+
     // Everything below is guarded by the lock.
 
     @inlinable

@@ -255,11 +255,19 @@ extension MemoryCache {
         mutex.unlock()
     }
 
-    /// Stops the program if the storage or the read lanes break an invariant. Called
-    /// with the lock held.
+    /// Stops the program if the storage or the read lanes break an invariant: after
+    /// every change while the cache holds up to `checkedEveryChangeUpTo` entries (each
+    /// check reads them all), after one change in that many beyond. Called with the lock held.
     @usableFromInline
     func checkInvariants() {
+        changesSinceCheck &+= 1
+        guard storage.count <= Self.checkedEveryChangeUpTo || changesSinceCheck >= Self.checkedEveryChangeUpTo else {
+            return
+        }
+        changesSinceCheck = 0
         let violations = storage.invariantViolations() + storage.laneViolations()
         precondition(violations.isEmpty, "MemoryCache invariants broken: \(violations)")
     }
+
+    static var checkedEveryChangeUpTo: Int { 2_048 }
 }

@@ -48,6 +48,8 @@ public final class MemoryCache<Key: Hashable & Sendable, Value: Sendable>: @unch
     /// Evicted values waiting to be handed to the background releaser in one batch.
     @usableFromInline @exclusivity(unchecked) var pendingReleases = ContiguousArray<Value>()
     @usableFromInline @exclusivity(unchecked) var pendingCost: Int64 = 0
+    /// Changes since a checking build last verified the invariants (`checkInvariants`).
+    @usableFromInline @exclusivity(unchecked) var changesSinceCheck = 0
 
     @usableFromInline let clock: CacheClock
     @usableFromInline let onEviction: (@Sendable (Key, Value, EvictionReason) -> Void)?
