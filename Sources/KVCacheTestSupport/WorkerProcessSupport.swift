@@ -60,4 +60,23 @@ public enum WorkerProcessSupport {
         let signal = status & 0x7f
         return signal == 0 ? (status >> 8) & 0xff : 128 + signal
     }
+
+    /// Writes `line` and a newline to the socket `descriptor`, retrying partial writes and
+    /// interruptions; returns the `errno` of a failed write (the peer has gone: no SIGPIPE
+    /// is raised), or nil once all of it is written.
+    public static func sendLine(_ line: String, to descriptor: Int32) -> Int32? {
+        var bytes = Array((line + "\n").utf8)
+        var offset = 0
+        while offset < bytes.count {
+            let written = bytes.withUnsafeMutableBytes {
+                send(descriptor, $0.baseAddress! + offset, $0.count - offset, Int32(MSG_NOSIGNAL))
+            }
+            if written < 0 {
+                if errno == EINTR { continue }
+                return errno
+            }
+            offset += written
+        }
+        return nil
+    }
 }

@@ -51,18 +51,7 @@ final class RedisWorkerProcess {
     /// Sends `command` and returns the child's answer.
     @discardableResult
     func send(_ command: String) throws -> String {
-        var bytes = Array((command + "\n").utf8)
-        var offset = 0
-        while offset < bytes.count {
-            let written = bytes.withUnsafeMutableBytes {
-                Glibc.send(channel, $0.baseAddress! + offset, $0.count - offset, Int32(MSG_NOSIGNAL))
-            }
-            if written < 0 {
-                if errno == EINTR { continue }
-                throw WorkerError.io(errno)
-            }
-            offset += written
-        }
+        if let failure = WorkerProcessSupport.sendLine(command, to: channel) { throw WorkerError.io(failure) }
         return try readLine()
     }
 

@@ -44,28 +44,49 @@ import Testing
         return cache
     }
 
+    /// A write that runs on a thread of its own (a blocked pool thread must not hold up
+    /// the test) and is held open inside its mutation, with its locks; nil if it never got
+    /// there. `finish` lets it complete and waits for it.
+    static func holdWriteOpen(_ cache: Cache<Data>, value: Data, forKey written: String) -> HeldWrite? {
+        let inWrite = DispatchSemaphore(value: 0)
+        let finishWrite = DispatchSemaphore(value: 0)
+        cache.writes.duringMutation = { key in
+            guard key == written else { return }
+            inWrite.signal()
+            finishWrite.wait()
+        }
+        let writer = DispatchSemaphore(value: 0)
+        Thread {
+            try? cache.setValue(value, forKey: written)
+            writer.signal()
+        }.start()
+        let held = inWrite.wait(timeout: .now() + stuck) == .success
+        cache.writes.duringMutation = nil
+        let finish = {
+            finishWrite.signal()
+            writer.wait()
+        }
+        guard held else {
+            finish()
+            return nil
+        }
+        return HeldWrite(finish: finish)
+    }
+
+    /// A write held open by `holdWriteOpen`.
+    struct HeldWrite {
+        /// Lets the write complete and waits for it.
+        let finish: () -> Void
+    }
+
     @Test func aDiskHitCompletesWhileAnotherKeysWriteIsHeldOpen() throws {
         let fixture = CacheFixture()
         defer { fixture.remove() }
         let cache = try Self.cacheWithAOnDiskOnly(fixture)
-        let inWrite = DispatchSemaphore(value: 0)
-        let finishWrite = DispatchSemaphore(value: 0)
-        cache.writes.duringMutation = { key in
-            guard key == "B" else { return }
-            inWrite.signal()
-            finishWrite.wait()
-        }
-        // Threads of their own: a blocked pool thread must not hold up the other.
-        let writer = DispatchSemaphore(value: 0)
-        Thread {
-            try? cache.setValue(bytes(30_000, seed: 2), forKey: "B")
-            writer.signal()
-        }.start()
-        #expect(inWrite.wait(timeout: .now() + Self.stuck) == .success)
+        let write = try #require(Self.holdWriteOpen(cache, value: bytes(30_000, seed: 2), forKey: "B"))
         // B's write is held open, with its locks. A's disk read and promotion go on.
         let read = BoundedCall { try? cache.result(forKey: "A") }
-        finishWrite.signal()
-        writer.wait()
+        write.finish()
         #expect(read.finishedInTime, "the read of A waited for the write of B")
         guard case .disk(let value)?? = read.result else {
             Issue.record("A was not a disk hit: \(String(describing: read.result))")
@@ -87,20 +108,7 @@ import Testing
         let fixture = CacheFixture()
         defer { fixture.remove() }
         let cache = try Self.cacheWithAOnDiskOnly(fixture)
-        let inWrite = DispatchSemaphore(value: 0)
-        let finishWrite = DispatchSemaphore(value: 0)
-        cache.writes.duringMutation = { key in
-            guard key == "A" else { return }
-            inWrite.signal()
-            finishWrite.wait()
-        }
-        let writer = DispatchSemaphore(value: 0)
-        Thread {
-            try? cache.setValue(bytes(100, seed: 2), forKey: "A")
-            writer.signal()
-        }.start()
-        #expect(inWrite.wait(timeout: .now() + Self.stuck) == .success)
-        cache.writes.duringMutation = nil
+        let write = try #require(Self.holdWriteOpen(cache, value: bytes(100, seed: 2), forKey: "A"))
         // The write holds A's lock, before its body. A read of A: a memory miss, the old
         // value from disk, then its promotion waits for the lock.
         let readFromDisk = DispatchSemaphore(value: 0)
@@ -113,8 +121,7 @@ import Testing
         }.start()
         #expect(readFromDisk.wait(timeout: .now() + Self.stuck) == .success)
         cache.writes.willPromote = nil
-        finishWrite.signal()
-        writer.wait()
+        write.finish()
         readDone.wait()
         // The read began before the write returned: it may return the old value...
         #expect(read.withLock { $0?.value } == bytes(100, seed: 1))

@@ -79,19 +79,7 @@ final class ChildProcess {
     @discardableResult
     func send(_ line: String) -> Bool {
         precondition(input >= 0, "the child was started without takesInput")
-        var bytes = Array((line + "\n").utf8)
-        var offset = 0
-        while offset < bytes.count {
-            let written = bytes.withUnsafeMutableBytes {
-                Glibc.send(input, $0.baseAddress! + offset, $0.count - offset, Int32(MSG_NOSIGNAL))
-            }
-            if written < 0 {
-                if errno == EINTR { continue }
-                return false
-            }
-            offset += written
-        }
-        return true
+        return WorkerProcessSupport.sendLine(line, to: input) == nil
     }
 
     /// The next line of output, or nil at end of file (the child exited or was killed).
