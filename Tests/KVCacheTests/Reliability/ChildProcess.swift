@@ -6,8 +6,9 @@ import Glibc
 
 /// A real child process running the test worker (Sources/KVCacheTestWorker),
 /// its stdout read line by line through a pipe; optionally, its stdin written to
-/// through a socket pair (`send`).
-final class ChildProcess {
+/// through a socket pair (`send`). Sendable so a test can wait for it on a thread of its
+/// own; one thread at a time uses it.
+final class ChildProcess: @unchecked Sendable {
     let pid: pid_t
     private let output: Int32
     /// Our end of the child's stdin, if it has one (-1 otherwise).
