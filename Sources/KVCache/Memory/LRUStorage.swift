@@ -225,12 +225,13 @@ final class LRUStorage<Key: Hashable, Value> {
 
     /// Storage whose entries are placed in segments (the adaptive policy's), with a
     /// striped table whose hits may skip the cache's lock.
-    init(segmented: Bool, readsNeedCacheLock: Bool = false) {
+    /// `laneCount` read lanes, or one per processor (`ReadLanes.countForStripedTable`).
+    init(segmented: Bool, readsNeedCacheLock: Bool = false, laneCount: Int? = nil) {
         let stripeCount = segmented ? Self.stripeCount : 1
         stripes = ContiguousArray((0..<stripeCount).map { _ in TableStripe() })
         unretainedStripes = ContiguousArray(stripes.map { Unmanaged.passUnretained($0) })
         stripeMask = UInt32(stripeCount - 1)
-        lanes = ReadLanes(count: segmented ? ReadLanes.countForStripedTable : 1, stripeCount: stripeCount,
+        lanes = ReadLanes(count: segmented ? laneCount ?? ReadLanes.countForStripedTable : 1, stripeCount: stripeCount,
                           readsSkipCacheLock: segmented && !readsNeedCacheLock)
         laneBase = lanes.base
         laneStride = lanes.laneStride
@@ -360,7 +361,9 @@ final class LRUStorage<Key: Hashable, Value> {
 
     /// An empty storage of the same kind (segmented or not).
     func emptyCopy() -> LRUStorage {
-        LRUStorage(segmented: isSegmented, readsNeedCacheLock: true)
+        // One lane: no thread reads the copy, which only carries entries away (up to 64
+        // lanes would cost 6 KB each on every removeAll).
+        LRUStorage(segmented: isSegmented, readsNeedCacheLock: true, laneCount: 1)
     }
 
     /// Slots in the slab, used or free.
