@@ -23,12 +23,25 @@ final class LRUStorage<Key: Hashable, Value> {
     @usableFromInline
     struct Entry {
         @usableFromInline var index: Int32
+        /// The entry's cost, or `largeCost` when it does not fit: a writer that holds only
+        /// the stripe's locks replaces a value in place when its cost is unchanged (the
+        /// slot's cost is the cache lock's). It fills padding next to `index`.
+        @usableFromInline var cost: UInt32
         @usableFromInline var value: Value
 
         @inlinable
-        init(index: Int32, value: Value) {
+        init(index: Int32, cost: Int64, value: Value) {
             self.index = index
+            self.cost = Self.smallCost(cost)
             self.value = value
+        }
+
+        @inlinable static var largeCost: UInt32 { .max }
+
+        /// `cost` as an entry holds it.
+        @inlinable
+        static func smallCost(_ cost: Int64) -> UInt32 {
+            cost >= 0 && cost < Int64(largeCost) ? UInt32(cost) : largeCost
         }
     }
 
@@ -369,15 +382,24 @@ final class LRUStorage<Key: Hashable, Value> {
     /// Slots in the slab, used or free.
     var slotCount: Int { Int(initializedCount) }
 
+    /// The entry of `key`. Called with the cache's lock held.
     @inlinable
     func entry(forKey key: Key) -> Entry? {
-        stripe(for: key).table[TableKey(key)]
+        entry(forKey: key, hash: isStriped ? stripeHash.unseeded(key) : 0)
     }
 
     /// The entry of `key`, whose unseeded policy hash (unused under `.lru`) is `hash`.
+    /// Called with the cache's lock held.
     @inlinable
     func entry(forKey key: Key, hash: UInt32) -> Entry? {
-        stripe(forHash: hash).table[TableKey(key)]
+        let stripeIndex = stripeIndex(forHash: hash)
+        guard isStriped else { return stripes[stripeIndex].table[TableKey(key)] }
+        // A writer replacing a value in place holds the stripe's lock in every lane, not
+        // the cache's: one lane's lock keeps it out.
+        let part = lane(currentLaneIndex, stripe: stripeIndex)
+        part.lock()
+        defer { part.unlock() }
+        return withStripe(at: stripeIndex) { $0.table[TableKey(key)] }
     }
 
     /// Whether some entry has a deadline, so reads must look at its slot.
@@ -457,7 +479,7 @@ final class LRUStorage<Key: Hashable, Value> {
         let stripeIndex = stripeIndex(forHash: hash)
         let stripe = stripes[stripeIndex]
         if isStriped { lanes.lockStripe(stripeIndex) }
-        let old = stripe.table.updateValue(Entry(index: index, value: value), forKey: TableKey(key))
+        let old = stripe.table.updateValue(Entry(index: index, cost: cost, value: value), forKey: TableKey(key))
         if isStriped { lanes.unlockStripe(stripeIndex) }
         if old == nil { liveCount += 1 }
         let slot = slot(at: index)
@@ -531,11 +553,50 @@ final class LRUStorage<Key: Hashable, Value> {
         }
     }
 
-    /// Calls `body` with every entry, in no particular order.
+    /// Calls `body` with every entry, in no particular order. Only for a storage that no
+    /// cache reads or writes (`emptyCopy()`'s, once filled by `swapContents`).
     func forEach(_ body: (Key, Value) -> Void) {
         for stripe in stripes {
             for (key, entry) in stripe.table { body(key.key, entry.value) }
         }
+    }
+
+    /// Every key, in no particular order. Called with the cache's lock held.
+    func keys() -> [Key] {
+        var keys: [Key] = []
+        keys.reserveCapacity(count)
+        for (index, stripe) in stripes.enumerated() {
+            // Writers replacing values in place hold each lane's lock of the stripe.
+            if isStriped { lanes[lane: 0, stripe: index].lock() }
+            for key in stripe.table.keys { keys.append(key.key) }
+            if isStriped { lanes[lane: 0, stripe: index].unlock() }
+        }
+        return keys
+    }
+
+    /// Sizes each stripe's release batches from the cache's: together the stripes hold
+    /// at most four of its batches by count (a batch is a background task) and one by
+    /// cost (so they never hold much of its memory). Called with the cache's lock held.
+    func setReleaseBatches(count: Int, cost: Int64) {
+        let stripeCount = Int64(stripes.count)
+        for (index, stripe) in stripes.enumerated() {
+            if isStriped { lanes.lockStripe(index) }
+            stripe.releaseBatchCount = max(1, count * 4 / Int(stripeCount))
+            stripe.releaseBatchCost = max(1, cost / stripeCount)
+            if isStriped { lanes.unlockStripe(index) }
+        }
+    }
+
+    /// The entries replaced in place that wait for release, from every stripe.
+    /// Called with the cache's lock held, or by the deinitializer.
+    func takeReleased() -> [ContiguousArray<Entry>] {
+        var batches: [ContiguousArray<Entry>] = []
+        for (index, stripe) in stripes.enumerated() {
+            if isStriped { lanes.lockStripe(index) }
+            if !stripe.released.isEmpty { batches.append(stripe.takeReleased()) }
+            if isStriped { lanes.unlockStripe(index) }
+        }
+        return batches
     }
 
     /// The keys from most to least recently used (for tests): the window's (under

@@ -9,7 +9,7 @@ import Darwin
 /// on x86-64, 48 on arm64 and Darwin's 64, and lines are 64 or 128 bytes.
 ///
 /// A lane's part of a stripe (`LaneStripe`) is the mutex, then the buffered reads'
-/// count, the skip flag, hits, misses and drops, then the read buffer; parts are
+/// count, the skip flag, hits, misses, drops and replacements, then the read buffer; parts are
 /// `stripeStride` apart. A lane (`ReadLanes`) is a header line (`LaneHeader`), then its
 /// parts; lanes are `laneStride` apart, so no two lanes share a line.
 struct LaneLayout: Equatable, Sendable {
@@ -67,6 +67,7 @@ struct LaneLayout: Equatable, Sendable {
             ("hits", fields.hitsOffset, 8, 8),
             ("misses", fields.missesOffset, 8, 8),
             ("dropped", fields.droppedOffset, 8, 8),
+            ("replacements", fields.replacementsOffset, 8, 8),
             ("buffer", fields.bufferOffset, bufferCapacity * 8, 8),
         ]
         for (index, (name, offset, size, fieldAlignment)) in fields.enumerated() {
@@ -119,5 +120,6 @@ struct LaneFields: Equatable, Sendable {
     @inlinable var hitsOffset: Int { Self.roundUp(skipsCacheLockOffset + 4, to: 8) }
     @inlinable var missesOffset: Int { hitsOffset + 8 }
     @inlinable var droppedOffset: Int { missesOffset + 8 }
-    @inlinable var bufferOffset: Int { droppedOffset + 8 }
+    @inlinable var replacementsOffset: Int { droppedOffset + 8 }
+    @inlinable var bufferOffset: Int { replacementsOffset + 8 }
 }

@@ -80,8 +80,22 @@ struct LaneStripe {
         nonmutating set { (memory + Self.fields.droppedOffset).storeBytes(of: newValue, as: Int.self) }
     }
 
-    /// The recorded reads: the slot in the low 32 bits, the key's unseeded policy hash
-    /// in the high 32 (so the drain need not hash the key again).
+    /// Values replaced in place by this lane's writers (`MemoryCache.replaceInPlace`):
+    /// each is a set and a replacement that the cache's counters have not seen.
+    @inlinable
+    var replacements: Int {
+        get { (memory + Self.fields.replacementsOffset).load(as: Int.self) }
+        nonmutating set { (memory + Self.fields.replacementsOffset).storeBytes(of: newValue, as: Int.self) }
+    }
+
+    /// Marks a recorded use as a write's (a value replaced in place), not a read's: the
+    /// policy counts it as a use, and its climber does not count it as a hit. Slots
+    /// are below `Int32.max`, so the bit is free.
+    @inlinable static var writeMark: UInt32 { 1 << 31 }
+
+    /// The recorded reads: the slot in the low 31 bits (with `writeMark` for a write's
+    /// use), the key's unseeded policy hash in the high 32 (so the drain need not hash
+    /// the key again).
     @inlinable
     var buffer: UnsafeMutablePointer<UInt64> {
         (memory + Self.fields.bufferOffset).assumingMemoryBound(to: UInt64.self)
@@ -90,13 +104,13 @@ struct LaneStripe {
     /// Records a read of the entry in `slot` and returns how many reads the buffer now
     /// holds; 0 when it was full, and the read is dropped (and counted as such).
     @inlinable
-    func record(_ slot: Int32, hash: UInt32) -> Int {
+    func record(_ slot: Int32, hash: UInt32, mark: UInt32 = 0) -> Int {
         let count = buffered
         guard count < Self.bufferCapacity else {
             dropped &+= 1
             return 0
         }
-        buffer[count] = UInt64(UInt32(bitPattern: slot)) | UInt64(hash) << 32
+        buffer[count] = UInt64(UInt32(bitPattern: slot) | mark) | UInt64(hash) << 32
         buffered = count &+ 1
         return count &+ 1
     }

@@ -77,13 +77,13 @@ extension MemoryCache {
             // wait for them to retire.
             let policyHash = adaptive.hash
             for read in reads.prefix(count) {
-                let index = Int32(bitPattern: UInt32(truncatingIfNeeded: read))
+                let index = Self.slot(ofRecordedUse: read)
                 guard index < storage.initializedCount else { continue }
                 kvcache_prefetch(storage.link(at: index))
             }
             let marksHold = storage.saturationEpoch == adaptive.sketch.epoch
             for read in reads.prefix(count) {
-                let index = Int32(bitPattern: UInt32(truncatingIfNeeded: read))
+                let index = Self.slot(ofRecordedUse: read)
                 guard index < storage.initializedCount else { continue }
                 let link = storage.link(at: index).pointee
                 if link.previous >= 0 { kvcache_prefetch(storage.link(at: link.previous)) }
@@ -93,11 +93,33 @@ extension MemoryCache {
                 }
             }
             for read in reads.prefix(count) {
-                let index = Int32(bitPattern: UInt32(truncatingIfNeeded: read))
+                let index = Self.slot(ofRecordedUse: read)
                 guard storage.isLive(index) else { continue }
-                recordAdaptiveHit(at: index, hash: policyHash.seeded(UInt32(truncatingIfNeeded: read >> 32)))
+                let hash = policyHash.seeded(UInt32(truncatingIfNeeded: read >> 32))
+                if UInt32(truncatingIfNeeded: read) & LaneStripe.writeMark == 0 {
+                    recordAdaptiveHit(at: index, hash: hash)
+                } else {
+                    recordAdaptiveReplacement(at: index, hash: hash)
+                }
             }
         }
+    }
+
+    /// The slot of a use recorded in a read buffer (`LaneStripe.buffer`).
+    @inlinable
+    static func slot(ofRecordedUse use: UInt64) -> Int32 {
+        Int32(bitPattern: UInt32(truncatingIfNeeded: use) & ~LaneStripe.writeMark)
+    }
+
+    /// Records a value replaced in place (`replaceInPlace`) at `index`: a use, as a
+    /// replacement under the cache's lock counts one, but not a hit for the climber.
+    @inlinable
+    func recordAdaptiveReplacement(at index: Int32, hash: UInt32) {
+        guard policyCountsUses else {
+            storage.moveToFront(index, in: storage.segment(at: index))
+            return
+        }
+        recordAdaptiveUse(at: index, hash: hash)
     }
 
     /// Counts a use of an entry and moves it: to the front of the window or of

@@ -25,6 +25,7 @@ extension MemoryCache: MemoryPressureTrimmable {
         try Validation.check(limit >= 0, "countLimit must not be negative, not \(limit)")
         withLock {
             limits.setCount(limit)
+            storage.setReleaseBatches(count: limits.releaseBatchCount, cost: limits.releaseBatchCost)
             storage.slotTarget = LRUStorage<Key, Value>.slotTarget(countLimit: limit)
             if isAdaptive {
                 adaptive.setLimits(count: limits.count, cost: limits.cost)
@@ -42,6 +43,7 @@ extension MemoryCache: MemoryPressureTrimmable {
         try Validation.check(limit >= 0, "costLimit must not be negative, not \(limit)")
         withLock {
             limits.setCost(limit)
+            storage.setReleaseBatches(count: limits.releaseBatchCount, cost: limits.releaseBatchCost)
             if isAdaptive {
                 adaptive.setLimits(count: limits.count, cost: limits.cost)
                 policyCountsUses = adaptive.isBounded
@@ -238,8 +240,10 @@ extension MemoryCache: MemoryPressureTrimmable {
         removeExpiredEntries(waitsForLock: false)
         guard mutex.tryLock() else { return }
         let batch = takePendingReleases()
+        let replaced = storage.takeReleased()
         mutex.unlock()
         releaser.release(consume batch)
+        if !replaced.isEmpty { releaser.release(consume replaced) }
     }
 }
 

@@ -55,6 +55,10 @@ public final class MemoryCache<Key: Hashable & Sendable, Value: Sendable>: @unch
     @usableFromInline let onEviction: (@Sendable (Key, Value, EvictionReason) -> Void)?
     @usableFromInline let releasesValuesInBackground: Bool
     @usableFromInline let extendsExpirationOnAccess: Bool
+    /// Whether a set of a live key whose cost stays replaces the value holding only the
+    /// key's stripe's locks (`replaceInPlace`): under the adaptive policy, unless the
+    /// replaced value must be both reported and released in the background.
+    @usableFromInline let replacesInPlace: Bool
     @usableFromInline let releaser = BackgroundReleaser(label: "KVCache.MemoryCache.release")
     private let timer: DispatchSourceTimer?
     /// Runs the timer's trims one at a time, so `waitForBackgroundWork()` can wait for one in progress.
@@ -98,6 +102,8 @@ public final class MemoryCache<Key: Hashable & Sendable, Value: Sendable>: @unch
         onEviction = configuration.onEviction
         releasesValuesInBackground = configuration.releasesValuesInBackground
         extendsExpirationOnAccess = configuration.extendsExpirationOnAccess
+        replacesInPlace = isAdaptive && (configuration.onEviction == nil || !configuration.releasesValuesInBackground)
+        storage.setReleaseBatches(count: limits.releaseBatchCount, cost: limits.releaseBatchCost)
         let interval = configuration.autoTrimInterval?.seconds
         if let interval, !Seconds.isNever(interval) {
             let queue = DispatchQueue(label: "KVCache.MemoryCache.trim", qos: .utility)
@@ -128,6 +134,7 @@ public final class MemoryCache<Key: Hashable & Sendable, Value: Sendable>: @unch
             storage.swapContents(with: entries)
             releaser.release(consume entries)
             releaser.release(takePendingReleases())
+            releaser.release(storage.takeReleased())
         }
     }
 
@@ -252,7 +259,9 @@ public final class MemoryCache<Key: Hashable & Sendable, Value: Sendable>: @unch
     public func setValue(_ value: Value, forKey key: Key, cost: Int64 = 0, expiration: Expiration = .never) {
         var deadline = Double.infinity
         var lifetime = 0.0
-        if case .never = expiration {} else {
+        if case .never = expiration {
+            if replacesInPlace, replaceInPlace(value, forKey: key, cost: max(cost, 0)) { return }
+        } else {
             (deadline, lifetime) = timing(of: expiration)
         }
         var removals = Removals()
@@ -308,10 +317,8 @@ public final class MemoryCache<Key: Hashable & Sendable, Value: Sendable>: @unch
     /// live. `shouldRemove` runs without the cache's lock, on a snapshot of the keys.
     @discardableResult
     public func removeValues(where shouldRemove: (Key) -> Bool) -> Int {
-        var keys: [Key] = []
         mutex.lock()
-        keys.reserveCapacity(storage.count)
-        storage.forEach { key, _ in keys.append(key) }
+        var keys = storage.keys()
         mutex.unlock()
         keys.removeAll { !shouldRemove($0) }
         guard !keys.isEmpty else { return 0 }
@@ -365,8 +372,10 @@ public final class MemoryCache<Key: Hashable & Sendable, Value: Sendable>: @unch
         }
         mutex.lock()
         let batch = takePendingReleases()
+        let replaced = storage.takeReleased()
         mutex.unlock()
         releaser.release(consume batch)
+        releaser.release(consume replaced)
         releaser.waitUntilIdle()
     }
 
@@ -374,19 +383,22 @@ public final class MemoryCache<Key: Hashable & Sendable, Value: Sendable>: @unch
     public var statistics: Statistics {
         mutex.lock()
         defer { mutex.unlock() }
-        var hits = counters.hits, misses = counters.misses, droppedReads = 0
+        var hits = counters.hits, misses = counters.misses, droppedReads = 0, replacements = 0
         if storage.isStriped {
             storage.lanes.forEach { part in
                 part.lock()
                 hits &+= part.hits
                 misses &+= part.misses
                 droppedReads &+= part.dropped
+                replacements &+= part.replacements
                 part.unlock()
             }
         }
+        var evictions = counters.evictions
+        evictions[.replaced, default: 0] &+= replacements
         return Statistics(
-            hits: hits, misses: misses, sets: counters.sets,
-            evictions: counters.evictions, count: storage.count, totalCost: storage.totalCost.clamped,
+            hits: hits, misses: misses, sets: counters.sets &+ replacements,
+            evictions: evictions, count: storage.count, totalCost: storage.totalCost.clamped,
             droppedReads: droppedReads)
     }
 }

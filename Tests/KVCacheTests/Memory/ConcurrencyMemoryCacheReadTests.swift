@@ -191,7 +191,8 @@ import Testing
         defer { writer.stop(); other.stop() }
         Self.read(cache, stripe: 3, count: 5, on: writer)
         Self.read(cache, stripe: 3, count: 7, on: other)
-        writer.run { cache[0] = 0 }
+        // A new key: its set takes the cache's lock (a stored key's is replaced in place).
+        writer.run { cache[1_000] = 1_000 }
         #expect(Self.buffered(cache, lane: writerLane, stripe: 3) == 0)
         #expect(Self.buffered(cache, lane: otherLane, stripe: 3) == 7)
         #expect(cache.storage.laneHeader(otherLane).pendingStripes == 1 << 3)

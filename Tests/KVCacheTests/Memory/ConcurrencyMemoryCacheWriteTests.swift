@@ -1,0 +1,167 @@
+import Dispatch
+import Foundation
+import Testing
+@testable import KVCache
+
+#if canImport(Glibc)
+import Glibc
+#endif
+
+/// Sets of stored keys that replace values in place, holding only their stripe's locks.
+@Suite struct ConcurrencyMemoryCacheWriteTests {
+    /// Every invariant of the storage, the table and the lanes, after draining every lane.
+    static func violations<Value>(_ cache: MemoryCache<Int, Value>) -> [String] {
+        cache.withLock {
+            cache.drainAllReads()
+            return cache.storage.invariantViolations() + cache.storage.laneViolations()
+        }
+    }
+
+    @Test func aReplacementDoesNotWaitForTheCacheLock() throws {
+        let cache = try ConcurrencyMemoryCacheReadTests.filledCache()
+        let done = DispatchSemaphore(value: 0)
+        // Held as a long trim or another key's insertion would hold it.
+        cache.mutex.lock()
+        DispatchQueue.global().async {
+            for key in 0..<1_000 { cache[key] = key + 1 }
+            done.signal()
+        }
+        let finished = done.wait(timeout: .now() + 10) == .success
+        cache.mutex.unlock()
+        if !finished { done.wait() }
+        #expect(finished)
+        #expect((0..<1_000).allSatisfy { cache[$0] == $0 + 1 })
+        let statistics = cache.statistics
+        #expect(statistics.sets == 2_000)
+        #expect(statistics.evictions[.replaced] == 1_000)
+        #expect(statistics.count == 1_000)
+        #expect(Self.violations(cache) == [])
+    }
+
+    @Test func aReplacementReachesThePolicyAsAUseWithTheLanesReads() throws {
+        let cache: MemoryCache<Int, Int> = try makeCache(.init(countLimit: 10, autoTrimInterval: nil))
+        for key in 0..<10 { cache[key] = key }
+        #expect(cache.withLock { cache.storage.keysByRecency(in: .probation) } == Array((0..<9).reversed()))
+        let climberRequests = cache.withLock { cache.adaptive.climber.requests }
+        cache[3] = 33
+        #expect(cache.replaceInPlace(34, forKey: 4, cost: 0))
+        // Recorded in the lane, as a read is, until a drain (here the cache's lock
+        // holder's: it drains its own lane first).
+        let storage = cache.storage
+        cache.mutex.lock()
+        let beforeDrain = storage.keysByRecency(in: .protected)
+        let buffered = storage.lane(storage.currentLaneIndex, stripe: storage.stripeIndex(for: 3)).buffered
+        cache.mutex.unlock()
+        #expect(beforeDrain == [])
+        #expect(buffered >= 1)
+        #expect(cache.withLock { cache.storage.keysByRecency(in: .protected) } == [4, 3])
+        // A use, not a hit: the climber samples reads only.
+        #expect(cache.withLock { cache.adaptive.climber.requests } == climberRequests)
+        #expect(cache[3] == 33 && cache[4] == 34)
+        #expect(cache.count == 10)
+        #expect(Self.violations(cache) == [])
+    }
+
+    @Test func aSetThatChangesTheCostOrANewKeyTakesTheCacheLock() throws {
+        let cache: MemoryCache<Int, Int> = try makeCache(.init(costLimit: 100, autoTrimInterval: nil))
+        cache.setValue(1, forKey: 1, cost: 5)
+        #expect(!cache.replaceInPlace(2, forKey: 1, cost: 7))
+        #expect(!cache.replaceInPlace(2, forKey: 2, cost: 0))
+        #expect(!cache.replaceInPlace(2, forKey: 1, cost: Int64(UInt32.max)))
+        #expect(cache[1] == 1 && cache.count == 1)
+        cache.setValue(2, forKey: 1, cost: 7)
+        #expect(cache.totalCost == 7)
+        cache.setValue(3, forKey: 1, cost: 7)
+        #expect(cache.totalCost == 7 && cache[1] == 3)
+        // Costs too large for an entry to hold are kept by the slot alone.
+        let large = Int64(UInt32.max) + 1
+        let unbounded: MemoryCache<Int, Int> = try makeCache()
+        unbounded.setValue(1, forKey: 1, cost: large)
+        #expect(!unbounded.replaceInPlace(2, forKey: 1, cost: large))
+        unbounded.setValue(2, forKey: 1, cost: large)
+        #expect(unbounded.totalCost == large && unbounded[1] == 2)
+        #expect(Self.violations(cache) == [] && Self.violations(unbounded) == [])
+    }
+
+    @Test func noReplacementIsInPlaceOnceReadsTakeTheCacheLock() throws {
+        let clock = ManualClock()
+        let cache: MemoryCache<Int, Int> = try makeCache(.init(autoTrimInterval: nil), clock: clock)
+        cache[1] = 1
+        #expect(cache.replaceInPlace(2, forKey: 1, cost: 0))
+        cache.setValue(3, forKey: 2, expiration: .after(.seconds(60)))
+        #expect(!cache.replaceInPlace(4, forKey: 1, cost: 0))
+        cache[1] = 5
+        #expect(cache[1] == 5)
+        let lru: MemoryCache<Int, Int> = try makeCache(.init(autoTrimInterval: nil, policy: .lru))
+        #expect(!lru.replacesInPlace)
+    }
+
+    @Test func replacedValuesAreReleasedOffTheCallersThreadInBatches() throws {
+        let recorder = DeinitRecorder()
+        let cache: MemoryCache<Int, TrackedValue> = try makeCache(.init(countLimit: 1_000, autoTrimInterval: nil))
+        for key in 0..<100 { cache.setValue(TrackedValue(key, recorder), forKey: key) }
+        for key in 0..<100 {
+            #expect(cache.replaceInPlace(TrackedValue(1_000 + key, recorder), forKey: key, cost: 0))
+        }
+        // Each stripe holds replaced values until its batch fills: a quarter of the
+        // cache's batch by count (62 values for a limit of 1,000).
+        #expect(cache.withLock { cache.storage.stripes.allSatisfy { $0.releaseBatchCount == 62 * 4 / 16 } })
+        #expect(cache.withLock { cache.storage.stripes.allSatisfy { $0.released.count < $0.releaseBatchCount } })
+        cache.waitForBackgroundWork()
+        let caller = pthread_self()
+        #expect(recorder.ids == Set(0..<100))
+        #expect(recorder.records.value.allSatisfy { pthread_equal($0.thread, caller) == 0 })
+        #expect(cache.withLock { cache.storage.stripes.allSatisfy { $0.released.isEmpty } })
+    }
+
+    @Test func replacedValuesAreReportedAndReleasedOnTheCallersThreadWhenConfigured() throws {
+        let recorder = DeinitRecorder()
+        let log = EvictionLog<Int, TrackedValue>()
+        let cache: MemoryCache<Int, TrackedValue> = try makeCache(
+            .init(autoTrimInterval: nil, releasesValuesInBackground: false, onEviction: log.callback))
+        recorder.probedCache.withLock { $0 = cache }
+        defer { recorder.probedCache.withLock { $0 = nil } }
+        for key in 0..<10 { cache.setValue(TrackedValue(key, recorder), forKey: key) }
+        for key in 0..<10 {
+            #expect(cache.replaceInPlace(TrackedValue(100 + key, recorder), forKey: key, cost: 0))
+        }
+        #expect(log.reasons == Array(repeating: .replaced, count: 10))
+        #expect(log.keys == Array(0..<10))
+        let caller = pthread_self()
+        #expect(recorder.ids == Set(0..<10))
+        #expect(recorder.records.value.allSatisfy { pthread_equal($0.thread, caller) != 0 && !$0.cacheWasLocked })
+        // Reported and released in the background: the cache's lock queues the release.
+        let background: MemoryCache<Int, Int> = try makeCache(.init(autoTrimInterval: nil, onEviction: { _, _, _ in }))
+        #expect(!background.replacesInPlace)
+    }
+
+    /// Readers, replacers, inserters and removers on several threads: every value read
+    /// is one stored for its key, and the storage stays sound (under ThreadSanitizer, in
+    /// CI, no access races).
+    @Test func replacementsBesideReadsInsertionsAndRemovalsKeepTheCacheSound() throws {
+        let cache: MemoryCache<Int, Int> = try makeCache(.init(countLimit: 500, autoTrimInterval: nil))
+        for key in 0..<500 { cache[key] = key << 20 }
+        let wrong = Locked(0)
+        let threads = 4
+        DispatchQueue.concurrentPerform(iterations: threads) { thread in
+            var state = UInt64(thread + 1) &* 0x9E37_79B9_7F4A_7C15
+            var seen = 0
+            for step in 0..<20_000 {
+                state ^= state << 13; state ^= state >> 7; state ^= state << 17
+                let key = Int(state % 600)
+                switch state >> 60 {
+                case 0: cache[key] = nil
+                case 1, 2, 3: cache[key] = key << 20 | step & 0xFFFFF
+                default:
+                    if let value = cache[key], value >> 20 != key { seen += 1 }
+                }
+            }
+            wrong.withLock { $0 += seen }
+        }
+        #expect(wrong.value == 0)
+        #expect(cache.count <= 500)
+        #expect(Self.violations(cache) == [])
+        let statistics = cache.statistics
+        #expect(statistics.evictions[.replaced, default: 0] > 0)
+    }
+}
