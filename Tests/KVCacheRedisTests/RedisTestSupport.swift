@@ -3,11 +3,11 @@ import Testing
 @testable import KVCache
 @testable import KVCacheRedis
 
-/// The servers `.ci/run` starts: `KVCACHE_REDIS_URL` (one server) and `redis-server` on
+/// The servers `scripts/test` (and `.ci/run`) start: `KVCACHE_REDIS_URL` (one server) and `redis-server` on
 /// the path (tests that kill, stop or restart a server start their own).
 enum RedisTestServer {
     static let url = ProcessInfo.processInfo.environment["KVCACHE_REDIS_URL"]
-    static let skipReason: Comment = "KVCACHE_REDIS_URL is not set: start a redis-server and set it to redis://127.0.0.1:PORT"
+    static let skipReason: Comment = "KVCACHE_REDIS_URL is not set: run scripts/test, which starts a redis-server, or start one and set it to redis://127.0.0.1:PORT"
 
     static let serverBinary: String? = {
         let path = ProcessInfo.processInfo.environment["PATH"] ?? "/usr/bin:/bin"
@@ -200,11 +200,11 @@ func bytes(_ count: Int, seed: UInt8 = 1) -> Data {
     Data((0..<count).map { UInt8(truncatingIfNeeded: $0 &* 31 &+ Int(seed)) })
 }
 
-/// The Redis Cluster `.ci/run` starts: `KVCACHE_REDIS_CLUSTER`, its nodes' `host:port`
+/// The Redis Cluster `scripts/test` (and `.ci/run`) start: `KVCACHE_REDIS_CLUSTER`, its nodes' `host:port`
 /// separated by commas.
 enum RedisTestCluster {
     static let nodesText = ProcessInfo.processInfo.environment["KVCACHE_REDIS_CLUSTER"]
-    static let skipReason: Comment = "KVCACHE_REDIS_CLUSTER is not set: start a Redis Cluster of three masters and set it to host:port,host:port,host:port"
+    static let skipReason: Comment = "KVCACHE_REDIS_CLUSTER is not set: run scripts/test, which starts one, or start a Redis Cluster of three masters and set it to host:port,host:port,host:port"
 
     static let cliBinary: String? = {
         let path = ProcessInfo.processInfo.environment["PATH"] ?? "/usr/bin:/bin"
