@@ -58,4 +58,15 @@ static inline uint64_t kvcache_atomic_exchange(uint64_t *word, uint64_t value) {
     return __atomic_exchange_n(word, value, __ATOMIC_RELAXED);
 }
 
+// Monotonic nanoseconds: for the measurements of serialized sections that a benchmark
+// turns on (`MemoryCache`), and for the waits of a reader whose lane lock was busy.
+
+#include <time.h>
+
+static inline uint64_t kvcache_monotonic_nanoseconds(void) {
+    struct timespec now;
+    clock_gettime(CLOCK_MONOTONIC, &now);
+    return (uint64_t)now.tv_sec * 1000000000u + (uint64_t)now.tv_nsec;
+}
+
 #endif

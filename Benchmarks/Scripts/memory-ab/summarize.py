@@ -2,9 +2,9 @@
 """Medians and ranges of the memory figures of alternating kvcache-bench runs:
 
     Benchmarks/Scripts/memory-ab/summarize.py DIR            (run.sh's before-N.txt, after-N.txt)
-    Benchmarks/Scripts/memory-ab/summarize.py FILE.txt       (docs/bench/memory-read-lanes-2026-11-25.txt: its
-                                                             "======== series B, NAME, run N" and "-- NAME, run N" sections;
-                                                             docs/bench/memory-warm-passes-2026-11-27.txt: "======== NAME, run N")
+    Benchmarks/Scripts/memory-ab/summarize.py FILE.txt       (a file of runs in sections headed
+                                                             "======== series B, NAME, run N", "-- NAME, run N" or
+                                                             "======== NAME, run N", as docs/bench/memory-lane-drains-2026-11-27.txt)
     Benchmarks/Scripts/memory-ab/summarize.py FILE.txt --pool  (the same, each build's runs pooled over the series
                                                              sN-: "s4-interleaved" and "s5-interleaved" as "interleaved")
     Benchmarks/Scripts/memory-ab/summarize.py FILE.txt --pool --series s3,s4,s6

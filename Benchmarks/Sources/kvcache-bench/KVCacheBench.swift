@@ -132,7 +132,7 @@ extension KVCacheBench {
 extension KVCacheBench {
     struct Remote: ParsableCommand {
         static let configuration = CommandConfiguration(
-            abstract: "The Redis level (issue 16) against raw hiredis on the same server: 1 KB and 100 KB get/set, a batch of 100 gets, remote against local hits, invalidation latency between processes, local hits while the server is stopped.",
+            abstract: "The Redis level against raw hiredis on the same server: 1 KB and 100 KB get/set, a batch of 100 gets, remote against local hits, invalidation latency between processes, local hits while the server is stopped.",
             discussion: """
                 Without --redis it starts redis-server from PATH on a free loopback port (no \
                 persistence) and kills it at the end; only then does it stop and kill the \

@@ -574,15 +574,16 @@ final class LRUStorage<Key: Hashable, Value> {
         return keys
     }
 
-    /// Sizes each stripe's release batches from the cache's: together the stripes hold
-    /// at most four of its batches by count (a batch is a background task) and one by
-    /// cost (so they never hold much of its memory). Called with the cache's lock held.
-    func setReleaseBatches(count: Int, cost: Int64) {
-        let stripeCount = Int64(stripes.count)
+    /// Sizes each stripe's release batches (a batch is a background task): 64 values,
+    /// or fewer, so that all stripes together hold at most a quarter of the count limit
+    /// and one of the cache's batches by cost (`costBatch`): never much of its memory.
+    /// Called with the cache's lock held.
+    func setReleaseBatches(countLimit: Int, costBatch: Int64) {
+        let stripeCount = stripes.count
         for (index, stripe) in stripes.enumerated() {
             if isStriped { lanes.lockStripe(index) }
-            stripe.releaseBatchCount = max(1, count * 4 / Int(stripeCount))
-            stripe.releaseBatchCost = max(1, cost / stripeCount)
+            stripe.releaseBatchCount = max(1, min(64, countLimit / (4 * stripeCount)))
+            stripe.releaseBatchCost = max(1, costBatch / Int64(stripeCount))
             if isStriped { lanes.unlockStripe(index) }
         }
     }

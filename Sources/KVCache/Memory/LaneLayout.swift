@@ -9,7 +9,8 @@ import Darwin
 /// on x86-64, 48 on arm64 and Darwin's 64, and lines are 64 or 128 bytes.
 ///
 /// A lane's part of a stripe (`LaneStripe`) is the mutex, then the buffered reads'
-/// count, the skip flag, hits, misses, drops and replacements, then the read buffer; parts are
+/// count, the skip flag, hits, misses, drops, replacements, and the waits for the lock
+/// (count, nanoseconds) and in-place writes' time (measured only when asked), then the read buffer; parts are
 /// `stripeStride` apart. A lane (`ReadLanes`) is a header line (`LaneHeader`), then its
 /// parts; lanes are `laneStride` apart, so no two lanes share a line.
 struct LaneLayout: Equatable, Sendable {
@@ -68,6 +69,9 @@ struct LaneLayout: Equatable, Sendable {
             ("misses", fields.missesOffset, 8, 8),
             ("dropped", fields.droppedOffset, 8, 8),
             ("replacements", fields.replacementsOffset, 8, 8),
+            ("waits", fields.waitsOffset, 8, 8),
+            ("waitNanoseconds", fields.waitNanosecondsOffset, 8, 8),
+            ("writeNanoseconds", fields.writeNanosecondsOffset, 8, 8),
             ("buffer", fields.bufferOffset, bufferCapacity * 8, 8),
         ]
         for (index, (name, offset, size, fieldAlignment)) in fields.enumerated() {
@@ -121,5 +125,8 @@ struct LaneFields: Equatable, Sendable {
     @inlinable var missesOffset: Int { hitsOffset + 8 }
     @inlinable var droppedOffset: Int { missesOffset + 8 }
     @inlinable var replacementsOffset: Int { droppedOffset + 8 }
-    @inlinable var bufferOffset: Int { replacementsOffset + 8 }
+    @inlinable var waitsOffset: Int { replacementsOffset + 8 }
+    @inlinable var waitNanosecondsOffset: Int { waitsOffset + 8 }
+    @inlinable var writeNanosecondsOffset: Int { waitNanosecondsOffset + 8 }
+    @inlinable var bufferOffset: Int { writeNanosecondsOffset + 8 }
 }

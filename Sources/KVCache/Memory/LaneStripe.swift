@@ -1,3 +1,4 @@
+import CProcessor
 import Foundation
 
 /// A read lane's part of one table stripe: the lock that the lane's readers of the
@@ -40,8 +41,20 @@ struct LaneStripe {
     }
 
     /// Takes the lock if it is free; never blocks.
+    @inlinable
     func tryLock() -> Bool {
         pthread_mutex_trylock(mutex) == 0
+    }
+
+    /// Takes the lock, counting a wait and its time when it was busy (a writer or a drain
+    /// held it). Costs what `lock()` does while it is free.
+    @inlinable
+    func lockCountingWaits() {
+        if tryLock() { return }
+        let start = kvcache_monotonic_nanoseconds()
+        lock()
+        waits &+= 1
+        waitNanoseconds &+= Int(truncatingIfNeeded: kvcache_monotonic_nanoseconds() &- start)
     }
 
     // Everything below is guarded by the lock.
@@ -86,6 +99,27 @@ struct LaneStripe {
     var replacements: Int {
         get { (memory + Self.fields.replacementsOffset).load(as: Int.self) }
         nonmutating set { (memory + Self.fields.replacementsOffset).storeBytes(of: newValue, as: Int.self) }
+    }
+
+    /// Times this lane's readers found the lock busy, and the nanoseconds they waited.
+    @inlinable
+    var waits: Int {
+        get { (memory + Self.fields.waitsOffset).load(as: Int.self) }
+        nonmutating set { (memory + Self.fields.waitsOffset).storeBytes(of: newValue, as: Int.self) }
+    }
+
+    @inlinable
+    var waitNanoseconds: Int {
+        get { (memory + Self.fields.waitNanosecondsOffset).load(as: Int.self) }
+        nonmutating set { (memory + Self.fields.waitNanosecondsOffset).storeBytes(of: newValue, as: Int.self) }
+    }
+
+    /// Nanoseconds this lane's in-place writers held (or waited for) the stripe's lock in
+    /// every lane, when the cache measures its serialized sections.
+    @inlinable
+    var writeNanoseconds: Int {
+        get { (memory + Self.fields.writeNanosecondsOffset).load(as: Int.self) }
+        nonmutating set { (memory + Self.fields.writeNanosecondsOffset).storeBytes(of: newValue, as: Int.self) }
     }
 
     /// Marks a recorded use as a write's (a value replaced in place), not a read's: the

@@ -27,7 +27,13 @@ extension MemoryCache {
     @inlinable
     func drainReadsIfIdle(lane: Int) {
         guard mutex.tryLock() else { return }
-        drainReads(ofLane: lane)
+        if measuresSerialSections {
+            let start = kvcache_monotonic_nanoseconds()
+            drainReads(ofLane: lane)
+            serialSectionCounters.recordDrain(start: start)
+        } else {
+            drainReads(ofLane: lane)
+        }
         unlockAfterChange()
     }
 

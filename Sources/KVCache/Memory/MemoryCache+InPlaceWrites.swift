@@ -1,3 +1,5 @@
+import CProcessor
+
 // Sets that replace a live entry's value in place, holding only the key's stripe's
 // locks: the common write of a cache whose keys are refreshed. Everything the policy
 // needs is recorded in the writer's read lane, as a read is, and applied by its drain.
@@ -23,6 +25,7 @@ extension MemoryCache {
         var releaseBatch: ContiguousArray<Entry>? = nil
         var drains = false
         var didReplace = false
+        let start = measuresSerialSections ? kvcache_monotonic_nanoseconds() : 0
         storage.lanes.lockStripe(stripe)
         if part.readsSkipCacheLock {
             storage.withStripe(at: stripe) { tableStripe in
@@ -46,6 +49,9 @@ extension MemoryCache {
                     oldValue = replaced
                 }
             }
+        }
+        if measuresSerialSections {
+            part.writeNanoseconds &+= Int(truncatingIfNeeded: kvcache_monotonic_nanoseconds() &- start)
         }
         storage.lanes.unlockStripe(stripe)
         guard didReplace else { return false }

@@ -25,7 +25,7 @@ extension MemoryCache: MemoryPressureTrimmable {
         try Validation.check(limit >= 0, "countLimit must not be negative, not \(limit)")
         withLock {
             limits.setCount(limit)
-            storage.setReleaseBatches(count: limits.releaseBatchCount, cost: limits.releaseBatchCost)
+            storage.setReleaseBatches(countLimit: limits.count, costBatch: limits.releaseBatchCost)
             storage.slotTarget = LRUStorage<Key, Value>.slotTarget(countLimit: limit)
             if isAdaptive {
                 adaptive.setLimits(count: limits.count, cost: limits.cost)
@@ -43,7 +43,7 @@ extension MemoryCache: MemoryPressureTrimmable {
         try Validation.check(limit >= 0, "costLimit must not be negative, not \(limit)")
         withLock {
             limits.setCost(limit)
-            storage.setReleaseBatches(count: limits.releaseBatchCount, cost: limits.releaseBatchCost)
+            storage.setReleaseBatches(countLimit: limits.count, costBatch: limits.releaseBatchCost)
             if isAdaptive {
                 adaptive.setLimits(count: limits.count, cost: limits.cost)
                 policyCountsUses = adaptive.isBounded

@@ -1,3 +1,4 @@
+import CProcessor
 import Dispatch
 import Foundation
 
@@ -59,6 +60,9 @@ public final class MemoryCache<Key: Hashable & Sendable, Value: Sendable>: @unch
     /// key's stripe's locks (`replaceInPlace`): under the adaptive policy, unless the
     /// replaced value must be both reported and released in the background.
     @usableFromInline let replacesInPlace: Bool
+    /// Whether the cache times its serialized sections (`serialSections`): for benchmarks.
+    @usableFromInline let measuresSerialSections: Bool
+    @usableFromInline @exclusivity(unchecked) var serialSectionCounters = SerialSectionCounters()
     @usableFromInline let releaser = BackgroundReleaser(label: "KVCache.MemoryCache.release")
     private let timer: DispatchSourceTimer?
     /// Runs the timer's trims one at a time, so `waitForBackgroundWork()` can wait for one in progress.
@@ -83,8 +87,17 @@ public final class MemoryCache<Key: Hashable & Sendable, Value: Sendable>: @unch
         self.init(validConfiguration: configuration, clock: clock)
     }
 
-    private init(validConfiguration configuration: Configuration, clock: CacheClock) {
+    /// Creates an empty cache that times the sections only one thread at a time runs
+    /// (`serialSections`), which costs two clock reads per section.
+    @_spi(Benchmarks)
+    public convenience init(configuration: Configuration, measuringSerialSections: Bool) throws {
+        try configuration.validate()
+        self.init(validConfiguration: configuration, clock: .system, measuresSerialSections: measuringSerialSections)
+    }
+
+    private init(validConfiguration configuration: Configuration, clock: CacheClock, measuresSerialSections: Bool = false) {
         self.clock = clock
+        self.measuresSerialSections = measuresSerialSections
         switch configuration.policy.kind {
         case .lru:
             isAdaptive = false
@@ -103,7 +116,7 @@ public final class MemoryCache<Key: Hashable & Sendable, Value: Sendable>: @unch
         releasesValuesInBackground = configuration.releasesValuesInBackground
         extendsExpirationOnAccess = configuration.extendsExpirationOnAccess
         replacesInPlace = isAdaptive && (configuration.onEviction == nil || !configuration.releasesValuesInBackground)
-        storage.setReleaseBatches(count: limits.releaseBatchCount, cost: limits.releaseBatchCost)
+        storage.setReleaseBatches(countLimit: limits.count, costBatch: limits.releaseBatchCost)
         let interval = configuration.autoTrimInterval?.seconds
         if let interval, !Seconds.isNever(interval) {
             let queue = DispatchQueue(label: "KVCache.MemoryCache.trim", qos: .utility)
@@ -153,7 +166,7 @@ public final class MemoryCache<Key: Hashable & Sendable, Value: Sendable>: @unch
             let laneIndex = storage.currentLaneIndex
             let lane = storage.lane(laneIndex, stripe: stripe)
             let read: LaneRead = storage.withStripe(at: stripe) { tableStripe in
-                lane.lock()
+                lane.lockCountingWaits()
                 guard lane.readsSkipCacheLock else {
                     lane.unlock()
                     return .needsCacheLock
@@ -265,8 +278,11 @@ public final class MemoryCache<Key: Hashable & Sendable, Value: Sendable>: @unch
             (deadline, lifetime) = timing(of: expiration)
         }
         var removals = Removals()
+        let start = measuresSerialSections ? kvcache_monotonic_nanoseconds() : 0
         mutex.lock()
+        let locked = measuresSerialSections ? kvcache_monotonic_nanoseconds() : 0
         let purge = insert(value, forKey: key, cost: max(cost, 0), deadline: deadline, lifetime: lifetime, into: &removals)
+        if measuresSerialSections { serialSectionCounters.recordLockedSet(start: start, locked: locked) }
         unlockAfterChange()
         complete(consume removals)
         if purge.isNeeded { continuePurge(purge) }

@@ -103,9 +103,9 @@ import Glibc
         for key in 0..<100 {
             #expect(cache.replaceInPlace(TrackedValue(1_000 + key, recorder), forKey: key, cost: 0))
         }
-        // Each stripe holds replaced values until its batch fills: a quarter of the
-        // cache's batch by count (62 values for a limit of 1,000).
-        #expect(cache.withLock { cache.storage.stripes.allSatisfy { $0.releaseBatchCount == 62 * 4 / 16 } })
+        // Each stripe holds replaced values until its batch fills: all 16 together at
+        // most a quarter of the count limit (15 values each for a limit of 1,000).
+        #expect(cache.withLock { cache.storage.stripes.allSatisfy { $0.releaseBatchCount == 15 } })
         #expect(cache.withLock { cache.storage.stripes.allSatisfy { $0.released.count < $0.releaseBatchCount } })
         cache.waitForBackgroundWork()
         let caller = pthread_self()

@@ -15,7 +15,7 @@ struct ConcurrencyBenchmark {
     var keyCount: Int { options.quick ? 1_000 : 10_000 }
 
     func run() throws {
-        Output.print("## Concurrency (issue #13)\n")
+        Output.print("## Concurrency\n")
         try throughput(valueSize: 1_024, label: "1 KB")
         try throughput(valueSize: 100 * 1_024, label: "100 KB")
         Output.print("")

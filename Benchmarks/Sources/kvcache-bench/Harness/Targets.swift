@@ -62,11 +62,14 @@ enum Targets {
                 at: ("memory", "1 thread", "heap after set-fill"), subject: subject, reference: dictionary,
                 unit: "bytes/entry"))
         }
-        // Reads that scale (issue 15): two threads' get hits against one thread's.
+        // Reads that scale: two threads' get hits against one thread's.
         for workload in ["get-hit uniform", "get-hit zipf0.9"] {
             checks.append(lookup.memoryScaling(workload: workload, subject: memory,
                                                ceiling: UnlockedReadsStrategy.name, atLeast: 1.8))
         }
+        // Writes that scale: the mixed workload, beside the striped Dictionary's figure.
+        checks.append(lookup.memoryScaling(workload: MemoryWorkload.mixedZipf.rawValue, subject: memory,
+                                           ceiling: StripedDictionaryStrategy.name, atLeast: 1.6))
         checks.append(lookup.speedup(
             area: "memory", name: "get-hit uniform, faster than NSCache", atLeast: 10,
             at: ("memory", "1 thread", "get-hit uniform"), subject: memory, slower: "NSCache", comparesFloor: true))

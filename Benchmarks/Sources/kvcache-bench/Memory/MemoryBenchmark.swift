@@ -112,6 +112,8 @@ struct MemoryBenchmark {
         if threadCounts.contains(1) && threadCounts.contains(2) {
             PairedScaling(rounds: pairedRounds, passes: getPasses).run(data: full, into: report)
         }
+        SerialSectionsReport(threadCounts: Array(Set(threadCounts + [1, 2, 16])).sorted(), passes: getPasses)
+            .run(data: full)
     }
 
     /// The mixed workload's one set in this many operations (90 % gets).

@@ -80,7 +80,7 @@ struct RemoteBenchmark {
     }
 
     func run() throws {
-        Output.print("## Remote level (issue 16)\n")
+        Output.print("## Remote level\n")
         let own: OwnRedisServer? = redisURL == nil ? try OwnRedisServer(directory: workspace.makeDirectory("redis-server")) : nil
         let address = try own?.address ?? RedisAddress(redisURL!)
         let raw = try RawRedis(address: address)
