@@ -19,158 +19,10 @@ import Synchronization
 /// their own slab, allocated only once some entry can expire or ages are tracked.
 @usableFromInline
 final class LRUStorage<Key: Hashable, Value> {
-    /// What the table holds for a key.
-    @usableFromInline
-    struct Entry {
-        @usableFromInline var index: Int32
-        /// The entry's cost, or `largeCost` when it does not fit: a writer that holds only
-        /// the stripe's locks replaces a value in place when its cost is unchanged (the
-        /// slot's cost is the cache lock's). It fills padding next to `index`.
-        @usableFromInline var cost: UInt32
-        @usableFromInline var value: Value
-
-        @inlinable
-        init(index: Int32, cost: Int64, value: Value) {
-            self.index = index
-            self.cost = Self.smallCost(cost)
-            self.value = value
-        }
-
-        @inlinable static var largeCost: UInt32 { .max }
-
-        /// `cost` as an entry holds it.
-        @inlinable
-        static func smallCost(_ cost: Int64) -> UInt32 {
-            cost >= 0 && cost < Int64(largeCost) ? UInt32(cost) : largeCost
-        }
-    }
-
-    /// The bookkeeping of one entry, or a free slot when `key` is `nil`.
-    @usableFromInline
-    struct Slot {
-        @usableFromInline var key: Key?
-        @usableFromInline var cost: Int64
-
-        @inlinable
-        init(key: Key, cost: Int64) {
-            self.key = key
-            self.cost = cost
-        }
-    }
-
-    /// When an entry was last used and when it expires.
-    @usableFromInline
-    struct Times {
-        /// Monotonic seconds of the last set or read (kept only while ages are tracked).
-        @usableFromInline var accessTime: Double
-        /// Wall-clock seconds after which the entry is expired; `.infinity` if never.
-        @usableFromInline var deadline: Double
-        /// Seconds a read pushes the deadline forward, when reads extend it; 0 if they cannot.
-        @usableFromInline var lifetime: Double
-
-        /// The times of every entry until some entry needs others.
-        @inlinable
-        init(accessTime: Double = 0, deadline: Double = .infinity, lifetime: Double = 0) {
-            self.accessTime = accessTime
-            self.deadline = deadline
-            self.lifetime = lifetime
-        }
-
-        @inlinable
-        var isDefault: Bool { accessTime == 0 && deadline == .infinity && lifetime == 0 }
-    }
-
-    /// A slot's place in the recency list (or in the free list), with what moving
-    /// the entry to another segment needs: its segment and its cost. One entry's
-    /// move then reads one line of memory, not three (links, segments, slots).
-    @usableFromInline
-    struct Link {
-        /// Toward the most recently used entry; `none` at the head.
-        @usableFromInline var previous: Int32
-        /// Toward the least recently used entry; `none` at the tail.
-        @usableFromInline var next: Int32
-        /// The segment's raw value in the low 2 bits, then the saturation mark; above
-        /// them the cost, or `costInSlot` when the cost does not fit (then the slot's
-        /// is read).
-        @usableFromInline var tag: UInt32
-
-        /// The largest cost a link holds, also the mark of a cost kept only in the slot.
-        @inlinable static var costInSlot: UInt32 { UInt32.max >> 3 }
-
-        @inlinable
-        init(previous: Int32, next: Int32, segment: Segment, cost: Int64) {
-            self.previous = previous
-            self.next = next
-            let small = cost >= 0 && cost < Int64(Self.costInSlot) ? UInt32(cost) : Self.costInSlot
-            tag = small << 3 | UInt32(segment.rawValue)
-        }
-
-        /// Whether the policy found all the key's sketch counters at the maximum (valid
-        /// while the sketch's epoch is the storage's `saturationEpoch`), so counting a
-        /// use of it would change nothing.
-        @inlinable
-        var isSaturated: Bool {
-            get { tag & 4 != 0 }
-            set { tag = newValue ? tag | 4 : tag & ~4 }
-        }
-
-        @inlinable
-        var segment: Segment {
-            get { Segment(rawValue: UInt8(truncatingIfNeeded: tag & 3)).unsafelyUnwrapped }
-            set { tag = tag & ~3 | UInt32(newValue.rawValue) }
-        }
-
-        /// The cost, if the link holds it.
-        @inlinable
-        var smallCost: Int64? {
-            let small = tag >> 3
-            return small == Self.costInSlot ? nil : Int64(small)
-        }
-    }
-
-    /// An entry taken out of the storage.
-    @usableFromInline
-    struct RemovedEntry {
-        @usableFromInline let key: Key
-        @usableFromInline let value: Value
-        @usableFromInline let cost: Int64
-
-        @inlinable
-        init(key: Key, value: Value, cost: Int64) {
-            self.key = key
-            self.value = value
-            self.cost = cost
-        }
-    }
-
     @usableFromInline static var none: Int32 { -1 }
     /// The `previous` link of a free slot, so a recorded read of a freed slot is
     /// recognized from the link the replay reads anyway.
     @usableFromInline static var free: Int32 { -2 }
-
-    /// Where an entry is under the adaptive policy.
-    @usableFromInline
-    enum Segment: UInt8 {
-        /// New entries, in recency order; the `.lru` policy's one list.
-        case window
-        /// Entries admitted from the window, not read since; the main space's victims come from here.
-        case probation
-        /// Entries read again while in probation.
-        case protected
-    }
-
-    /// The two ends of a list other than the window.
-    @usableFromInline
-    struct ListEnds {
-        @usableFromInline var head: Int32
-        @usableFromInline var tail: Int32
-
-        @usableFromInline
-        init(head: Int32 = LRUStorage.none, tail: Int32 = LRUStorage.none) {
-            self.head = head
-            self.tail = tail
-        }
-    }
 
     // The owner's lock guarantees exclusive access, so run-time exclusivity
     // checks on these class properties are turned off (they cost a
@@ -259,72 +111,6 @@ final class LRUStorage<Key: Hashable, Value> {
     /// `LaneHeader.pendingStripes`).
     static var stripeCount: Int { 16 }
 
-    /// Lane `lane`'s part of stripe `stripe` (`lanes[lane:stripe:]`, without touching
-    /// the `ReadLanes` object).
-    @inlinable
-    func lane(_ lane: Int, stripe: Int) -> LaneStripe {
-        LaneStripe(memory: laneBase + lane &* laneStride + stripe &* laneStripeStride)
-    }
-
-    /// Lane `lane`'s header (`lanes.header(lane:)`, without touching the `ReadLanes` object).
-    @inlinable
-    func laneHeader(_ lane: Int) -> LaneHeader {
-        LaneHeader(memory: laneBase + lane &* laneStride - laneHeaderStride)
-    }
-
-    /// The calling thread's read lane.
-    @inlinable
-    var currentLaneIndex: Int { Int(ThreadNumber.current() & laneMask) }
-
-    /// The stripe that holds `key`.
-    @inlinable
-    func stripe(for key: Key) -> TableStripe<Key, Entry> {
-        stripes[stripeIndex(for: key)]
-    }
-
-    /// The index of the stripe that holds `key`.
-    @inlinable
-    func stripeIndex(for key: Key) -> Int {
-        isStriped ? stripeIndex(forHash: stripeHash.unseeded(key)) : 0
-    }
-
-    /// The stripe of the key whose unseeded policy hash is `hash`.
-    @inlinable
-    func stripe(forHash hash: UInt32) -> TableStripe<Key, Entry> {
-        stripes[stripeIndex(forHash: hash)]
-    }
-
-    /// Calls `body` with the stripe at `index`, without retaining it.
-    @inlinable
-    func withStripe<Result>(at index: Int, _ body: (TableStripe<Key, Entry>) -> Result) -> Result {
-        unretainedStripes[index]._withUnsafeGuaranteedRef(body)
-    }
-
-    @inlinable
-    func stripeIndex(forHash hash: UInt32) -> Int {
-        if stripeMask == 0 { return 0 }
-        let mixed = (hash ^ (hash >> 16)) &* 0x45D9_F3B
-        return Int((mixed ^ (mixed >> 16)) & stripeMask)
-    }
-
-    /// Whether changes to the table must take the read lanes' locks (readers without
-    /// the cache's lock may be looking).
-    @inlinable
-    var isStriped: Bool { stripeMask != 0 }
-
-    /// Makes every later read take the cache's lock (before an entry that can expire
-    /// is stored or given a deadline, or ages are tracked). Called with the cache's lock held.
-    @usableFromInline
-    func requireCacheLockForReads() {
-        guard !readsNeedCacheLock else { return }
-        readsNeedCacheLock = true
-        lanes.forEach { part in
-            part.lock()
-            part.readsSkipCacheLock = false
-            part.unlock()
-        }
-    }
-
     deinit {
         if let slots, let links {
             slots.deinitialize(count: Int(initializedCount))
@@ -381,26 +167,6 @@ final class LRUStorage<Key: Hashable, Value> {
 
     /// Slots in the slab, used or free.
     var slotCount: Int { Int(initializedCount) }
-
-    /// The entry of `key`. Called with the cache's lock held.
-    @inlinable
-    func entry(forKey key: Key) -> Entry? {
-        entry(forKey: key, hash: isStriped ? stripeHash.unseeded(key) : 0)
-    }
-
-    /// The entry of `key`, whose unseeded policy hash (unused under `.lru`) is `hash`.
-    /// Called with the cache's lock held.
-    @inlinable
-    func entry(forKey key: Key, hash: UInt32) -> Entry? {
-        let stripeIndex = stripeIndex(forHash: hash)
-        guard isStriped else { return stripes[stripeIndex].table[TableKey(key)] }
-        // A writer replacing a value in place holds the stripe's lock in every lane, not
-        // the cache's: one lane's lock keeps it out.
-        let part = lane(currentLaneIndex, stripe: stripeIndex)
-        part.lock()
-        defer { part.unlock() }
-        return withStripe(at: stripeIndex) { $0.table[TableKey(key)] }
-    }
 
     /// Whether some entry has a deadline, so reads must look at its slot.
     @inlinable
@@ -559,45 +325,6 @@ final class LRUStorage<Key: Hashable, Value> {
         for stripe in stripes {
             for (key, entry) in stripe.table { body(key.key, entry.value) }
         }
-    }
-
-    /// Every key, in no particular order. Called with the cache's lock held.
-    func keys() -> [Key] {
-        var keys: [Key] = []
-        keys.reserveCapacity(count)
-        for (index, stripe) in stripes.enumerated() {
-            // Writers replacing values in place hold each lane's lock of the stripe.
-            if isStriped { lanes[lane: 0, stripe: index].lock() }
-            for key in stripe.table.keys { keys.append(key.key) }
-            if isStriped { lanes[lane: 0, stripe: index].unlock() }
-        }
-        return keys
-    }
-
-    /// Sizes each stripe's release batches (a batch is a background task): 64 values,
-    /// or fewer, so that all stripes together hold at most a quarter of the count limit
-    /// and one of the cache's batches by cost (`costBatch`): never much of its memory.
-    /// Called with the cache's lock held.
-    func setReleaseBatches(countLimit: Int, costBatch: Int64) {
-        let stripeCount = stripes.count
-        for (index, stripe) in stripes.enumerated() {
-            if isStriped { lanes.lockStripe(index) }
-            stripe.releaseBatchCount = max(1, min(64, countLimit / (4 * stripeCount)))
-            stripe.releaseBatchCost = max(1, costBatch / Int64(stripeCount))
-            if isStriped { lanes.unlockStripe(index) }
-        }
-    }
-
-    /// The entries replaced in place that wait for release, from every stripe.
-    /// Called with the cache's lock held, or by the deinitializer.
-    func takeReleased() -> [ContiguousArray<Entry>] {
-        var batches: [ContiguousArray<Entry>] = []
-        for (index, stripe) in stripes.enumerated() {
-            if isStriped { lanes.lockStripe(index) }
-            if !stripe.released.isEmpty { batches.append(stripe.takeReleased()) }
-            if isStriped { lanes.unlockStripe(index) }
-        }
-        return batches
     }
 
     /// The keys from most to least recently used (for tests): the window's (under

@@ -1,0 +1,54 @@
+// The invariants of the table and the read lanes, which a checking build verifies.
+extension LRUStorage {
+    /// The problems found in the table and the read lanes, empty when they are sound:
+    /// every table entry names a live slot that holds its key and cost, and every read buffer
+    /// within its capacity is marked pending in its lane's header when it holds reads.
+    /// Called with the cache's lock held (readers may be recording: each buffer is read
+    /// under its own lock, and one whose lock is busy is skipped, so a check never waits
+    /// for a reader or for a test that holds a lane).
+    func laneViolations() -> [String] {
+        var problems: [String] = []
+        for (stripeIndex, stripe) in stripes.enumerated() {
+            // Writers replacing values in place hold the stripe's lock in every lane.
+            guard !isStriped || tryLockStripe(stripeIndex) else { continue }
+            for (key, entry) in stripe.table {
+                if !isLive(entry.index) {
+                    problems.append("stripe \(stripeIndex) names free slot \(entry.index)")
+                } else if slot(at: entry.index).pointee.key != key.key {
+                    problems.append("stripe \(stripeIndex)'s entry names slot \(entry.index), which holds another key")
+                } else if entry.cost != Entry.smallCost(slot(at: entry.index).pointee.cost) {
+                    problems.append("stripe \(stripeIndex)'s entry says cost \(entry.cost), its slot \(slot(at: entry.index).pointee.cost)")
+                }
+                if isStriped, self.stripeIndex(for: key.key) != stripeIndex {
+                    problems.append("an entry of stripe \(self.stripeIndex(for: key.key)) is in stripe \(stripeIndex)")
+                }
+            }
+            if isStriped { lanes.unlockStripe(stripeIndex) }
+        }
+        guard isSegmented else { return problems }
+        for lane in 0..<lanes.count {
+            for stripe in 0..<lanes.stripeCount {
+                let part = lanes[lane: lane, stripe: stripe]
+                guard part.tryLock() else { continue }
+                let buffered = part.buffered
+                let pending = laneHeader(lane).pendingStripes & 1 << UInt64(stripe) != 0
+                part.unlock()
+                if buffered > LaneStripe.bufferCapacity { problems.append("lane \(lane) stripe \(stripe) holds \(buffered) reads") }
+                if buffered > 0 && !pending { problems.append("lane \(lane) stripe \(stripe) holds reads, unmarked") }
+            }
+        }
+        return problems
+    }
+}
+
+extension LRUStorage {
+    /// Takes stripe `stripe`'s lock in every lane if all are free; never blocks (a
+    /// check must not wait for a test that holds a lane).
+    func tryLockStripe(_ stripe: Int) -> Bool {
+        for lane in 0..<lanes.count where !lanes[lane: lane, stripe: stripe].tryLock() {
+            for held in 0..<lane { lanes[lane: held, stripe: stripe].unlock() }
+            return false
+        }
+        return true
+    }
+}

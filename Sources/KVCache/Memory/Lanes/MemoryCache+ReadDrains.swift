@@ -1,0 +1,106 @@
+import CProcessor
+
+// Draining the read lanes' buffers into the adaptive policy: by a reader whose buffer
+// filled (under a try-lock of the cache's lock), by the holder of the cache's lock for
+// its own lane, or for every lane (tests).
+extension MemoryCache {
+    /// Dropped reads between two tries to drain a full buffer whose drain was busy: a
+    /// power of two. Each try takes the cache's lock's line, which every lane shares.
+    @inlinable static var drainRetryInterval: Int { 16 }
+
+    /// Drains lane `lane`'s (the calling thread's) read buffers into the policy if no
+    /// other thread holds the cache's lock; otherwise leaves them, and later reads that
+    /// find a buffer full are dropped until a drain. Called without any lock.
+    @inlinable
+    func drainReadsIfIdle(lane: Int) {
+        guard mutex.tryLock() else { return }
+        if measuresSerialSections {
+            let start = kvcache_monotonic_nanoseconds()
+            drainReads(ofLane: lane)
+            serialSectionCounters.recordDrain(start: start)
+        } else {
+            drainReads(ofLane: lane)
+        }
+        unlockAfterChange()
+    }
+
+    /// Drains the calling thread's read buffers, so that what the lock holder does next
+    /// (a write, an eviction, a trim) sees its reads: single-threaded use keeps the
+    /// policy's decisions, stripe order aside. Other lanes' reads wait for their own
+    /// drains. Called with the cache's lock held.
+    @inlinable
+    func replayPendingReads() {
+        guard isAdaptive else { return }
+        drainReads(ofLane: storage.currentLaneIndex)
+    }
+
+    /// Replays the reads in lane `lane`'s buffers of the stripes it marked. Called with
+    /// the cache's lock held.
+    @inlinable
+    func drainReads(ofLane lane: Int) {
+        var pending = storage.laneHeader(lane).takePendingStripes()
+        while pending != 0 {
+            let stripe = pending.trailingZeroBitCount
+            pending &= pending &- 1
+            replayReads(of: storage.lane(lane, stripe: stripe))
+        }
+    }
+
+    /// Drains every lane's read buffers (tests, and operations that want the policy to
+    /// see every read so far). Called with the cache's lock held.
+    func drainAllReads() {
+        guard isAdaptive else { return }
+        for lane in 0..<storage.lanes.count { drainReads(ofLane: lane) }
+    }
+
+    /// Tells the policy about the reads of a stripe that a lane recorded. A slot freed
+    /// or reused since its read was recorded is skipped or credited to its new entry:
+    /// the policy's precision, never a value, is at stake. Called with the cache's lock.
+    @inlinable
+    func replayReads(of part: LaneStripe) {
+        withUnsafeTemporaryAllocation(of: UInt64.self, capacity: LaneStripe.bufferCapacity) { reads in
+            part.lock()
+            let count = part.takeReads(into: reads)
+            part.unlock()
+            // Starts loading the lines the replay writes (each entry's link, which holds
+            // its segment and cost, then its neighbours' links and, unless the link says
+            // its counters are saturated, its sketch block) for all the reads before it
+            // uses one: the loads overlap, where the replay's own would wait one cache
+            // miss after another. Prefetches, not loads, so that the processor need not
+            // wait for them to retire.
+            let policyHash = adaptive.hash
+            for read in reads.prefix(count) {
+                let index = Self.slot(ofRecordedUse: read)
+                guard index < storage.initializedCount else { continue }
+                kvcache_prefetch(storage.link(at: index))
+            }
+            let marksHold = storage.saturationEpoch == adaptive.sketch.epoch
+            for read in reads.prefix(count) {
+                let index = Self.slot(ofRecordedUse: read)
+                guard index < storage.initializedCount else { continue }
+                let link = storage.link(at: index).pointee
+                if link.previous >= 0 { kvcache_prefetch(storage.link(at: link.previous)) }
+                if link.next >= 0 { kvcache_prefetch(storage.link(at: link.next)) }
+                if !(marksHold && link.isSaturated) {
+                    kvcache_prefetch(adaptive.sketch.block(policyHash.seeded(UInt32(truncatingIfNeeded: read >> 32))))
+                }
+            }
+            for read in reads.prefix(count) {
+                let index = Self.slot(ofRecordedUse: read)
+                guard storage.isLive(index) else { continue }
+                let hash = policyHash.seeded(UInt32(truncatingIfNeeded: read >> 32))
+                if UInt32(truncatingIfNeeded: read) & LaneStripe.writeMark == 0 {
+                    recordAdaptiveHit(at: index, hash: hash)
+                } else {
+                    recordAdaptiveReplacement(at: index, hash: hash)
+                }
+            }
+        }
+    }
+
+    /// The slot of a use recorded in a read buffer (`LaneStripe.buffer`).
+    @inlinable
+    static func slot(ofRecordedUse use: UInt64) -> Int32 {
+        Int32(bitPattern: UInt32(truncatingIfNeeded: use) & ~LaneStripe.writeMark)
+    }
+}

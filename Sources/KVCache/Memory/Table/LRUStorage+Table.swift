@@ -1,0 +1,154 @@
+// The striped table's side of the storage: which stripe and lane a key and a thread
+// use, looking keys up, and the values that in-place sets replaced.
+extension LRUStorage {
+    /// What the table holds for a key.
+    @usableFromInline
+    struct Entry {
+        @usableFromInline var index: Int32
+        /// The entry's cost, or `largeCost` when it does not fit: a writer that holds only
+        /// the stripe's locks replaces a value in place when its cost is unchanged (the
+        /// slot's cost is the cache lock's). It fills padding next to `index`.
+        @usableFromInline var cost: UInt32
+        @usableFromInline var value: Value
+
+        @inlinable
+        init(index: Int32, cost: Int64, value: Value) {
+            self.index = index
+            self.cost = Self.smallCost(cost)
+            self.value = value
+        }
+
+        @inlinable static var largeCost: UInt32 { .max }
+
+        /// `cost` as an entry holds it.
+        @inlinable
+        static func smallCost(_ cost: Int64) -> UInt32 {
+            cost >= 0 && cost < Int64(largeCost) ? UInt32(cost) : largeCost
+        }
+    }
+
+    /// Lane `lane`'s part of stripe `stripe` (`lanes[lane:stripe:]`, without touching
+    /// the `ReadLanes` object).
+    @inlinable
+    func lane(_ lane: Int, stripe: Int) -> LaneStripe {
+        LaneStripe(memory: laneBase + lane &* laneStride + stripe &* laneStripeStride)
+    }
+
+    /// Lane `lane`'s header (`lanes.header(lane:)`, without touching the `ReadLanes` object).
+    @inlinable
+    func laneHeader(_ lane: Int) -> LaneHeader {
+        LaneHeader(memory: laneBase + lane &* laneStride - laneHeaderStride)
+    }
+
+    /// The calling thread's read lane.
+    @inlinable
+    var currentLaneIndex: Int { Int(ThreadNumber.current() & laneMask) }
+
+    /// The stripe that holds `key`.
+    @inlinable
+    func stripe(for key: Key) -> TableStripe<Key, Entry> {
+        stripes[stripeIndex(for: key)]
+    }
+
+    /// The index of the stripe that holds `key`.
+    @inlinable
+    func stripeIndex(for key: Key) -> Int {
+        isStriped ? stripeIndex(forHash: stripeHash.unseeded(key)) : 0
+    }
+
+    /// The stripe of the key whose unseeded policy hash is `hash`.
+    @inlinable
+    func stripe(forHash hash: UInt32) -> TableStripe<Key, Entry> {
+        stripes[stripeIndex(forHash: hash)]
+    }
+
+    /// Calls `body` with the stripe at `index`, without retaining it.
+    @inlinable
+    func withStripe<Result>(at index: Int, _ body: (TableStripe<Key, Entry>) -> Result) -> Result {
+        unretainedStripes[index]._withUnsafeGuaranteedRef(body)
+    }
+
+    @inlinable
+    func stripeIndex(forHash hash: UInt32) -> Int {
+        if stripeMask == 0 { return 0 }
+        let mixed = (hash ^ (hash >> 16)) &* 0x45D9_F3B
+        return Int((mixed ^ (mixed >> 16)) & stripeMask)
+    }
+
+    /// Whether changes to the table must take the read lanes' locks (readers without
+    /// the cache's lock may be looking).
+    @inlinable
+    var isStriped: Bool { stripeMask != 0 }
+
+    /// Makes every later read take the cache's lock (before an entry that can expire
+    /// is stored or given a deadline, or ages are tracked). Called with the cache's lock held.
+    @usableFromInline
+    func requireCacheLockForReads() {
+        guard !readsNeedCacheLock else { return }
+        readsNeedCacheLock = true
+        lanes.forEach { part in
+            part.lock()
+            part.readsSkipCacheLock = false
+            part.unlock()
+        }
+    }
+
+    /// The entry of `key`. Called with the cache's lock held.
+    @inlinable
+    func entry(forKey key: Key) -> Entry? {
+        entry(forKey: key, hash: isStriped ? stripeHash.unseeded(key) : 0)
+    }
+
+    /// The entry of `key`, whose unseeded policy hash (unused under `.lru`) is `hash`.
+    /// Called with the cache's lock held.
+    @inlinable
+    func entry(forKey key: Key, hash: UInt32) -> Entry? {
+        let stripeIndex = stripeIndex(forHash: hash)
+        guard isStriped else { return stripes[stripeIndex].table[TableKey(key)] }
+        // A writer replacing a value in place holds the stripe's lock in every lane, not
+        // the cache's: one lane's lock keeps it out.
+        let part = lane(currentLaneIndex, stripe: stripeIndex)
+        part.lock()
+        defer { part.unlock() }
+        return withStripe(at: stripeIndex) { $0.table[TableKey(key)] }
+    }
+
+    /// Every key, in no particular order. Called with the cache's lock held.
+    func keys() -> [Key] {
+        var keys: [Key] = []
+        keys.reserveCapacity(count)
+        for (index, stripe) in stripes.enumerated() {
+            // Writers replacing values in place hold each lane's lock of the stripe.
+            if isStriped { lanes[lane: 0, stripe: index].lock() }
+            for key in stripe.table.keys { keys.append(key.key) }
+            if isStriped { lanes[lane: 0, stripe: index].unlock() }
+        }
+        return keys
+    }
+
+    /// Sizes each stripe's release batches (a batch is a background task): 64 values,
+    /// or fewer, so that all stripes together hold at most a quarter of the count limit
+    /// and one of the cache's batches by cost (`costBatch`): never much of its memory.
+    /// Called with the cache's lock held.
+    func setReleaseBatches(countLimit: Int, costBatch: Int64) {
+        let stripeCount = stripes.count
+        for (index, stripe) in stripes.enumerated() {
+            if isStriped { lanes.lockStripe(index) }
+            stripe.releaseBatchCount = max(1, min(64, countLimit / (4 * stripeCount)))
+            stripe.releaseBatchCost = max(1, costBatch / Int64(stripeCount))
+            if isStriped { lanes.unlockStripe(index) }
+        }
+    }
+
+    /// The entries replaced in place that wait for release, from every stripe.
+    /// Called with the cache's lock held, or by the deinitializer.
+    func takeReleased() -> [ContiguousArray<Entry>] {
+        var batches: [ContiguousArray<Entry>] = []
+        for (index, stripe) in stripes.enumerated() {
+            if isStriped { lanes.lockStripe(index) }
+            if !stripe.released.isEmpty { batches.append(stripe.takeReleased()) }
+            if isStriped { lanes.unlockStripe(index) }
+        }
+        return batches
+    }
+}
