@@ -4,7 +4,7 @@
     Benchmarks/Scripts/memory-ab/summarize.py DIR            (run.sh's before-N.txt, after-N.txt)
     Benchmarks/Scripts/memory-ab/summarize.py FILE.txt       (a file of runs in sections headed
                                                              "======== series B, NAME, run N", "-- NAME, run N" or
-                                                             "======== NAME, run N", as docs/bench/memory-lane-drains-2026-11-27.txt)
+                                                             "======== NAME, run N", as docs/bench/memory-in-place-writes-2026-11-27.txt)
     Benchmarks/Scripts/memory-ab/summarize.py FILE.txt --pool  (the same, each build's runs pooled over the series
                                                              sN-: "s4-interleaved" and "s5-interleaved" as "interleaved")
     Benchmarks/Scripts/memory-ab/summarize.py FILE.txt --pool --series s3,s4,s6
