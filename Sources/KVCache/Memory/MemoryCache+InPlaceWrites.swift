@@ -21,6 +21,14 @@ extension MemoryCache {
         let stripe = storage.stripeIndex(forHash: hash)
         let laneIndex = storage.currentLaneIndex
         let part = storage.lane(laneIndex, stripe: stripe)
+        // Looked up first under this lane's lock alone: a set of a new key (most sets of a
+        // cache that evicts) then costs one lock, not one per lane, before the cache's lock.
+        part.lock()
+        let isStored = part.readsSkipCacheLock && storage.withStripe(at: stripe) { tableStripe in
+            tableStripe.table.index(forKey: TableKey(key)).map { tableStripe.table.values[$0].cost == smallCost } ?? false
+        }
+        part.unlock()
+        guard isStored else { return false }
         var oldValue: Value? = nil
         var releaseBatch: ContiguousArray<Entry>? = nil
         var drains = false
