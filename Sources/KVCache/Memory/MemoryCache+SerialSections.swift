@@ -30,9 +30,9 @@ struct SerialSectionCounters {
 
 extension MemoryCache {
     /// Where a cache's threads ran one at a time, and waited, so far: what caps its
-    /// throughput on more cores than a benchmark has. Sections are timed only by a cache
-    /// created with `init(configuration:measuringSerialSections:)`; waits for a read
-    /// lane's lock and the uses recorded or dropped are always counted.
+    /// throughput on more cores than a benchmark has. Sections and readers' waits are
+    /// timed only by a cache created with `init(configuration:measuringSerialSections:)`;
+    /// hits, in-place sets and dropped uses are always counted.
     @_spi(Benchmarks)
     public struct SerialSections: Sendable, Equatable {
         /// Drains of read buffers into the policy, under the cache's lock, and their time.

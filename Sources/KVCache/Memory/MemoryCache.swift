@@ -166,7 +166,7 @@ public final class MemoryCache<Key: Hashable & Sendable, Value: Sendable>: @unch
             let laneIndex = storage.currentLaneIndex
             let lane = storage.lane(laneIndex, stripe: stripe)
             let read: LaneRead = storage.withStripe(at: stripe) { tableStripe in
-                lane.lockCountingWaits()
+                if measuresSerialSections { lane.lockCountingWaits() } else { lane.lock() }
                 guard lane.readsSkipCacheLock else {
                     lane.unlock()
                     return .needsCacheLock

@@ -101,7 +101,8 @@ struct LaneStripe {
         nonmutating set { (memory + Self.fields.replacementsOffset).storeBytes(of: newValue, as: Int.self) }
     }
 
-    /// Times this lane's readers found the lock busy, and the nanoseconds they waited.
+    /// Times this lane's readers found the lock busy, and the nanoseconds they waited
+    /// (counted by a cache that measures its serialized sections).
     @inlinable
     var waits: Int {
         get { (memory + Self.fields.waitsOffset).load(as: Int.self) }
