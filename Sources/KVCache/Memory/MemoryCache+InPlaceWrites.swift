@@ -11,13 +11,13 @@ extension MemoryCache {
     /// is reported and released as a replaced one. Returns false, having changed
     /// nothing, when the entry is missing or costs otherwise, or when reads take the
     /// cache's lock (some entry can expire, or ages are tracked): the caller then takes
-    /// the cache's lock. Called without any lock, only when `replacesInPlace`.
+    /// the cache's lock. `hash` is the key's unseeded policy hash. Called without any
+    /// lock, only when `replacesInPlace`.
     @inlinable
-    func replaceInPlace(_ value: Value, forKey key: Key, cost: Int64) -> Bool {
+    func replaceInPlace(_ value: Value, forKey key: Key, hash: UInt32, cost: Int64) -> Bool {
         typealias Entry = LRUStorage<Key, Value>.Entry
         let smallCost = Entry.smallCost(cost)
         guard smallCost != Entry.largeCost else { return false }
-        let hash = storage.stripeHash.unseeded(key)
         let stripe = storage.stripeIndex(forHash: hash)
         let laneIndex = storage.currentLaneIndex
         let part = storage.lane(laneIndex, stripe: stripe)

@@ -32,17 +32,16 @@ extension MemoryCache {
         }
     }
 
-    /// Stores an entry and evicts a first burst toward the limits.
+    /// Stores an entry and evicts a first burst toward the limits. `hash` is the key's
+    /// unseeded policy hash (0 under `.lru`).
     @inlinable
     func insert(
-        _ value: Value, forKey key: Key, cost: Int64, deadline: Double, lifetime: Double,
+        _ value: Value, forKey key: Key, hash: UInt32, cost: Int64, deadline: Double, lifetime: Double,
         into removals: inout Removals
     ) -> Purge {
         replayPendingReads()
         let accessTime = limits.tracksAge ? clock.monotonicNow() : 0
         counters.sets &+= 1
-        // Hashed once for the stripe and the sketch; LRU's one table needs no hash.
-        let hash = isAdaptive ? storage.stripeHash.unseeded(key) : 0
         let (index, old) = storage.setValue(
             value, forKey: key, hash: hash, cost: cost, accessTime: accessTime, deadline: deadline, lifetime: lifetime)
         if let old {

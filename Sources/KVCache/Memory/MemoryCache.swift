@@ -272,8 +272,10 @@ public final class MemoryCache<Key: Hashable & Sendable, Value: Sendable>: @unch
     public func setValue(_ value: Value, forKey key: Key, cost: Int64 = 0, expiration: Expiration = .never) {
         var deadline = Double.infinity
         var lifetime = 0.0
+        // Hashed once for the stripe and the sketch; LRU's one table needs no hash.
+        let hash = isAdaptive ? storage.stripeHash.unseeded(key) : 0
         if case .never = expiration {
-            if replacesInPlace, replaceInPlace(value, forKey: key, cost: max(cost, 0)) { return }
+            if replacesInPlace, replaceInPlace(value, forKey: key, hash: hash, cost: max(cost, 0)) { return }
         } else {
             (deadline, lifetime) = timing(of: expiration)
         }
@@ -281,7 +283,8 @@ public final class MemoryCache<Key: Hashable & Sendable, Value: Sendable>: @unch
         let start = measuresSerialSections ? kvcache_monotonic_nanoseconds() : 0
         mutex.lock()
         let locked = measuresSerialSections ? kvcache_monotonic_nanoseconds() : 0
-        let purge = insert(value, forKey: key, cost: max(cost, 0), deadline: deadline, lifetime: lifetime, into: &removals)
+        let purge = insert(
+            value, forKey: key, hash: hash, cost: max(cost, 0), deadline: deadline, lifetime: lifetime, into: &removals)
         if measuresSerialSections { serialSectionCounters.recordLockedSet(start: start, locked: locked) }
         unlockAfterChange()
         complete(consume removals)

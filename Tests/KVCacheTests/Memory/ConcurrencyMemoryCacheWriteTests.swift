@@ -9,6 +9,11 @@ import Glibc
 
 /// Sets of stored keys that replace values in place, holding only their stripe's locks.
 @Suite struct ConcurrencyMemoryCacheWriteTests {
+    /// `replaceInPlace` as `setValue` calls it.
+    static func replace<Value>(_ cache: MemoryCache<Int, Value>, _ value: Value, forKey key: Int, cost: Int64) -> Bool {
+        cache.replaceInPlace(value, forKey: key, hash: cache.storage.stripeHash.unseeded(key), cost: cost)
+    }
+
     /// Every invariant of the storage, the table and the lanes, after draining every lane.
     static func violations<Value>(_ cache: MemoryCache<Int, Value>) -> [String] {
         cache.withLock {
@@ -44,7 +49,7 @@ import Glibc
         #expect(cache.withLock { cache.storage.keysByRecency(in: .probation) } == Array((0..<9).reversed()))
         let climberRequests = cache.withLock { cache.adaptive.climber.requests }
         cache[3] = 33
-        #expect(cache.replaceInPlace(34, forKey: 4, cost: 0))
+        #expect(Self.replace(cache, 34, forKey: 4, cost: 0))
         // Recorded in the lane, as a read is, until a drain (here the cache's lock
         // holder's: it drains its own lane first).
         let storage = cache.storage
@@ -65,9 +70,9 @@ import Glibc
     @Test func aSetThatChangesTheCostOrANewKeyTakesTheCacheLock() throws {
         let cache: MemoryCache<Int, Int> = try makeCache(.init(costLimit: 100, autoTrimInterval: nil))
         cache.setValue(1, forKey: 1, cost: 5)
-        #expect(!cache.replaceInPlace(2, forKey: 1, cost: 7))
-        #expect(!cache.replaceInPlace(2, forKey: 2, cost: 0))
-        #expect(!cache.replaceInPlace(2, forKey: 1, cost: Int64(UInt32.max)))
+        #expect(!Self.replace(cache, 2, forKey: 1, cost: 7))
+        #expect(!Self.replace(cache, 2, forKey: 2, cost: 0))
+        #expect(!Self.replace(cache, 2, forKey: 1, cost: Int64(UInt32.max)))
         #expect(cache[1] == 1 && cache.count == 1)
         cache.setValue(2, forKey: 1, cost: 7)
         #expect(cache.totalCost == 7)
@@ -77,7 +82,7 @@ import Glibc
         let large = Int64(UInt32.max) + 1
         let unbounded: MemoryCache<Int, Int> = try makeCache()
         unbounded.setValue(1, forKey: 1, cost: large)
-        #expect(!unbounded.replaceInPlace(2, forKey: 1, cost: large))
+        #expect(!Self.replace(unbounded, 2, forKey: 1, cost: large))
         unbounded.setValue(2, forKey: 1, cost: large)
         #expect(unbounded.totalCost == large && unbounded[1] == 2)
         #expect(Self.violations(cache) == [] && Self.violations(unbounded) == [])
@@ -87,9 +92,9 @@ import Glibc
         let clock = ManualClock()
         let cache: MemoryCache<Int, Int> = try makeCache(.init(autoTrimInterval: nil), clock: clock)
         cache[1] = 1
-        #expect(cache.replaceInPlace(2, forKey: 1, cost: 0))
+        #expect(Self.replace(cache, 2, forKey: 1, cost: 0))
         cache.setValue(3, forKey: 2, expiration: .after(.seconds(60)))
-        #expect(!cache.replaceInPlace(4, forKey: 1, cost: 0))
+        #expect(!Self.replace(cache, 4, forKey: 1, cost: 0))
         cache[1] = 5
         #expect(cache[1] == 5)
         let lru: MemoryCache<Int, Int> = try makeCache(.init(autoTrimInterval: nil, policy: .lru))
@@ -101,7 +106,7 @@ import Glibc
         let cache: MemoryCache<Int, TrackedValue> = try makeCache(.init(countLimit: 1_000, autoTrimInterval: nil))
         for key in 0..<100 { cache.setValue(TrackedValue(key, recorder), forKey: key) }
         for key in 0..<100 {
-            #expect(cache.replaceInPlace(TrackedValue(1_000 + key, recorder), forKey: key, cost: 0))
+            #expect(Self.replace(cache, TrackedValue(1_000 + key, recorder), forKey: key, cost: 0))
         }
         // Each stripe holds replaced values until its batch fills: all 16 together at
         // most a quarter of the count limit (15 values each for a limit of 1,000).
@@ -123,7 +128,7 @@ import Glibc
         defer { recorder.probedCache.withLock { $0 = nil } }
         for key in 0..<10 { cache.setValue(TrackedValue(key, recorder), forKey: key) }
         for key in 0..<10 {
-            #expect(cache.replaceInPlace(TrackedValue(100 + key, recorder), forKey: key, cost: 0))
+            #expect(Self.replace(cache, TrackedValue(100 + key, recorder), forKey: key, cost: 0))
         }
         #expect(log.reasons == Array(repeating: .replaced, count: 10))
         #expect(log.keys == Array(0..<10))

@@ -59,6 +59,13 @@ struct LaneStripe {
 
     // Everything below is guarded by the lock.
 
+    /// The counter `offset` bytes into the part (a `LaneFields` offset).
+    @inlinable
+    func counter(at offset: Int) -> Int { (memory + offset).load(as: Int.self) }
+
+    @inlinable
+    func setCounter(_ value: Int, at offset: Int) { (memory + offset).storeBytes(of: value, as: Int.self) }
+
     @inlinable
     var buffered: Int {
         get { Int((memory + Self.fields.bufferedOffset).load(as: UInt32.self)) }
@@ -76,51 +83,51 @@ struct LaneStripe {
 
     @inlinable
     var hits: Int {
-        get { (memory + Self.fields.hitsOffset).load(as: Int.self) }
-        nonmutating set { (memory + Self.fields.hitsOffset).storeBytes(of: newValue, as: Int.self) }
+        get { counter(at: Self.fields.hitsOffset) }
+        nonmutating set { setCounter(newValue, at: Self.fields.hitsOffset) }
     }
 
     @inlinable
     var misses: Int {
-        get { (memory + Self.fields.missesOffset).load(as: Int.self) }
-        nonmutating set { (memory + Self.fields.missesOffset).storeBytes(of: newValue, as: Int.self) }
+        get { counter(at: Self.fields.missesOffset) }
+        nonmutating set { setCounter(newValue, at: Self.fields.missesOffset) }
     }
 
     /// Hits the policy never saw: their buffer was full and its drain busy.
     @inlinable
     var dropped: Int {
-        get { (memory + Self.fields.droppedOffset).load(as: Int.self) }
-        nonmutating set { (memory + Self.fields.droppedOffset).storeBytes(of: newValue, as: Int.self) }
+        get { counter(at: Self.fields.droppedOffset) }
+        nonmutating set { setCounter(newValue, at: Self.fields.droppedOffset) }
     }
 
     /// Values replaced in place by this lane's writers (`MemoryCache.replaceInPlace`):
     /// each is a set and a replacement that the cache's counters have not seen.
     @inlinable
     var replacements: Int {
-        get { (memory + Self.fields.replacementsOffset).load(as: Int.self) }
-        nonmutating set { (memory + Self.fields.replacementsOffset).storeBytes(of: newValue, as: Int.self) }
+        get { counter(at: Self.fields.replacementsOffset) }
+        nonmutating set { setCounter(newValue, at: Self.fields.replacementsOffset) }
     }
 
     /// Times this lane's readers found the lock busy, and the nanoseconds they waited
     /// (counted by a cache that measures its serialized sections).
     @inlinable
     var waits: Int {
-        get { (memory + Self.fields.waitsOffset).load(as: Int.self) }
-        nonmutating set { (memory + Self.fields.waitsOffset).storeBytes(of: newValue, as: Int.self) }
+        get { counter(at: Self.fields.waitsOffset) }
+        nonmutating set { setCounter(newValue, at: Self.fields.waitsOffset) }
     }
 
     @inlinable
     var waitNanoseconds: Int {
-        get { (memory + Self.fields.waitNanosecondsOffset).load(as: Int.self) }
-        nonmutating set { (memory + Self.fields.waitNanosecondsOffset).storeBytes(of: newValue, as: Int.self) }
+        get { counter(at: Self.fields.waitNanosecondsOffset) }
+        nonmutating set { setCounter(newValue, at: Self.fields.waitNanosecondsOffset) }
     }
 
     /// Nanoseconds this lane's in-place writers held (or waited for) the stripe's lock in
     /// every lane, when the cache measures its serialized sections.
     @inlinable
     var writeNanoseconds: Int {
-        get { (memory + Self.fields.writeNanosecondsOffset).load(as: Int.self) }
-        nonmutating set { (memory + Self.fields.writeNanosecondsOffset).storeBytes(of: newValue, as: Int.self) }
+        get { counter(at: Self.fields.writeNanosecondsOffset) }
+        nonmutating set { setCounter(newValue, at: Self.fields.writeNanosecondsOffset) }
     }
 
     /// Marks a recorded use as a write's (a value replaced in place), not a read's: the
