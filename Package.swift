@@ -19,13 +19,15 @@ let package = Package(
     traits: [
         .trait(name: "Logging", description: "Report failures no caller sees (background trims, sweeps, rebuilt manifests) to a swift-log Logger."),
         .trait(name: "ServiceLifecycle", description: "Cache and MemoryPressureMonitor as swift-service-lifecycle Services that flush and close, or stop, on graceful shutdown."),
-        .trait(name: "Metrics", description: "Export each disk cache's hits, misses, sets, evictions, totals and commit times to swift-metrics."),
+        .trait(name: "Metrics", description: "Export each memory and disk cache's hits, misses, sets, evictions, totals and commit times to swift-metrics."),
+        .trait(name: "Tracing", description: "A swift-distributed-tracing span for each Cache load and each call to the remote level."),
         .default(enabledTraits: []),
     ],
     dependencies: [
         .package(url: "https://github.com/apple/swift-log", from: "1.16.2"),
         .package(url: "https://github.com/apple/swift-metrics", from: "2.13.0"),
         .package(url: "https://github.com/swift-server/swift-service-lifecycle", from: "2.13.0"),
+        .package(url: "https://github.com/apple/swift-distributed-tracing", from: "1.7.0"),
     ],
     targets: [
         .systemLibrary(
@@ -47,6 +49,7 @@ let package = Package(
                 .product(name: "ServiceLifecycle", package: "swift-service-lifecycle",
                          condition: .when(traits: ["ServiceLifecycle"])),
                 .product(name: "Metrics", package: "swift-metrics", condition: .when(traits: ["Metrics"])),
+                .product(name: "Tracing", package: "swift-distributed-tracing", condition: .when(traits: ["Tracing"])),
             ]
         ),
         // The child process of the crash and multi-process tests: not a product,
@@ -73,13 +76,17 @@ let package = Package(
                 .product(name: "ServiceLifecycle", package: "swift-service-lifecycle",
                          condition: .when(traits: ["ServiceLifecycle"])),
                 .product(name: "MetricsTestKit", package: "swift-metrics", condition: .when(traits: ["Metrics"])),
+                .product(name: "InMemoryTracing", package: "swift-distributed-tracing", condition: .when(traits: ["Tracing"])),
             ]
         ),
         // Against real Redis servers (KVCACHE_REDIS_URL, KVCACHE_REDIS_CLUSTER); they skip
         // with a printed reason where those are not set.
         .testTarget(
             name: "KVCacheRedisTests",
-            dependencies: ["KVCache", "KVCacheRedis", "KVCacheTestSupport"]
+            dependencies: [
+                "KVCache", "KVCacheRedis", "KVCacheTestSupport",
+                .product(name: "InMemoryTracing", package: "swift-distributed-tracing", condition: .when(traits: ["Tracing"])),
+            ]
         ),
     ],
     swiftLanguageModes: [.v6]

@@ -1,4 +1,7 @@
 import Foundation
+#if Tracing
+import Tracing
+#endif
 
 extension Cache {
     /// How a two-level cache configures its levels and weighs its values.
@@ -58,6 +61,13 @@ extension Cache {
         /// computation throws (see ``FailSafe``). Default nil: off, and expired values go as
         /// soon as a read or a trim finds them.
         public var failSafe: FailSafe?
+
+        #if Tracing
+        /// Where the spans of loads and remote calls go (package trait `Tracing`). Default
+        /// nil: the tracer bootstrapped in `InstrumentationSystem` when the cache is created.
+        /// Without one (the no-op tracer), the cache traces nothing and pays nothing for it.
+        public var tracer: (any Tracer)?
+        #endif
 
         /// Creates a configuration; every parameter has the default documented on its property.
         public init(

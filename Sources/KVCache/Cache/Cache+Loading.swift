@@ -60,6 +60,25 @@ extension Cache {
         diskWrite: DiskWrite = .immediate,
         orCompute compute: @escaping @Sendable () async throws -> Value
     ) async throws -> LoadResult<Value> {
+        #if Tracing
+        if let tracer {
+            return try await tracer.withSpan("kvcache.load") { span in
+                let result = try await untracedResult(forKey: key, expiration: expiration, refreshAfter: refreshAfter,
+                                                      diskWrite: diskWrite, orCompute: compute)
+                span.attributes[LoadResult<Value>.levelAttribute] = result.level
+                span.attributes[LoadResult<Value>.hitAttribute] = result.isHit
+                return result
+            }
+        }
+        #endif
+        return try await untracedResult(forKey: key, expiration: expiration, refreshAfter: refreshAfter,
+                                        diskWrite: diskWrite, orCompute: compute)
+    }
+
+    private func untracedResult(
+        forKey key: String, expiration: Expiration, refreshAfter: Duration?, diskWrite: DiskWrite,
+        orCompute compute: @escaping @Sendable () async throws -> Value
+    ) async throws -> LoadResult<Value> {
         let refresh = try refreshAfter.map { try RefreshRule(expiration: expiration, refreshAfter: $0) }
         if let value = memory.value(forKey: key) {
             if let refresh { refreshIfDue(key, refresh, diskWrite: diskWrite, compute: compute) }

@@ -2,6 +2,9 @@ import Foundation
 #if Metrics
 import Metrics
 #endif
+#if Tracing
+import Tracing
+#endif
 
 /// A two-level cache: values in memory first, then on disk, with disk hits
 /// promoted into memory.
@@ -42,8 +45,13 @@ public final class Cache<Value: Sendable>: Sendable {
     /// Turns values into the disk level's bytes and back.
     public let coder: any CacheCoder<Value>
 
-    /// The level shared with other nodes (`configuration.remote`), or nil.
+    /// The level shared with other nodes (`configuration.remote`), or nil. With a tracer
+    /// (package trait `Tracing`), a wrapper of it that traces each call.
     public let remote: (any RemoteLevel)?
+    #if Tracing
+    /// Traces each load (package trait `Tracing`); nil without a tracer, so nothing is paid.
+    let tracer: (any Tracer)?
+    #endif
     /// The queue of `.background` remote writes; nil for `.immediate`.
     let remoteWrites: RemoteWriteQueue?
     let remoteResynchronization: RemoteResynchronization
@@ -111,10 +119,17 @@ public final class Cache<Value: Sendable>: Sendable {
         self.directory = directory
         self.coder = coder
         cost = configuration.cost
-        remote = configuration.remote
+        #if Tracing
+        let tracer = TracedRemoteLevel.tracer(configured: configuration.tracer)
+        self.tracer = tracer
+        let remote = configuration.remote.map { level in tracer.map { TracedRemoteLevel(level, tracer: $0) } ?? level }
+        #else
+        let remote = configuration.remote
+        #endif
+        self.remote = remote
         remoteWrites = configuration.remote != nil && configuration.remoteWrite == .background ? RemoteWriteQueue() : nil
         remoteResynchronization = configuration.remoteResynchronization
-        if let remote = configuration.remote, configuration.remoteRecovery.maxEntries > 0 {
+        if let remote, configuration.remoteRecovery.maxEntries > 0 {
             let counters = counters
             remoteRecovery = RemoteRecoveryQueue(configuration: configuration.remoteRecovery,
                                                  diagnostics: disk.diagnostics, path: disk.path,

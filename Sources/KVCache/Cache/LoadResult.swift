@@ -40,3 +40,29 @@ public enum LoadResult<Value: Sendable>: Sendable {
         return false
     }
 }
+
+extension LoadResult {
+    /// The span attribute naming where a load's value came from (package trait `Tracing`).
+    static var levelAttribute: String { "kvcache.level" }
+    /// The span attribute telling whether a load found its value in a level.
+    static var hitAttribute: String { "kvcache.hit" }
+
+    /// Where the value came from: `memory`, `disk`, `remote`, `computed` or `stale`.
+    var level: String {
+        switch self {
+        case .memory: "memory"
+        case .disk: "disk"
+        case .remote: "remote"
+        case .computed: "computed"
+        case .stale: "stale"
+        }
+    }
+
+    /// Whether a level held the value (a computed or stale value is a miss).
+    var isHit: Bool {
+        switch self {
+        case .memory, .disk, .remote: true
+        case .computed, .stale: false
+        }
+    }
+}

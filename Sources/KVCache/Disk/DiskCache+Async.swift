@@ -1,5 +1,8 @@
 import Dispatch
 import Foundation
+#if Tracing
+import Tracing
+#endif
 
 /// Async variants: the same work, run on a bounded pool of threads
 /// (`BlockingWorkPool.shared`) so the caller's executor is not blocked by disk I/O
@@ -104,6 +107,13 @@ extension DiskCache {
     }
 
     func onWorkPool<Value: Sendable>(_ work: @escaping @Sendable () throws -> Value) async throws -> Value {
-        try await workPool.run(work)
+        #if Tracing
+        // The pool's threads do not inherit the task's context: carry the caller's span over,
+        // so a remote call's span is its load's child.
+        if let context = InstrumentationContext.current {
+            return try await workPool.run { try InstrumentationContext.$current.withValue(context) { try work() } }
+        }
+        #endif
+        return try await workPool.run(work)
     }
 }

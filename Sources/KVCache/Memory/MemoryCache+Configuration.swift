@@ -1,3 +1,7 @@
+#if Metrics
+import Metrics
+#endif
+
 extension MemoryCache {
     /// How a memory cache bounds and reports its contents.
     public struct Configuration: Sendable {
@@ -45,6 +49,19 @@ extension MemoryCache {
         /// never while the cache is locked.
         public var onEviction: (@Sendable (Key, Value, EvictionReason) -> Void)?
 
+        #if Metrics
+        /// With a label, the cache's statistics are exported to swift-metrics (package trait
+        /// `Metrics`): counters `kvcache_memory_hits`, `_misses`, `_sets`, `_dropped_reads` and
+        /// `_evictions` (dimension `reason`), gauges `kvcache_memory_entries` and `_cost`, each
+        /// with the dimension `cache` = the label. Default nil: nothing is exported. In a
+        /// ``Cache``, set `disk.metricsLabel` instead: it exports both levels under one label.
+        public var metricsLabel: String?
+        /// The time between exports (also on `reportMetrics()` and at close). Default 10 seconds.
+        public var metricsInterval: Duration = .seconds(10)
+        /// Where metrics go. Default nil: `MetricsSystem.factory`, the bootstrapped backend.
+        public var metricsFactory: (any MetricsFactory)?
+        #endif
+
         /// Creates a configuration; every parameter has the default documented on its property.
         public init(
             countLimit: Int = .max,
@@ -75,6 +92,9 @@ extension MemoryCache {
             try Validation.check(ageLimit.map { $0 >= .zero } ?? true, "ageLimit must not be negative")
             try Validation.check(lowWatermark > 0 && lowWatermark <= 1, "lowWatermark must be in (0, 1], not \(lowWatermark)")
             try Validation.check(autoTrimInterval.map { $0 > .zero } ?? true, "autoTrimInterval must be positive")
+            #if Metrics
+            try Validation.check(metricsInterval > .zero, "metricsInterval must be positive")
+            #endif
         }
     }
 }

@@ -1,6 +1,9 @@
 import CProcessor
 import Dispatch
 import Foundation
+#if Metrics
+import Metrics
+#endif
 
 /// Marks the queues that run background trims.
 private let trimQueueKey = DispatchSpecificKey<Bool>()
@@ -67,6 +70,12 @@ public final class MemoryCache<Key: Hashable & Sendable, Value: Sendable>: @unch
     private let timer: DispatchSourceTimer?
     /// Runs the timer's trims one at a time, so `waitForBackgroundWork()` can wait for one in progress.
     private let trimQueue: DispatchQueue?
+    #if Metrics
+    /// Exports the statistics (package trait `Metrics`; see `Configuration.metricsLabel`).
+    let metrics: MemoryMetrics?
+    /// Fires every `metricsInterval` while the cache is open.
+    private let metricsTimer: DispatchSourceTimer?
+    #endif
 
     /// Creates an empty cache with no limits (the default configuration).
     public convenience init() {
@@ -128,6 +137,15 @@ public final class MemoryCache<Key: Hashable & Sendable, Value: Sendable>: @unch
             timer = nil
         }
         pendingReleases.reserveCapacity(limits.releaseBatchCount)
+        #if Metrics
+        metrics = configuration.metricsLabel.map {
+            MemoryMetrics(label: $0, factory: configuration.metricsFactory ?? MetricsSystem.factory)
+        }
+        metricsTimer = metrics == nil ? nil : Self.startTimer(
+            every: configuration.metricsInterval.seconds, label: "KVCache.MemoryCache.metrics")
+        metricsTimer?.setEventHandler { @Sendable [weak self] in self?.reportMetrics() }
+        metricsTimer?.resume()
+        #endif
         if let timer, let interval {
             // Weak, so the timer never keeps the cache alive; deinit cancels it.
             timer.setEventHandler { @Sendable [weak self] in self?.autoTrim() }
@@ -141,6 +159,9 @@ public final class MemoryCache<Key: Hashable & Sendable, Value: Sendable>: @unch
 
     deinit {
         timer?.cancel()
+        #if Metrics
+        metricsTimer?.cancel()
+        #endif
         if releasesValuesInBackground {
             // Swap the entries out so the releaser, not this thread, drops the last reference.
             let entries = storage.emptyCopy()
@@ -376,6 +397,10 @@ public final class MemoryCache<Key: Hashable & Sendable, Value: Sendable>: @unch
     /// close all levels alike. The cache stays usable, without background trims.
     public func close() throws {
         timer?.cancel()
+        #if Metrics
+        metricsTimer?.cancel()
+        reportMetrics()
+        #endif
         removeAll()
         waitForBackgroundWork()
     }

@@ -67,6 +67,63 @@ import Testing
         #expect(try metrics.expectCounter("kvcache_disk_sets", dimensions).totalValue == 4)
     }
 
+    /// A memory cache on its own exports its statistics too, with a `metricsLabel` of its own.
+    @Test func aMemoryCacheExportsItsStatistics() throws {
+        let metrics = TestMetrics()
+        var configuration = MemoryCache<String, Int>.Configuration(countLimit: 2, autoTrimInterval: nil, policy: .lru)
+        configuration.metricsLabel = "sessions"
+        configuration.metricsFactory = metrics
+        let cache = try MemoryCache<String, Int>(configuration: configuration)
+        for (index, key) in ["a", "b", "c"].enumerated() { cache.setValue(index, forKey: key, cost: 10) }  // "a" evicted
+        _ = cache.value(forKey: "c")
+        _ = cache.value(forKey: "a")
+        cache.removeValue(forKey: "b")
+        cache.reportMetrics()
+        cache.reportMetrics()  // nothing new: no counter moves
+        let dimensions = [("cache", "sessions")]
+        #expect(try metrics.expectCounter("kvcache_memory_hits", dimensions).totalValue == 1)
+        #expect(try metrics.expectCounter("kvcache_memory_misses", dimensions).totalValue == 1)
+        #expect(try metrics.expectCounter("kvcache_memory_sets", dimensions).totalValue == 3)
+        #expect(try metrics.expectCounter("kvcache_memory_evictions", dimensions + [("reason", "count")]).totalValue == 1)
+        #expect(try metrics.expectCounter("kvcache_memory_evictions", dimensions + [("reason", "removed")]).totalValue == 1)
+        #expect(try metrics.expectGauge("kvcache_memory_entries", dimensions).lastValue == 1)
+        #expect(try metrics.expectGauge("kvcache_memory_cost", dimensions).lastValue == 10)
+        // Close reports what changed since.
+        _ = cache.value(forKey: "c")
+        try cache.close()
+        #expect(try metrics.expectCounter("kvcache_memory_hits", dimensions).totalValue == 2)
+    }
+
+    /// Without a label nothing is exported, and a periodic export runs on its own.
+    @Test func aMemoryCacheExportsPeriodically() async throws {
+        let metrics = TestMetrics()
+        var configuration = MemoryCache<String, Int>.Configuration(autoTrimInterval: nil)
+        configuration.metricsLabel = "periodic"
+        configuration.metricsFactory = metrics
+        configuration.metricsInterval = .milliseconds(10)
+        let cache = try MemoryCache<String, Int>(configuration: configuration)
+        cache.setValue(1, forKey: "a")
+        let deadline = ContinuousClock.now + .seconds(30)
+        var exported = false
+        while !exported, ContinuousClock.now < deadline {
+            exported = (try? metrics.expectCounter("kvcache_memory_sets", [("cache", "periodic")]).totalValue) == 1
+            if !exported { try await Task.sleep(for: .milliseconds(5)) }
+        }
+        #expect(exported)
+        let unlabelled = TestMetrics()
+        var plain = MemoryCache<String, Int>.Configuration(autoTrimInterval: nil)
+        plain.metricsFactory = unlabelled
+        let quiet = try MemoryCache<String, Int>(configuration: plain)
+        quiet.setValue(1, forKey: "a")
+        quiet.reportMetrics()
+        #expect(unlabelled.counters.isEmpty)
+        #expect(throws: KVCacheError.invalidArgument("metricsInterval must be positive")) {
+            var bad = MemoryCache<String, Int>.Configuration()
+            bad.metricsInterval = .zero
+            _ = try MemoryCache<String, Int>(configuration: bad)
+        }
+    }
+
     @Test func aBadIntervalIsRejected() {
         #expect(throws: KVCacheError.invalidArgument("metricsInterval must be positive")) {
             _ = try DiskCache(directory: TemporaryDirectory().url, configuration: .testing { $0.metricsInterval = .seconds(0) })
