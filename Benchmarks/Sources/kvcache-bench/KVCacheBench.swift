@@ -20,7 +20,7 @@ struct KVCacheBench: ParsableCommand {
 extension KVCacheBench {
     struct All: ParsableCommand {
         static let configuration = CommandConfiguration(
-            abstract: "Run the memory, disk, cache, concurrency and hit-ratio benchmarks (how long: README.md; --full adds the threshold sweep).")
+            abstract: "Run the hit-ratio, memory, disk, cache and concurrency benchmarks: a summary of about 5 minutes on 2 cores, writing kvcache-bench-report.html (--standard: each suite at its own size; --full: the long run with the threshold sweep).")
         @OptionGroup var options: CommonOptions
 
         @Flag(help: "Also sweep the inline threshold (always with --full).")
@@ -30,16 +30,37 @@ extension KVCacheBench {
                                    valueName: "dir"))
         var traces: String?
 
+        /// The report a summary run writes when no --report is given.
+        static let summaryReport = "kvcache-bench-report.html"
+
+        /// `options` as `all` runs them: the summary unless a size or a run count is asked for,
+        /// and then with a report by default.
+        static func resolved(_ options: CommonOptions) -> CommonOptions {
+            var options = options
+            options.summary = !options.quick && !options.standard && !options.full && options.runs == nil
+            if options.summary, options.reportPath == nil { options.reportPath = summaryReport }
+            return options
+        }
+
         func run() throws {
+            let options = Self.resolved(options)
+            let sweeps = threshold || options.full
+            let stages = sweeps ? 6 : 5
             try Session(options: options).run { report, workspace in
                 // Deterministic and a few seconds (gli only with --quick): first, so its tables do
                 // not wait behind the timed suites.
+                Progress.log("== 1/\(stages) hit ratio")
                 HitRatioBenchmark(options: options, traces: traces).run(into: report)
+                Progress.log("== 2/\(stages) memory")
                 MemoryBenchmark(options: options).run(into: report)
+                Progress.log("== 3/\(stages) disk")
                 try DiskBenchmark.run(options: options, workspace: workspace, into: report)
+                Progress.log("== 4/\(stages) the Cache facade")
                 try CacheBenchmark(options: options, workspace: workspace).run(into: report)
+                Progress.log("== 5/\(stages) concurrency")
                 try ConcurrencyBenchmark(options: options, workspace: workspace, report: report).run()
-                if threshold || options.full {
+                if sweeps {
+                    Progress.log("== 6/\(stages) inline threshold sweep")
                     try ThresholdSweep(options: options, workspace: workspace).run(into: report)
                 }
             }
@@ -255,11 +276,15 @@ extension MemoryBenchmark {
         let defaultCount: Int
         switch options.scale {
         case .quick: defaultCount = 20_000
-        case .standard: defaultCount = 100_000
+        case .summary, .standard: defaultCount = 100_000
         case .full: defaultCount = 200_000
         }
         self.init(keyCount: max(100, keyCount ?? defaultCount), runs: options.runCount)
-        if options.scale == .quick { getPasses = 1 }
+        switch options.scale {
+        case .quick: getPasses = 1
+        case .summary: getPasses = 2
+        case .standard, .full: break
+        }
     }
 }
 

@@ -22,7 +22,7 @@ struct CacheBenchmark {
         self.workspace = workspace
         keyCount = options.quick ? 200 : 2_000
         operations = options.quick ? 1_000 : 20_000
-        runs = max(1, options.runs ?? (options.quick ? 3 : 7))
+        runs = max(1, options.runs ?? (options.scale == .quick || options.scale == .summary ? 3 : 7))
     }
 
     func run(into report: Report) throws {

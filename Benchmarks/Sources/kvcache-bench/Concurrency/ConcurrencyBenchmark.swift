@@ -16,9 +16,12 @@ struct ConcurrencyBenchmark {
 
     func run() throws {
         Output.print("## Concurrency\n")
+        Progress.log("concurrency: disk get hits, 1 KB values, 1, 2 and 4 threads")
         try throughput(valueSize: 1_024, label: "1 KB")
+        Progress.log("concurrency: disk get hits, 100 KB values, 1, 2 and 4 threads")
         try throughput(valueSize: 100 * 1_024, label: "100 KB")
         Output.print("")
+        Progress.log("concurrency: single reads beside slow work")
         try readsBesideSlowWork()
     }
 

@@ -74,6 +74,11 @@ struct DiskBenchmark {
             (bytesPerRun, maximumOperations, minimumOperations) = (1 << 20, 100, 4)
             (trimEntries, openSizes) = (1_000, [1_000, 5_000])
             valueSizes = [1, 20, 1024].map { $0 * 1024 }
+        case .summary:
+            // The standard batches, at the sizes either side of the inline threshold and the ends.
+            (bytesPerRun, maximumOperations, minimumOperations) = (24 << 20, 1_000, 16)
+            (trimEntries, openSizes) = (20_000, [10_000])
+            valueSizes = [1, 20, 100, 1024].map { $0 * 1024 }
         case .standard:
             // 24 MB per batch: at 8 MB a batch of 100 KB values was 81 sets, and the
             // fresh store's first commits weighed on it as much as the values did.

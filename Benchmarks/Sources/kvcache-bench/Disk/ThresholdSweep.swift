@@ -10,7 +10,7 @@ struct ThresholdSweep {
         let kilobytes: [Int]
         switch scale {
         case .quick: kilobytes = [1, 16, 64, 256]
-        case .standard: kilobytes = [1, 2, 4, 8, 16, 24, 32, 48, 64, 128, 256, 512, 1024]
+        case .summary, .standard: kilobytes = [1, 2, 4, 8, 16, 24, 32, 48, 64, 128, 256, 512, 1024]
         case .full: kilobytes = [1, 2, 4, 8, 12, 16, 20, 24, 32, 40, 48, 64, 96, 128, 256, 512, 1024]
         }
         return kilobytes.map { $0 * 1024 }

@@ -19,8 +19,18 @@ struct Session {
         Output.print(SummaryPrinter.render(report.comparisons))
         Output.print(Targets.render(report.targets))
         Progress.log(String(format: "done in %.1f s", Double(Clock.now() - start) / 1e9))
-        if let path = options.jsonPath { try report.writeJSON(to: path) }
-        if let path = options.reportPath { try report.writeHTML(to: path) }
+        if let path = options.jsonPath {
+            try report.writeJSON(to: path)
+            Output.print("Results (JSON): \(Self.absolute(path))")
+        }
+        if let path = options.reportPath {
+            try report.writeHTML(to: path)
+            Output.print("Report (HTML): \(Self.absolute(path))")
+        }
+    }
+
+    private static func absolute(_ path: String) -> String {
+        URL(fileURLWithPath: path).standardizedFileURL.path
     }
 }
 
