@@ -92,7 +92,7 @@ let package = Package(
         .testTarget(
             name: "KVCacheVaporTests",
             dependencies: [
-                "KVCache", "KVCacheVapor", "KVCacheTestSupport",
+                "KVCache", "KVCacheVapor", "KVCacheRedis", "KVCacheTestSupport",
                 .product(name: "Vapor", package: "vapor", condition: .when(traits: ["Vapor"])),
                 .product(name: "VaporTesting", package: "vapor", condition: .when(traits: ["Vapor"])),
             ]
