@@ -31,8 +31,7 @@ final class DriverStorage: Sendable {
     }
 
     /// Flushes (synced) and, when owned, closes the cache, once; failures are logged, as
-    /// Vapor's shutdown has no caller to throw to. Async: the disk work runs off the caller's
-    /// thread.
+    /// Vapor's shutdown has no caller to throw to. The flush runs on the cache's work pool.
     func shutdown(logger: Logger) async {
         guard let cache = claimShutdown() else { return }
         do {

@@ -1,7 +1,7 @@
 #if Vapor
 import Foundation
 import KVCache
-import KVCacheVapor
+@testable import KVCacheVapor
 import Testing
 import Vapor
 
@@ -36,6 +36,30 @@ import Vapor
             #expect(try await app.cache.get("kept", as: [String: Int].self) == ["a": 1])
             #expect(try await app.cache.get("short", as: String.self) == "x")
         }
+    }
+
+    /// The handler's synchronous `shutdown` (what Vapor's `app.shutdown()` calls; run on a
+    /// thread of its own, as it blocks) flushes and closes the cache too, and a later
+    /// `asyncShutdown` does not do it twice.
+    @Test func theSynchronousShutdownClosesTheCacheOnce() async throws {
+        let dir = VaporTemporaryDirectory()
+        defer { dir.remove() }
+        let app = try await Application.make(.testing)
+        app.caches.use(.kvcache(directory: dir.url, diskWrite: .background))
+        try await app.cache.set("k", to: "v")
+        let cache = try #require(app.caches.kvcache)
+        let handler = DriverLifecycle(state: DriverState.of(app))
+        await withCheckedContinuation { (done: CheckedContinuation<Void, Never>) in
+            Thread {
+                handler.shutdown(app)
+                done.resume()
+            }.start()
+        }
+        #expect(throws: KVCacheError.self) { try cache.disk.value(forKey: "k") }
+        try await app.asyncShutdown()
+        let reopened = try KVCache.Cache<Data>(directory: dir.url)
+        #expect(try await reopened.value(forKey: "k") == Data("\"v\"".utf8))
+        try reopened.close()
     }
 
     /// An open that fails makes the boot throw its error, and every operation fail with it.
