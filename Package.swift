@@ -12,6 +12,8 @@ let package = Package(
         // The Redis level: needs the system hiredis (`apt-get install libhiredis-dev`).
         // A package that uses only KVCache neither builds nor links it.
         .library(name: "KVCacheRedis", targets: ["KVCacheRedis"]),
+        // A Vapor `Cache` driver (`app.caches.use(.kvcache(...))`): empty without the trait `Vapor`.
+        .library(name: "KVCacheVapor", targets: ["KVCacheVapor"]),
     ],
     // Optional integrations, off by default: a package that depends on KVCache without
     // enabling one fetches and builds nothing for it (trait-guarded dependencies are not
@@ -21,6 +23,7 @@ let package = Package(
         .trait(name: "ServiceLifecycle", description: "Cache and MemoryPressureMonitor as swift-service-lifecycle Services that flush and close, or stop, on graceful shutdown."),
         .trait(name: "Metrics", description: "Export each memory and disk cache's hits, misses, sets, evictions, totals and commit times to swift-metrics."),
         .trait(name: "Tracing", description: "A swift-distributed-tracing span for each Cache load and each call to the remote level."),
+        .trait(name: "Vapor", description: "The KVCacheVapor product: a Vapor 4 Cache driver over a two-level KVCache, bounded and kept across restarts."),
         .default(enabledTraits: []),
     ],
     dependencies: [
@@ -28,6 +31,7 @@ let package = Package(
         .package(url: "https://github.com/apple/swift-metrics", from: "2.13.0"),
         .package(url: "https://github.com/swift-server/swift-service-lifecycle", from: "2.13.0"),
         .package(url: "https://github.com/apple/swift-distributed-tracing", from: "1.7.0"),
+        .package(url: "https://github.com/vapor/vapor", from: "4.122.0"),
     ],
     targets: [
         .systemLibrary(
@@ -77,6 +81,24 @@ let package = Package(
                          condition: .when(traits: ["ServiceLifecycle"])),
                 .product(name: "MetricsTestKit", package: "swift-metrics", condition: .when(traits: ["Metrics"])),
                 .product(name: "InMemoryTracing", package: "swift-distributed-tracing", condition: .when(traits: ["Tracing"])),
+            ]
+        ),
+        .target(
+            name: "KVCacheVapor",
+            dependencies: ["KVCache", .product(name: "Vapor", package: "vapor", condition: .when(traits: ["Vapor"]))]
+        ),
+        // The child process of the Vapor driver's two-process tests: an app that serves a
+        // KVCache-backed `app.cache` on a port (not a product; found beside the test bundle).
+        .executableTarget(
+            name: "KVCacheVaporTestApp",
+            dependencies: ["KVCacheVapor", .product(name: "Vapor", package: "vapor", condition: .when(traits: ["Vapor"]))]
+        ),
+        .testTarget(
+            name: "KVCacheVaporTests",
+            dependencies: [
+                "KVCache", "KVCacheVapor", "KVCacheRedis", "KVCacheTestSupport",
+                .product(name: "Vapor", package: "vapor", condition: .when(traits: ["Vapor"])),
+                .product(name: "VaporTesting", package: "vapor", condition: .when(traits: ["Vapor"])),
             ]
         ),
         // Against real Redis servers (KVCACHE_REDIS_URL, KVCACHE_REDIS_CLUSTER); they skip
