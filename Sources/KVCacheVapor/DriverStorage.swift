@@ -39,13 +39,7 @@ final class DriverStorage: Sendable {
         } catch {
             logger.error("KVCache: the flush at shutdown failed", metadata: ["error": "\(error)"])
         }
-        guard closesOnShutdown else { return }
-        // After the flush, closing has no background write left to wait for.
-        do {
-            try cache.close()
-        } catch {
-            logger.error("KVCache: closing at shutdown failed", metadata: ["error": "\(error)"])
-        }
+        close(cache, logger: logger)
     }
 
     /// `shutdown(logger:)` for Vapor's synchronous `app.shutdown()`, on the caller's thread.
@@ -56,7 +50,13 @@ final class DriverStorage: Sendable {
         } catch {
             logger.error("KVCache: the flush at shutdown failed", metadata: ["error": "\(error)"])
         }
+        close(cache, logger: logger)
+    }
+
+    /// Closes `cache` after its flush at shutdown, unless the user keeps it open.
+    private func close(_ cache: KVCache.Cache<Data>, logger: Logger) {
         guard closesOnShutdown else { return }
+        // After the flush, closing has no background write left to wait for.
         do {
             try cache.close()
         } catch {
