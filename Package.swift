@@ -12,6 +12,8 @@ let package = Package(
         // The Redis level: needs the system hiredis (`apt-get install libhiredis-dev`).
         // A package that uses only KVCache neither builds nor links it.
         .library(name: "KVCacheRedis", targets: ["KVCacheRedis"]),
+        // A Hummingbird 2 PersistDriver (the Hummingbird trait).
+        .library(name: "KVCacheHummingbird", targets: ["KVCacheHummingbird"]),
     ],
     // Optional integrations, off by default: a package that depends on KVCache without
     // enabling one fetches and builds nothing for it (trait-guarded dependencies are not
@@ -20,12 +22,14 @@ let package = Package(
         .trait(name: "Logging", description: "Report failures no caller sees (background trims, sweeps, rebuilt manifests) to a swift-log Logger."),
         .trait(name: "ServiceLifecycle", description: "Cache and MemoryPressureMonitor as swift-service-lifecycle Services that flush and close, or stop, on graceful shutdown."),
         .trait(name: "Metrics", description: "Export each disk cache's hits, misses, sets, evictions, totals and commit times to swift-metrics."),
+        .trait(name: "Hummingbird", description: "KVCachePersistDriver: a Hummingbird 2 PersistDriver backed by a Cache<Data> (product KVCacheHummingbird)."),
         .default(enabledTraits: []),
     ],
     dependencies: [
         .package(url: "https://github.com/apple/swift-log", from: "1.16.2"),
         .package(url: "https://github.com/apple/swift-metrics", from: "2.13.0"),
         .package(url: "https://github.com/swift-server/swift-service-lifecycle", from: "2.13.0"),
+        .package(url: "https://github.com/hummingbird-project/hummingbird", from: "2.28.0"),
     ],
     targets: [
         .systemLibrary(
@@ -39,6 +43,23 @@ let package = Package(
         // A header only (no library): a prefetch hint and a thread-local number, which Swift lacks.
         .systemLibrary(name: "CProcessor"),
         .target(name: "KVCacheRedis", dependencies: ["KVCache", "CHiredis"]),
+        // Empty unless the Hummingbird trait is on (its code is under #if Hummingbird).
+        .target(
+            name: "KVCacheHummingbird",
+            dependencies: [
+                "KVCache",
+                .product(name: "Hummingbird", package: "hummingbird", condition: .when(traits: ["Hummingbird"])),
+            ]
+        ),
+        // The child process of the Hummingbird two-process and restart tests: an app with
+        // the driver serving on a port (not a product; found beside the test bundle).
+        .executableTarget(
+            name: "KVCacheHummingbirdTestApp",
+            dependencies: [
+                "KVCache", "KVCacheHummingbird", "KVCacheTestSupport",
+                .product(name: "Hummingbird", package: "hummingbird", condition: .when(traits: ["Hummingbird"])),
+            ]
+        ),
         .target(
             name: "KVCache",
             dependencies: [
@@ -80,6 +101,14 @@ let package = Package(
         .testTarget(
             name: "KVCacheRedisTests",
             dependencies: ["KVCache", "KVCacheRedis", "KVCacheTestSupport"]
+        ),
+        .testTarget(
+            name: "KVCacheHummingbirdTests",
+            dependencies: [
+                "KVCache", "KVCacheHummingbird", "KVCacheTestSupport",
+                .product(name: "Hummingbird", package: "hummingbird", condition: .when(traits: ["Hummingbird"])),
+                .product(name: "HummingbirdTesting", package: "hummingbird", condition: .when(traits: ["Hummingbird"])),
+            ]
         ),
     ],
     swiftLanguageModes: [.v6]
