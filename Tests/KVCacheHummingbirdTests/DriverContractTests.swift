@@ -74,6 +74,25 @@ import Testing
         }
     }
 
+    /// A `set` without expiration racing a `set` with one: whichever lands last, the key ends
+    /// with the later expiration (never the one read before the other set replaced it).
+    @Test func setWithoutExpirationIsAtomicWithOtherSets() async throws {
+        try await withDriver { persist in
+            for round in 0..<200 {
+                try await persist.set(key: "k", value: 0, expires: .seconds(100))
+                try await withThrowingTaskGroup(of: Void.self) { group in
+                    group.addTask { try await persist.set(key: "k", value: 1, expires: nil) }
+                    group.addTask { try await persist.set(key: "k", value: 2, expires: .seconds(1_000)) }
+                    try await group.waitForAll()
+                }
+                let entry = try #require(try await persist.getWithTTL(key: "k", as: Int.self))
+                let ttl = try #require(entry.ttl)
+                #expect(ttl > .seconds(900), "round \(round): value \(entry.object)")
+                if ttl <= .seconds(900) { break }
+            }
+        }
+    }
+
     @Test func setWithoutExpirationOnAKeyWithoutOneNeverExpires() async throws {
         try await withDriver { persist in
             try await persist.set(key: "k", value: 1, expires: nil)
