@@ -6,7 +6,7 @@ import Testing
 
 /// Real app processes (KVCacheHummingbirdTestApp) on one cache directory, reached over
 /// loopback HTTP with Hummingbird's test client.
-@Suite(.serialized) struct MultiProcessTests {
+@Suite(.serialized) struct PersistMultiProcessTests {
     func withClient<Value: Sendable>(
         _ app: AppProcess, _ body: @escaping @Sendable (TestClient) async throws -> Value
     ) async throws -> Value {

@@ -6,7 +6,7 @@ import KVCacheHummingbird
 import Testing
 
 /// The `PersistDriver` contract called directly, on a real directory.
-@Suite struct DriverContractTests {
+@Suite struct PersistDriverContractTests {
     func withDriver(
         configuration: Cache<Data>.Configuration = KVCachePersistDriver.defaultConfiguration,
         _ body: (KVCachePersistDriver) async throws -> Void
