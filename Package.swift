@@ -14,6 +14,8 @@ let package = Package(
         .library(name: "KVCacheRedis", targets: ["KVCacheRedis"]),
         // A Vapor `Cache` driver (`app.caches.use(.kvcache(...))`): empty without the trait `Vapor`.
         .library(name: "KVCacheVapor", targets: ["KVCacheVapor"]),
+        // A Hummingbird 2 PersistDriver (the Hummingbird trait).
+        .library(name: "KVCacheHummingbird", targets: ["KVCacheHummingbird"]),
     ],
     // Optional integrations, off by default: a package that depends on KVCache without
     // enabling one fetches and builds nothing for it (trait-guarded dependencies are not
@@ -24,6 +26,7 @@ let package = Package(
         .trait(name: "Metrics", description: "Export each memory and disk cache's hits, misses, sets, evictions, totals and commit times to swift-metrics."),
         .trait(name: "Tracing", description: "A swift-distributed-tracing span for each Cache load and each call to the remote level."),
         .trait(name: "Vapor", description: "The KVCacheVapor product: a Vapor 4 Cache driver over a two-level KVCache, bounded and kept across restarts."),
+        .trait(name: "Hummingbird", description: "KVCachePersistDriver: a Hummingbird 2 PersistDriver backed by a Cache<Data> (product KVCacheHummingbird)."),
         .default(enabledTraits: []),
     ],
     dependencies: [
@@ -32,6 +35,7 @@ let package = Package(
         .package(url: "https://github.com/swift-server/swift-service-lifecycle", from: "2.13.0"),
         .package(url: "https://github.com/apple/swift-distributed-tracing", from: "1.7.0"),
         .package(url: "https://github.com/vapor/vapor", from: "4.122.0"),
+        .package(url: "https://github.com/hummingbird-project/hummingbird", from: "2.28.0"),
     ],
     targets: [
         .systemLibrary(
@@ -45,6 +49,23 @@ let package = Package(
         // A header only (no library): a prefetch hint and a thread-local number, which Swift lacks.
         .systemLibrary(name: "CProcessor"),
         .target(name: "KVCacheRedis", dependencies: ["KVCache", "CHiredis"]),
+        // Empty unless the Hummingbird trait is on (its code is under #if Hummingbird).
+        .target(
+            name: "KVCacheHummingbird",
+            dependencies: [
+                "KVCache",
+                .product(name: "Hummingbird", package: "hummingbird", condition: .when(traits: ["Hummingbird"])),
+            ]
+        ),
+        // The child process of the Hummingbird two-process and restart tests: an app with
+        // the driver serving on a port (not a product; found beside the test bundle).
+        .executableTarget(
+            name: "KVCacheHummingbirdTestApp",
+            dependencies: [
+                "KVCache", "KVCacheHummingbird", "KVCacheTestSupport",
+                .product(name: "Hummingbird", package: "hummingbird", condition: .when(traits: ["Hummingbird"])),
+            ]
+        ),
         .target(
             name: "KVCache",
             dependencies: [
@@ -108,6 +129,14 @@ let package = Package(
             dependencies: [
                 "KVCache", "KVCacheRedis", "KVCacheTestSupport",
                 .product(name: "InMemoryTracing", package: "swift-distributed-tracing", condition: .when(traits: ["Tracing"])),
+            ]
+        ),
+        .testTarget(
+            name: "KVCacheHummingbirdTests",
+            dependencies: [
+                "KVCache", "KVCacheHummingbird", "KVCacheTestSupport",
+                .product(name: "Hummingbird", package: "hummingbird", condition: .when(traits: ["Hummingbird"])),
+                .product(name: "HummingbirdTesting", package: "hummingbird", condition: .when(traits: ["Hummingbird"])),
             ]
         ),
     ],

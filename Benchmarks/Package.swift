@@ -12,7 +12,9 @@ let package = Package(
         .executable(name: "kvcache", targets: ["kvcache"]),
     ],
     dependencies: [
-        .package(name: "KVCache", path: ".."),
+        // The Hummingbird trait: KVCacheHummingbird for `kvcache-bench persist`.
+        .package(name: "KVCache", path: "..", traits: ["Hummingbird"]),
+        .package(url: "https://github.com/hummingbird-project/hummingbird", from: "2.28.0"),
         .package(url: "https://github.com/apple/swift-argument-parser", from: "1.5.0"),
         // Insecure.MD5 names the file-per-key strategy's files, as SDWebImage and Kingfisher do.
         .package(url: "https://github.com/apple/swift-crypto", from: "3.12.3"),
@@ -43,6 +45,9 @@ let package = Package(
                 "BenchHiredis",
                 .product(name: "KVCache", package: "KVCache"),
                 .product(name: "KVCacheRedis", package: "KVCache"),
+                .product(name: "KVCacheHummingbird", package: "KVCache"),
+                .product(name: "Hummingbird", package: "hummingbird"),
+                .product(name: "HummingbirdTesting", package: "hummingbird"),
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
                 .product(name: "Crypto", package: "swift-crypto"),
                 .product(name: "Histogram", package: "hdrhistogram-swift"),

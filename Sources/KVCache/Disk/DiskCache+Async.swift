@@ -106,7 +106,9 @@ extension DiskCache {
         try await onWorkPool { try self.flush(durability: durability) }
     }
 
-    func onWorkPool<Value: Sendable>(_ work: @escaping @Sendable () throws -> Value) async throws -> Value {
+    /// Runs blocking work on the bounded work pool (package-wide: the framework drivers run
+    /// their read-then-write steps there).
+    package func onWorkPool<Value: Sendable>(_ work: @escaping @Sendable () throws -> Value) async throws -> Value {
         #if Tracing
         // The pool's threads do not inherit the task's context: carry the caller's span over,
         // so a remote call's span is its load's child.

@@ -12,7 +12,7 @@ struct TargetCheck: Codable, Sendable, Equatable {
         case notMeasured = "not measured"
     }
 
-    /// "memory", "disk", "python diskcache", "facade", "concurrency", "hit ratio", "remote".
+    /// "memory", "disk", "python diskcache", "facade", "concurrency", "hit ratio", "remote", "hummingbird".
     var area: String
     /// What is checked, e.g. "1 KB get-hit, KVCache mixed ÷ raw sqlite3 SELECT".
     var name: String
@@ -136,6 +136,17 @@ enum Targets {
         for workload in ["memory hit", "disk hit"] {
             checks.append(lookup.unchangedWhileDown(workload: workload, atMost: 1.25))
         }
+
+        // The Hummingbird driver (issue 39): `kvcache-bench persist`.
+        let persist = PersistBenchmark.self
+        checks.append(lookup.ratio(
+            area: "hummingbird", name: "cached GET (router), \(persist.subject) ÷ \(persist.reference)", atMost: 1.2,
+            at: (persist.suite, persist.group(keys: 1_000), persist.workload("router")),
+            subject: persist.subject, reference: persist.reference))
+        checks.append(lookup.ratio(
+            area: "hummingbird", name: "memory entries after 1,000,000 distinct keys ÷ countLimit", atMost: 1,
+            at: (persist.suite, "\(1_000_000.formatted()) \(persist.memoryGroup)", persist.memoryWorkload),
+            subject: persist.subject, reference: "countLimit", unit: "entries"))
         return checks
     }
 
