@@ -78,7 +78,7 @@ struct PersistBenchmark: Sendable {
     func requests(router: Bool) -> Int {
         switch scale {
         case .quick: return router ? 2_000 : 500
-        case .standard: return router ? 50_000 : 10_000
+        case .summary, .standard: return router ? 50_000 : 10_000
         case .full: return router ? 200_000 : 40_000
         }
     }
