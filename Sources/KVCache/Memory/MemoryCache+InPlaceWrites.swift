@@ -5,67 +5,62 @@ import CProcessor
 // needs is recorded in the writer's read lane, as a read is, and applied by its drain.
 extension MemoryCache {
     /// Replaces the value of `key`'s entry if it has one whose cost is `cost`, holding
-    /// only the key's stripe's lock in every lane (readers of the stripe on other lanes
-    /// wait that long; the cache's lock is not taken). The use is recorded in the
-    /// calling thread's read lane and reaches the policy with its reads; the old value
-    /// is reported and released as a replaced one. Returns false, having changed
-    /// nothing, when the entry is missing or costs otherwise, or when reads take the
-    /// cache's lock (some entry can expire, or ages are tracked): the caller then takes
-    /// the cache's lock. `hash` is the key's unseeded policy hash. Called without any
-    /// lock, only when `replacesInPlace`.
+    /// only the key's stripe's write lock (which readers never take; writers of other
+    /// stripes take others) and, to record the use, the writer's own read lane's lock of
+    /// the stripe. The use reaches the policy with the lane's reads; the old value's node
+    /// is retired, freed after a grace period in a batch, and the value reported as a
+    /// replaced one. Returns false, having changed nothing, when the entry is missing or
+    /// costs otherwise, or when reads take the cache's lock (some entry can expire, or
+    /// ages are tracked): the caller then takes the cache's lock. `hash` is the key's
+    /// unseeded policy hash. Called without any lock, only when `replacesInPlace`.
     @inlinable
     func replaceInPlace(_ value: Value, forKey key: Key, hash: UInt32, cost: Int64) -> Bool {
         typealias Entry = LRUStorage<Key, Value>.Entry
         let smallCost = Entry.smallCost(cost)
         guard smallCost != Entry.largeCost else { return false }
-        let stripe = storage.stripeIndex(forHash: hash)
+        let stripeIndex = storage.stripeIndex(forHash: hash)
         let laneIndex = storage.currentLaneIndex
-        let part = storage.lane(laneIndex, stripe: stripe)
-        // Looked up first under this lane's lock alone: a set of a new key (most sets of a
-        // cache that evicts) then costs one lock, not one per lane, before the cache's lock.
-        part.lock()
-        let isStored = part.readsSkipCacheLock && storage.withStripe(at: stripe) { tableStripe in
-            tableStripe.table.index(forKey: TableKey(key)).map { tableStripe.table.values[$0].cost == smallCost } ?? false
-        }
-        part.unlock()
-        guard isStored else { return false }
-        var oldValue: Value? = nil
-        var releaseBatch: ContiguousArray<Entry>? = nil
-        var drains = false
-        var didReplace = false
+        let part = storage.lane(laneIndex, stripe: stripeIndex)
+        let tableHash = TableStripe<Key, Entry>.hash(of: key)
         let start = measuresSerialSections ? kvcache_monotonic_nanoseconds() : 0
-        storage.lanes.lockStripe(stripe)
-        if part.readsSkipCacheLock {
-            storage.withStripe(at: stripe) { tableStripe in
-                guard let position = tableStripe.table.index(forKey: TableKey(key)),
-                      tableStripe.table.values[position].cost == smallCost else { return }
-                didReplace = true
-                var replaced = value
-                swap(&tableStripe.table.values[position].value, &replaced)
-                let buffered = part.record(
-                    tableStripe.table.values[position].index, hash: hash, mark: LaneStripe.writeMark)
-                if buffered == 1 { storage.laneHeader(laneIndex).markPending(stripe: stripe) }
-                drains = buffered == LaneStripe.bufferCapacity
-                    || buffered == 0 && part.dropped & (Self.drainRetryInterval &- 1) == 0
-                part.replacements &+= 1
-                if onEviction == nil && releasesValuesInBackground {
-                    let index = tableStripe.table.values[position].index
-                    tableStripe.released.append(Entry(index: index, cost: cost, value: replaced))
-                    tableStripe.releasedCost &+= cost
-                    if tableStripe.releaseBatchIsFull { releaseBatch = tableStripe.takeReleased() }
-                } else {
-                    oldValue = replaced
-                }
+        let (replaced, retired, drains): (Entry?, RetiredNodes<Key, Entry>?, Bool) = storage.withStripe(at: stripeIndex) { stripe in
+            stripe.writeLock.lock()
+            defer { stripe.writeLock.unlock() }
+            part.lock()
+            guard part.readsSkipCacheLock,
+                  let old = stripe.updateEntry(forKey: key, hash: tableHash, cost: cost, { entry in
+                      entry.cost == smallCost ? Entry(index: entry.index, cost: cost, value: value) : nil
+                  })
+            else {
+                part.unlock()
+                return (nil, nil, false)
             }
+            let buffered = part.record(old.index, hash: hash, mark: LaneStripe.writeMark)
+            if buffered == 1 { storage.laneHeader(laneIndex).markPending(stripe: stripeIndex) }
+            let drains = buffered == LaneStripe.bufferCapacity
+                || buffered == 0 && part.dropped & (Self.drainRetryInterval &- 1) == 0
+            part.replacements &+= 1
+            if measuresSerialSections {
+                part.writeNanoseconds &+= Int(truncatingIfNeeded: kvcache_monotonic_nanoseconds() &- start)
+            }
+            part.unlock()
+            return (old, stripe.retiredBatchIsFull ? stripe.takeRetired(stripe: stripeIndex) : nil, drains)
         }
-        if measuresSerialSections {
-            part.writeNanoseconds &+= Int(truncatingIfNeeded: kvcache_monotonic_nanoseconds() &- start)
-        }
-        storage.lanes.unlockStripe(stripe)
-        guard didReplace else { return false }
-        if let releaseBatch { releaser.release(consume releaseBatch) }
-        if let oldValue, let onEviction { onEviction(key, oldValue, .replaced) }
+        guard let replaced else { return false }
+        if let onEviction { onEviction(key, replaced.value, .replaced) }
+        // This thread's reference goes first, so that the background holds the last.
+        _ = consume replaced
+        if let retired { free(retired) }
         if drains { drainReadsIfIdle(lane: laneIndex) }
         return true
+    }
+
+    /// Frees retired table nodes, and with them the last references the table held to
+    /// replaced and removed values, once no reader can be on them: in the background when
+    /// values are released there. Called without any lock.
+    @inlinable
+    func free(_ retired: consuming RetiredNodes<Key, LRUStorage<Key, Value>.Entry>) {
+        storage.lanes.synchronize(stripe: retired.stripe)
+        if releasesValuesInBackground { releaser.release(retired) }
     }
 }

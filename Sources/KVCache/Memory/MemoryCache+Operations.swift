@@ -116,13 +116,15 @@ extension MemoryCache {
     func timedValue(forKey key: Key, hash: UInt32) -> Value? {
         // Holds no copy of the value until the entry is known to be live, so an
         // expired value's last reference stays with the background releaser.
+        // Writers in place are off while reads take the cache's lock: every writer of
+        // the table holds it, so the node stays valid while this thread does.
         let stripe = storage.stripe(forHash: hash)
-        guard let position = stripe.table.index(forKey: TableKey(key)) else {
+        guard let node = stripe.node(forKey: key, hash: TableStripe<Key, LRUStorage<Key, Value>.Entry>.hash(of: key)) else {
             counters.misses &+= 1
             mutex.unlock()
             return nil
         }
-        let index = stripe.table.values[position].index
+        let index = node.pointee.entry.index
         let times = storage.times(at: index)
         let now = limits.tracksAge ? clock.monotonicNow() : 0
         var expired = false
@@ -153,7 +155,7 @@ extension MemoryCache {
             storage.moveToFront(index)
         }
         counters.hits &+= 1
-        let value = stripe.table.values[position].value
+        let value = node.pointee.entry.value
         unlockAfterChange()
         return value
     }

@@ -26,6 +26,8 @@ extension MemoryCache {
         @usableFromInline var rest: [Removal] = []
         /// A full batch of pending releases to hand to the background queue.
         @usableFromInline var releaseBatch: ContiguousArray<Value>?
+        /// Batches of retired table nodes to free after their grace periods.
+        @usableFromInline var retired: [RetiredNodes<Key, LRUStorage<Key, Value>.Entry>] = []
 
         @inlinable
         init() {}
@@ -93,6 +95,9 @@ extension MemoryCache {
            !pendingReleases.isEmpty {
             removals.releaseBatch = takePendingReleases()
         }
+        if !storage.fullRetired.isEmpty {
+            swap(&removals.retired, &storage.fullRetired)
+        }
     }
 
     /// Empties the pending releases. Called with the lock held.
@@ -112,9 +117,15 @@ extension MemoryCache {
         if let batch = removals.releaseBatch.take() {
             releaser.release(consume batch)
         }
+        var retired: [RetiredNodes<Key, LRUStorage<Key, Value>.Entry>] = []
+        swap(&retired, &removals.retired)
         if removals.hasEntries {
             reportAndRelease(consume removals)
+        } else {
+            _ = consume removals
         }
+        // After the removals' references are dropped, so that the nodes hold the last.
+        while let batch = retired.popLast() { free(batch) }
     }
 
     /// Calls `onEviction` for each entry, then releases their values, in the

@@ -44,7 +44,7 @@ extension MemoryCache {
         public var lockedSetNanoseconds = 0
         public var lockedSetWaitNanoseconds = 0
         /// Sets that replaced a value in place, and the time they held (or waited for)
-        /// their stripe's lock in every lane.
+        /// their stripe's write lock.
         public var inPlaceSets = 0
         public var inPlaceSetNanoseconds = 0
         /// Reads that found their lane's lock busy, and the time they waited.

@@ -240,10 +240,10 @@ extension MemoryCache: MemoryPressureTrimmable {
         removeExpiredEntries(waitsForLock: false)
         guard mutex.tryLock() else { return }
         let batch = takePendingReleases()
-        let replaced = storage.takeReleased()
+        let retired = storage.takeReleased()
         mutex.unlock()
         releaser.release(consume batch)
-        if !replaced.isEmpty { releaser.release(consume replaced) }
+        if !retired.isEmpty, releasesValuesInBackground { releaser.release(consume retired) }
     }
 }
 

@@ -125,6 +125,7 @@ public final class MemoryCache<Key: Hashable & Sendable, Value: Sendable>: @unch
         releasesValuesInBackground = configuration.releasesValuesInBackground
         extendsExpirationOnAccess = configuration.extendsExpirationOnAccess
         replacesInPlace = isAdaptive && (configuration.onEviction == nil || !configuration.releasesValuesInBackground)
+        storage.retiresInBatches = releasesValuesInBackground
         storage.setReleaseBatches(countLimit: limits.count, costBatch: limits.releaseBatchCost)
         let interval = configuration.autoTrimInterval?.seconds
         if let interval, !Seconds.isNever(interval) {
@@ -186,13 +187,14 @@ public final class MemoryCache<Key: Hashable & Sendable, Value: Sendable>: @unch
             let stripe = storage.stripeIndex(forHash: hash)
             let laneIndex = storage.currentLaneIndex
             let lane = storage.lane(laneIndex, stripe: stripe)
+            let tableHash = TableStripe<Key, LRUStorage<Key, Value>.Entry>.hash(of: key)
             let read: LaneRead = storage.withStripe(at: stripe) { tableStripe in
                 if measuresSerialSections { lane.lockCountingWaits() } else { lane.lock() }
                 guard lane.readsSkipCacheLock else {
                     lane.unlock()
                     return .needsCacheLock
                 }
-                guard let entry = tableStripe.table[TableKey(key)] else {
+                guard let entry = tableStripe.entry(forKey: key, hash: tableHash) else {
                     lane.misses &+= 1
                     lane.unlock()
                     return .miss
@@ -416,10 +418,10 @@ public final class MemoryCache<Key: Hashable & Sendable, Value: Sendable>: @unch
         }
         mutex.lock()
         let batch = takePendingReleases()
-        let replaced = storage.takeReleased()
+        let retired = storage.takeReleased()
         mutex.unlock()
         releaser.release(consume batch)
-        releaser.release(consume replaced)
+        if releasesValuesInBackground { releaser.release(consume retired) }
         releaser.waitUntilIdle()
     }
 

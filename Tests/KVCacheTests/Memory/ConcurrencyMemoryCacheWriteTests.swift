@@ -111,12 +111,12 @@ import Glibc
         // Each stripe holds replaced values until its batch fills: all 16 together at
         // most a quarter of the count limit (15 values each for a limit of 1,000).
         #expect(cache.withLock { cache.storage.stripes.allSatisfy { $0.releaseBatchCount == 15 } })
-        #expect(cache.withLock { cache.storage.stripes.allSatisfy { $0.released.count < $0.releaseBatchCount } })
+        #expect(cache.withLock { cache.storage.stripes.allSatisfy { $0.retiredNodes.count < $0.releaseBatchCount } })
         cache.waitForBackgroundWork()
         let caller = pthread_self()
         #expect(recorder.ids == Set(0..<100))
         #expect(recorder.records.value.allSatisfy { pthread_equal($0.thread, caller) == 0 })
-        #expect(cache.withLock { cache.storage.stripes.allSatisfy { $0.released.isEmpty } })
+        #expect(cache.withLock { cache.storage.stripes.allSatisfy { $0.retiredNodes.isEmpty } })
     }
 
     @Test func replacedValuesAreReportedAndReleasedOnTheCallersThreadWhenConfigured() throws {
@@ -138,6 +138,106 @@ import Glibc
         // Reported and released in the background: the cache's lock queues the release.
         let background: MemoryCache<Int, Int> = try makeCache(.init(autoTrimInterval: nil, onEviction: { _, _, _ in }))
         #expect(!background.replacesInPlace)
+    }
+
+    /// Keys 0..<1,000 of `cache`'s stripe `stripe`.
+    static func keys<Value>(of cache: MemoryCache<Int, Value>, stripe: Int) -> [Int] {
+        let storage = cache.storage
+        return (0..<1_000).filter { storage.stripeIndex(forHash: storage.stripeHash.unseeded($0)) == stripe }
+    }
+
+    /// A replacement takes its stripe's write lock and its own lane's lock, no other
+    /// lane's: with every other lane's held, as readers on other lanes hold theirs, a
+    /// batch's worth of replacements less one (the one that ends a batch waits for a
+    /// grace period) finishes.
+    @Test(.enabled(if: ProcessInfo.processInfo.activeProcessorCount > 1, "one processor: one read lane"))
+    func aReplacementTakesNoOtherLanesLock() throws {
+        let cache = try ConcurrencyMemoryCacheReadTests.filledCache()
+        let lanes = cache.storage.lanes
+        let writer = LaneThread()
+        defer { writer.stop() }
+        let lane = writer.run { cache.storage.currentLaneIndex }
+        let batch = cache.withLock { cache.storage.stripes[0].releaseBatchCount }
+        let keys = Self.keys(of: cache, stripe: 0).prefix(batch - 1)
+        #expect(keys.count == batch - 1 && batch > 2)
+        let others = (0..<lanes.count).filter { $0 != lane }
+        for other in others { for stripe in 0..<lanes.stripeCount { lanes[lane: other, stripe: stripe].lock() } }
+        let done = DispatchSemaphore(value: 0)
+        let replaced = Locked(0)
+        DispatchQueue.global().async {
+            let count = writer.run { keys.filter { Self.replace(cache, $0 + 1, forKey: $0, cost: 0) }.count }
+            replaced.withLock { $0 = count }
+            done.signal()
+        }
+        let finished = done.wait(timeout: .now() + 10) == .success
+        for other in others { for stripe in 0..<lanes.stripeCount { lanes[lane: other, stripe: stripe].unlock() } }
+        if !finished { done.wait() }
+        #expect(finished)
+        #expect(replaced.value == keys.count)
+        #expect(keys.allSatisfy { cache[$0] == $0 + 1 })
+        #expect(Self.violations(cache) == [])
+    }
+
+    /// A replaced value's node may still be read on another lane: the replacement that
+    /// ends a batch waits until every lane has left the stripe (its grace period), and
+    /// no value of the batch is released before.
+    @Test(.enabled(if: ProcessInfo.processInfo.activeProcessorCount > 1, "one processor: one read lane"))
+    func retiredValuesOutliveReadersOnOtherLanes() throws {
+        let recorder = DeinitRecorder()
+        let cache: MemoryCache<Int, TrackedValue> = try makeCache(.init(countLimit: 1_000, autoTrimInterval: nil))
+        for key in 0..<1_000 { cache.setValue(TrackedValue(key, recorder), forKey: key) }
+        let lanes = cache.storage.lanes
+        let writer = LaneThread()
+        defer { writer.stop() }
+        let lane = writer.run { cache.storage.currentLaneIndex }
+        let batch = cache.withLock { cache.storage.stripes[0].releaseBatchCount }
+        let keys = Array(Self.keys(of: cache, stripe: 0).prefix(batch))
+        let reader = (0..<lanes.count).first { $0 != lane }!
+        // A reader of stripe 0 on another lane, in the middle of its look-up.
+        lanes[lane: reader, stripe: 0].lock()
+        let done = DispatchSemaphore(value: 0)
+        DispatchQueue.global().async {
+            writer.run { for key in keys { _ = Self.replace(cache, TrackedValue(1_000 + key, recorder), forKey: key, cost: 0) } }
+            done.signal()
+        }
+        // Not a wait for work: the writer cannot finish while the lane is held, however long.
+        let finishedWhileHeld = done.wait(timeout: .now() + 0.5) == .success
+        let releasedWhileHeld = recorder.count
+        lanes[lane: reader, stripe: 0].unlock()
+        done.wait()
+        #expect(!finishedWhileHeld)
+        #expect(releasedWhileHeld == 0)
+        cache.waitForBackgroundWork()
+        #expect(recorder.ids == Set(keys))
+        #expect(keys.allSatisfy { cache[$0]?.id == 1_000 + $0 })
+    }
+
+    /// Values with references, strings for keys, tables that grow and shrink: readers,
+    /// replacers, inserters and removers on several threads read only values stored for
+    /// their key (under AddressSanitizer, no node is used after it is freed).
+    @Test func retiredNodesAreFreedOnlyWhenNoReaderIsOnThem() throws {
+        let cache: MemoryCache<String, [Int]> = try makeCache(.init(countLimit: 3_000, autoTrimInterval: nil))
+        let wrong = Locked(0)
+        DispatchQueue.concurrentPerform(iterations: 4) { thread in
+            var state = UInt64(thread + 1) &* 0x9E37_79B9_7F4A_7C15
+            var seen = 0
+            for step in 0..<30_000 {
+                state ^= state << 13; state ^= state >> 7; state ^= state << 17
+                let key = Int(state % 4_000)
+                let name = "a key long enough for the heap \(key)"
+                switch state >> 61 {
+                case 0: cache[name] = nil
+                case 1, 2: cache[name] = [key, step]
+                default:
+                    if let value = cache[name], value.first != key { seen += 1 }
+                }
+            }
+            wrong.withLock { $0 += seen }
+        }
+        #expect(wrong.value == 0)
+        #expect(cache.count <= 3_000)
+        cache.withLock { cache.drainAllReads() }
+        #expect(cache.withLock { cache.storage.invariantViolations() + cache.storage.laneViolations() } == [])
     }
 
     /// Readers, replacers, inserters and removers on several threads: every value read

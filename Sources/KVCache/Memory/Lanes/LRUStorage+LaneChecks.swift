@@ -9,21 +9,24 @@ extension LRUStorage {
     func laneViolations() -> [String] {
         var problems: [String] = []
         for (stripeIndex, stripe) in stripes.enumerated() {
-            // Writers replacing values in place hold the stripe's lock in every lane.
-            guard !isStriped || tryLockStripe(stripeIndex) else { continue }
-            for (key, entry) in stripe.table {
+            // In-place writers hold the stripe's write lock (a check never waits for one).
+            guard stripe.writeLock.tryLock() else { continue }
+            var entries = 0
+            stripe.forEach { key, entry in
+                entries += 1
                 if !isLive(entry.index) {
                     problems.append("stripe \(stripeIndex) names free slot \(entry.index)")
-                } else if slot(at: entry.index).pointee.key != key.key {
+                } else if slot(at: entry.index).pointee.key != key {
                     problems.append("stripe \(stripeIndex)'s entry names slot \(entry.index), which holds another key")
                 } else if entry.cost != Entry.smallCost(slot(at: entry.index).pointee.cost) {
                     problems.append("stripe \(stripeIndex)'s entry says cost \(entry.cost), its slot \(slot(at: entry.index).pointee.cost)")
                 }
-                if isStriped, self.stripeIndex(for: key.key) != stripeIndex {
-                    problems.append("an entry of stripe \(self.stripeIndex(for: key.key)) is in stripe \(stripeIndex)")
+                if isStriped, self.stripeIndex(for: key) != stripeIndex {
+                    problems.append("an entry of stripe \(self.stripeIndex(for: key)) is in stripe \(stripeIndex)")
                 }
             }
-            if isStriped { lanes.unlockStripe(stripeIndex) }
+            if entries != stripe.count { problems.append("stripe \(stripeIndex) links \(entries) entries, counts \(stripe.count)") }
+            stripe.writeLock.unlock()
         }
         guard isSegmented else { return problems }
         for lane in 0..<lanes.count {
@@ -38,17 +41,5 @@ extension LRUStorage {
             }
         }
         return problems
-    }
-}
-
-extension LRUStorage {
-    /// Takes stripe `stripe`'s lock in every lane if all are free; never blocks (a
-    /// check must not wait for a test that holds a lane).
-    func tryLockStripe(_ stripe: Int) -> Bool {
-        for lane in 0..<lanes.count where !lanes[lane: lane, stripe: stripe].tryLock() {
-            for held in 0..<lane { lanes[lane: held, stripe: stripe].unlock() }
-            return false
-        }
-        return true
     }
 }

@@ -7,8 +7,9 @@ import Foundation
 ///
 /// Under the adaptive policy a read hit takes only this lock, and each thread always
 /// reads on the same lane (`ThreadNumber`), so threads on different lanes write no
-/// memory in common. A writer holds the cache's lock and takes the stripe's lock in
-/// every lane to change that stripe's table; readers of other stripes go on. Reads are
+/// memory in common. Writers of the stripe's table take its write lock, not this one:
+/// holding this lock is what keeps the table nodes a reader found from being freed
+/// (`ReadLanes.synchronize(stripe:)` waits for it). Reads are
 /// recorded in a bounded buffer that the lane drains into the policy under the cache's
 /// lock, taken with a try-lock (Caffeine's read buffers); a read that finds the buffer
 /// full is dropped, which costs the policy precision, never a wrong value.
@@ -122,8 +123,8 @@ struct LaneStripe {
         nonmutating set { setCounter(newValue, at: Self.fields.waitNanosecondsOffset) }
     }
 
-    /// Nanoseconds this lane's in-place writers held (or waited for) the stripe's lock in
-    /// every lane, when the cache measures its serialized sections.
+    /// Nanoseconds this lane's in-place writers held (or waited for) the stripe's write
+    /// lock, when the cache measures its serialized sections.
     @inlinable
     var writeNanoseconds: Int {
         get { counter(at: Self.fields.writeNanosecondsOffset) }

@@ -63,8 +63,8 @@ final class ReadLanes {
         }
     }
 
-    /// Takes stripe `stripe`'s lock in every lane, in lane order (writers, who hold the
-    /// cache's lock, do so before they change that stripe's table).
+    /// Takes stripe `stripe`'s lock in every lane, in lane order: no reader of the
+    /// stripe runs until `unlockStripe` (tests, and checks that read every buffer).
     @inlinable
     func lockStripe(_ stripe: Int) {
         for lane in 0..<count { self[lane: lane, stripe: stripe].lock() }
@@ -73,6 +73,18 @@ final class ReadLanes {
     @inlinable
     func unlockStripe(_ stripe: Int) {
         for lane in 0..<count { self[lane: lane, stripe: stripe].unlock() }
+    }
+
+    /// Waits until every reader of stripe `stripe` that started before the call has
+    /// finished (a grace period): takes and releases the stripe's lock in each lane.
+    /// Table nodes unlinked before the call may then be freed. Called holding no lane's lock.
+    @inlinable
+    func synchronize(stripe: Int) {
+        for lane in 0..<count {
+            let part = self[lane: lane, stripe: stripe]
+            part.lock()
+            part.unlock()
+        }
     }
 
     /// Lanes for a table with stripes: one per processor, as a power of two, at most 64.

@@ -85,6 +85,13 @@ final class LRUStorage<Key: Hashable, Value> {
         limit < Int(Int32.max) ? Int32(limit + 1) : .max
     }
 
+    /// Batches of retired table nodes to free once their stripe's grace period has passed
+    /// (`MemoryCache.complete`): taken from the stripes by the holder of the cache's lock.
+    @usableFromInline @exclusivity(unchecked) var fullRetired: [RetiredNodes<Key, Entry>] = []
+    /// Whether retired nodes, which hold replaced and removed values, wait to be freed in
+    /// batches (values released in the background), or are freed after each change.
+    @usableFromInline @exclusivity(unchecked) var retiresInBatches = true
+
     /// Entries whose deadline is finite; sweeping for expired entries is pointless without them.
     @usableFromInline @exclusivity(unchecked) var expiringCount = 0
 
@@ -127,12 +134,20 @@ final class LRUStorage<Key: Hashable, Value> {
     /// (and never has to retain it) while the entries leave.
     func swapContents(with other: LRUStorage) {
         for (index, (stripe, otherStripe)) in zip(stripes, other.stripes).enumerated() {
-            if isStriped { lanes.lockStripe(index) }
-            swap(&stripe.table, &otherStripe.table)
+            stripe.writeLock.lock()
+            stripe.swapContents(with: otherStripe)
+            stripe.writeLock.unlock()
             // The recorded reads name slots of the slab that leaves.
-            for lane in 0..<lanes.count { lanes[lane: lane, stripe: index].buffered = 0 }
-            if isStriped { lanes.unlockStripe(index) }
+            for lane in 0..<lanes.count {
+                let part = lanes[lane: lane, stripe: index]
+                part.lock()
+                part.buffered = 0
+                part.unlock()
+            }
         }
+        // Readers that found the table's nodes before the swap have left them (each
+        // part's lock was taken since): the other storage may free them.
+        swap(&fullRetired, &other.fullRetired)
         swap(&liveCount, &other.liveCount)
         swap(&slots, &other.slots)
         swap(&links, &other.links)
@@ -244,9 +259,12 @@ final class LRUStorage<Key: Hashable, Value> {
         let index = peekFreeSlot()
         let stripeIndex = stripeIndex(forHash: hash)
         let stripe = stripes[stripeIndex]
-        if isStriped { lanes.lockStripe(stripeIndex) }
-        let old = stripe.table.updateValue(Entry(index: index, cost: cost, value: value), forKey: TableKey(key))
-        if isStriped { lanes.unlockStripe(stripeIndex) }
+        stripe.writeLock.lock()
+        let old = stripe.setEntry(
+            Entry(index: index, cost: cost, value: value), forKey: key, hash: TableStripe<Key, Entry>.hash(of: key)
+        ) { [unowned(unsafe) self] in self.slot(at: $0.index).pointee.cost }
+        takeRetiredIfFull(of: stripe, at: stripeIndex)
+        stripe.writeLock.unlock()
         if old == nil { liveCount += 1 }
         let slot = slot(at: index)
         if index == freeHead {
@@ -282,9 +300,12 @@ final class LRUStorage<Key: Hashable, Value> {
         let key = slot(at: index).pointee.key.take().unsafelyUnwrapped
         let stripeIndex = stripeIndex(for: key)
         let stripe = stripes[stripeIndex]
-        if isStriped { lanes.lockStripe(stripeIndex) }
-        let value = stripe.table.removeValue(forKey: TableKey(key)).unsafelyUnwrapped.value
-        if isStriped { lanes.unlockStripe(stripeIndex) }
+        let slotCost = slot(at: index).pointee.cost
+        stripe.writeLock.lock()
+        let value = stripe.removeEntry(forKey: key, hash: TableStripe<Key, Entry>.hash(of: key)) { _ in slotCost }
+            .unsafelyUnwrapped.value
+        takeRetiredIfFull(of: stripe, at: stripeIndex)
+        stripe.writeLock.unlock()
         liveCount -= 1
         let cost = freeSlot(index)
         return RemovedEntry(key: key, value: value, cost: cost)
@@ -323,7 +344,7 @@ final class LRUStorage<Key: Hashable, Value> {
     /// cache reads or writes (`emptyCopy()`'s, once filled by `swapContents`).
     func forEach(_ body: (Key, Value) -> Void) {
         for stripe in stripes {
-            for (key, entry) in stripe.table { body(key.key, entry.value) }
+            stripe.forEach { key, entry in body(key, entry.value) }
         }
     }
 

@@ -91,6 +91,9 @@ extension LRUStorage {
             part.readsSkipCacheLock = false
             part.unlock()
         }
+        // In-place writers check the flag holding the stripe's write lock: once each has
+        // been taken, none that saw it set is still writing.
+        for stripe in stripes { stripe.writeLock.withLock {} }
     }
 
     /// The entry of `key`. Called with the cache's lock held.
@@ -104,51 +107,58 @@ extension LRUStorage {
     @inlinable
     func entry(forKey key: Key, hash: UInt32) -> Entry? {
         let stripeIndex = stripeIndex(forHash: hash)
-        guard isStriped else { return stripes[stripeIndex].table[TableKey(key)] }
-        // A writer replacing a value in place holds the stripe's lock in every lane, not
-        // the cache's: one lane's lock keeps it out.
+        let tableHash = TableStripe<Key, Entry>.hash(of: key)
+        guard isStriped else { return stripes[stripeIndex].entry(forKey: key, hash: tableHash) }
+        // A writer replacing a value in place does not hold the cache's lock: the nodes
+        // read stay valid while a read lane's lock of the stripe is held.
         let part = lane(currentLaneIndex, stripe: stripeIndex)
         part.lock()
         defer { part.unlock() }
-        return withStripe(at: stripeIndex) { $0.table[TableKey(key)] }
+        return withStripe(at: stripeIndex) { $0.entry(forKey: key, hash: tableHash) }
     }
 
     /// Every key, in no particular order. Called with the cache's lock held.
     func keys() -> [Key] {
         var keys: [Key] = []
         keys.reserveCapacity(count)
-        for (index, stripe) in stripes.enumerated() {
-            // Writers replacing values in place hold each lane's lock of the stripe.
-            if isStriped { lanes[lane: 0, stripe: index].lock() }
-            for key in stripe.table.keys { keys.append(key.key) }
-            if isStriped { lanes[lane: 0, stripe: index].unlock() }
+        for stripe in stripes {
+            stripe.writeLock.withLock { stripe.forEach { key, _ in keys.append(key) } }
         }
         return keys
     }
 
-    /// Sizes each stripe's release batches (a batch is a background task): 64 values,
-    /// or fewer, so that all stripes together hold at most a quarter of the count limit
-    /// and one of the cache's batches by cost (`costBatch`): never much of its memory.
-    /// Called with the cache's lock held.
+    /// Sizes each stripe's batches of retired nodes, which hold replaced and removed
+    /// values (a batch is a grace period, then a background task): 64 nodes, or fewer, so
+    /// that all stripes together hold at most a quarter of the count limit and one of the
+    /// cache's batches by cost (`costBatch`): never much of its memory. One node when
+    /// values are not released in the background: each is freed by the change that
+    /// retired it. Called with the cache's lock held.
     func setReleaseBatches(countLimit: Int, costBatch: Int64) {
         let stripeCount = stripes.count
-        for (index, stripe) in stripes.enumerated() {
-            if isStriped { lanes.lockStripe(index) }
-            stripe.releaseBatchCount = max(1, min(64, countLimit / (4 * stripeCount)))
-            stripe.releaseBatchCost = max(1, costBatch / Int64(stripeCount))
-            if isStriped { lanes.unlockStripe(index) }
+        for stripe in stripes {
+            stripe.writeLock.withLock {
+                stripe.releaseBatchCount = retiresInBatches ? max(1, min(64, countLimit / (4 * stripeCount))) : 1
+                stripe.releaseBatchCost = retiresInBatches ? max(1, costBatch / Int64(stripeCount)) : 1
+            }
         }
     }
 
-    /// The entries replaced in place that wait for release, from every stripe.
+    /// Moves the stripe's retired nodes to `fullRetired` if they make a batch. Called
+    /// holding the cache's lock and the stripe's `writeLock`.
+    @inlinable
+    func takeRetiredIfFull(of stripe: TableStripe<Key, Entry>, at index: Int) {
+        if stripe.retiredBatchIsFull, let retired = stripe.takeRetired(stripe: index) { fullRetired.append(retired) }
+    }
+
+    /// Every retired node, from every stripe, once no reader can be on them: to free.
     /// Called with the cache's lock held, or by the deinitializer.
-    func takeReleased() -> [ContiguousArray<Entry>] {
-        var batches: [ContiguousArray<Entry>] = []
+    func takeReleased() -> [RetiredNodes<Key, Entry>] {
+        var batches = fullRetired
+        fullRetired = []
         for (index, stripe) in stripes.enumerated() {
-            if isStriped { lanes.lockStripe(index) }
-            if !stripe.released.isEmpty { batches.append(stripe.takeReleased()) }
-            if isStriped { lanes.unlockStripe(index) }
+            if let retired = stripe.writeLock.withLock({ stripe.takeRetired(stripe: index) }) { batches.append(retired) }
         }
+        for batch in batches { lanes.synchronize(stripe: batch.stripe) }
         return batches
     }
 }
