@@ -67,3 +67,13 @@ struct CostTotal: Sendable, Equatable {
         return value >= 9_223_372_036_854_775_807.0 ? .max : Int64(max(value, 0))
     }
 }
+
+extension Int64 {
+    /// `self + other` for non-negative costs, `Int64.max` where it would overflow: for sums
+    /// that only decide when a batch is full.
+    @inlinable
+    func addingSaturated(_ other: Int64) -> Int64 {
+        let (sum, overflow) = addingReportingOverflow(other)
+        return overflow ? .max : sum
+    }
+}

@@ -67,8 +67,7 @@ extension MemoryCache {
     @inlinable
     func queueRelease(_ value: Value, cost: Int64) {
         pendingReleases.append(value)
-        let (sum, overflow) = pendingCost.addingReportingOverflow(cost)
-        pendingCost = overflow ? .max : sum
+        pendingCost = pendingCost.addingSaturated(cost)
     }
 
     /// Evicts the policy's next victim (under `.lru` the least recently used entry).

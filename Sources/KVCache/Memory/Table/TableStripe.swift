@@ -125,30 +125,35 @@ final class TableStripe<Key: Hashable, Entry> {
 
     // MARK: - Writing (holding `writeLock`)
 
-    /// Stores `entry` for `key` and returns the entry it replaced, whose node is retired
-    /// with `cost` (its value waits for release).
+    /// Where `key`'s node is linked in its bucket: the node, the one before it (nil when
+    /// the bucket points to it) and the bucket. Called holding `writeLock`.
     @inlinable
-    func setEntry(_ entry: Entry, forKey key: Key, hash: Int, replacedCost: (Entry) -> Int64) -> Entry? {
-        let buckets = currentBuckets
-        let bucket = Self.bucket(hash, in: buckets)
+    func position(ofKey key: Key, hash: Int) -> (node: NodePointer?, previous: NodePointer?, bucket: Buckets) {
+        let bucket = Self.bucket(hash, in: currentBuckets)
         var previous: NodePointer? = nil
         var word = bucket.pointee.load(ordering: .relaxed)
         while let node = NodePointer(bitPattern: word) {
-            let next = node.pointee.next.load(ordering: .relaxed)
-            if node.pointee.hash == hash && node.pointee.key == key {
-                let old = node.pointee.entry
-                let replacement = Self.makeNode(next: next, hash: hash, key: key, entry: entry)
-                link(replacement, after: previous, in: bucket)
-                retire(node, cost: replacedCost(old))
-                return old
-            }
+            if node.pointee.hash == hash && node.pointee.key == key { return (node, previous, bucket) }
             previous = node
-            word = next
+            word = node.pointee.next.load(ordering: .relaxed)
+        }
+        return (nil, nil, bucket)
+    }
+
+    /// Stores `entry` for `key` and returns the entry it replaced, whose node is retired
+    /// with `replacedCost` of it (its value waits for release).
+    @inlinable
+    func setEntry(_ entry: Entry, forKey key: Key, hash: Int, replacedCost: (Entry) -> Int64) -> Entry? {
+        let (found, previous, bucket) = position(ofKey: key, hash: hash)
+        if let found {
+            let old = found.pointee.entry
+            replace(found, after: previous, in: bucket, with: entry, cost: replacedCost(old))
+            return old
         }
         let node = Self.makeNode(next: bucket.pointee.load(ordering: .relaxed), hash: hash, key: key, entry: entry)
         link(node, after: nil, in: bucket)
         count += 1
-        if count > Self.bucketCount(of: buckets) { grow() }
+        if count > Self.bucketCount(of: currentBuckets) { grow() }
         return nil
     }
 
@@ -156,48 +161,38 @@ final class TableStripe<Key: Hashable, Entry> {
     /// returns the entry replaced, whose node is retired with `cost`.
     @inlinable
     func updateEntry(forKey key: Key, hash: Int, cost: Int64, _ change: (Entry) -> Entry?) -> Entry? {
-        let bucket = Self.bucket(hash, in: currentBuckets)
-        var previous: NodePointer? = nil
-        var word = bucket.pointee.load(ordering: .relaxed)
-        while let node = NodePointer(bitPattern: word) {
-            let next = node.pointee.next.load(ordering: .relaxed)
-            if node.pointee.hash == hash && node.pointee.key == key {
-                let old = node.pointee.entry
-                guard let new = change(old) else { return nil }
-                link(Self.makeNode(next: next, hash: hash, key: key, entry: new), after: previous, in: bucket)
-                retire(node, cost: cost)
-                return old
-            }
-            previous = node
-            word = next
-        }
-        return nil
+        let (found, previous, bucket) = position(ofKey: key, hash: hash)
+        guard let found else { return nil }
+        let old = found.pointee.entry
+        guard let new = change(old) else { return nil }
+        replace(found, after: previous, in: bucket, with: new, cost: cost)
+        return old
     }
 
-    /// Removes the entry of `key` and returns it; its node is retired with `cost`.
+    /// Removes the entry of `key` and returns it; its node is retired with `cost` of it.
     @inlinable
     func removeEntry(forKey key: Key, hash: Int, cost: (Entry) -> Int64) -> Entry? {
-        let bucket = Self.bucket(hash, in: currentBuckets)
-        var previous: NodePointer? = nil
-        var word = bucket.pointee.load(ordering: .relaxed)
-        while let node = NodePointer(bitPattern: word) {
-            let next = node.pointee.next.load(ordering: .relaxed)
-            if node.pointee.hash == hash && node.pointee.key == key {
-                let old = node.pointee.entry
-                // The node keeps its link: a reader standing on it walks on.
-                if let previous {
-                    previous.pointee.next.store(next, ordering: .releasing)
-                } else {
-                    bucket.pointee.store(next, ordering: .releasing)
-                }
-                count -= 1
-                retire(node, cost: cost(old))
-                return old
-            }
-            previous = node
-            word = next
+        let (found, previous, bucket) = position(ofKey: key, hash: hash)
+        guard let found else { return nil }
+        let old = found.pointee.entry
+        // The node keeps its link: a reader standing on it walks on.
+        let next = found.pointee.next.load(ordering: .relaxed)
+        if let previous {
+            previous.pointee.next.store(next, ordering: .releasing)
+        } else {
+            bucket.pointee.store(next, ordering: .releasing)
         }
-        return nil
+        count -= 1
+        retire(found, cost: cost(old))
+        return old
+    }
+
+    /// Links a new node holding `entry` in place of `node`, which is retired with `cost`.
+    @inlinable
+    func replace(_ node: NodePointer, after previous: NodePointer?, in bucket: Buckets, with entry: Entry, cost: Int64) {
+        let next = node.pointee.next.load(ordering: .relaxed)
+        link(Self.makeNode(next: next, hash: node.pointee.hash, key: node.pointee.key, entry: entry), after: previous, in: bucket)
+        retire(node, cost: cost)
     }
 
     @inlinable
@@ -221,8 +216,7 @@ final class TableStripe<Key: Hashable, Entry> {
     @inlinable
     func retire(_ node: NodePointer, cost: Int64) {
         retiredNodes.append(node)
-        let (sum, overflow) = retiredCost.addingReportingOverflow(cost)
-        retiredCost = overflow ? .max : sum
+        retiredCost = retiredCost.addingSaturated(cost)
     }
 
     /// Doubles the buckets: every entry is copied into a new node in the new array, which
