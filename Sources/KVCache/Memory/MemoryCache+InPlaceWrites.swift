@@ -1,4 +1,5 @@
 import CProcessor
+import Synchronization
 
 // Sets that replace a live entry's value in place, holding only the key's stripe's
 // locks: the common write of a cache whose keys are refreshed. Everything the policy
@@ -12,29 +13,30 @@ extension MemoryCache {
     /// replaced one. Returns false, having changed nothing, when the entry is missing or
     /// costs otherwise, or when reads take the cache's lock (some entry can expire, or
     /// ages are tracked): the caller then takes the cache's lock. `hash` is the key's
-    /// unseeded policy hash. Called without any lock, only when `replacesInPlace`.
+    /// unseeded policy hash, `tableHash` its table hash (`LRUStorage.tableHash(of:)`). Called without any lock, only when `replacesInPlace`.
     @inlinable
-    func replaceInPlace(_ value: Value, forKey key: Key, hash: UInt32, cost: Int64) -> Bool {
+    func replaceInPlace(_ value: Value, forKey key: Key, hash: UInt32, tableHash: Int, cost: Int64) -> Bool {
         typealias Entry = LRUStorage<Key, Value>.Entry
         let smallCost = Entry.smallCost(cost)
         guard smallCost != Entry.largeCost else { return false }
         let stripeIndex = storage.stripeIndex(forHash: hash)
         let laneIndex = storage.currentLaneIndex
         let part = storage.lane(laneIndex, stripe: stripeIndex)
-        let tableHash = TableStripe<Key, Entry>.hash(of: key)
         let start = measuresSerialSections ? kvcache_monotonic_nanoseconds() : 0
         let (replaced, retired, drains): (Entry?, RetiredNodes<Key, Entry>?, Bool) = storage.withStripe(at: stripeIndex) { stripe in
             stripe.writeLock.lock()
             defer { stripe.writeLock.unlock() }
+            // A set of a new key (most sets of a cache that evicts) leaves here, before
+            // any lane's lock.
+            let (found, previous, bucket) = stripe.position(ofKey: key, hash: tableHash)
+            guard let found, found.pointee.entry.cost == smallCost else { return (nil, nil, false) }
             part.lock()
-            guard part.readsSkipCacheLock,
-                  let old = stripe.updateEntry(forKey: key, hash: tableHash, cost: cost, { entry in
-                      entry.cost == smallCost ? Entry(index: entry.index, cost: cost, value: value) : nil
-                  })
-            else {
+            guard part.readsSkipCacheLock else {
                 part.unlock()
                 return (nil, nil, false)
             }
+            let old = found.pointee.entry
+            stripe.replace(found, after: previous, in: bucket, with: Entry(index: old.index, cost: cost, value: value), cost: cost)
             let buffered = part.record(old.index, hash: hash, mark: LaneStripe.writeMark)
             if buffered == 1 { storage.laneHeader(laneIndex).markPending(stripe: stripeIndex) }
             let drains = buffered == LaneStripe.bufferCapacity
@@ -44,7 +46,7 @@ extension MemoryCache {
                 part.writeNanoseconds &+= Int(truncatingIfNeeded: kvcache_monotonic_nanoseconds() &- start)
             }
             part.unlock()
-            return (old, stripe.retiredBatchIsFull ? stripe.takeRetired(stripe: stripeIndex) : nil, drains)
+            return (old, stripe.takeRetiredIfFull(stripe: stripeIndex), drains)
         }
         guard let replaced else { return false }
         if let onEviction { onEviction(key, replaced.value, .replaced) }

@@ -33,17 +33,18 @@ extension MemoryCache {
     }
 
     /// Stores an entry and evicts a first burst toward the limits. `hash` is the key's
-    /// unseeded policy hash (0 under `.lru`).
+    /// unseeded policy hash (0 under `.lru`), `tableHash` its table hash.
     @inlinable
     func insert(
-        _ value: Value, forKey key: Key, hash: UInt32, cost: Int64, deadline: Double, lifetime: Double,
+        _ value: Value, forKey key: Key, hash: UInt32, tableHash: Int, cost: Int64, deadline: Double, lifetime: Double,
         into removals: inout Removals
     ) -> Purge {
         replayPendingReads()
         let accessTime = limits.tracksAge ? clock.monotonicNow() : 0
         counters.sets &+= 1
         let (index, old) = storage.setValue(
-            value, forKey: key, hash: hash, cost: cost, accessTime: accessTime, deadline: deadline, lifetime: lifetime)
+            value, forKey: key, hash: hash, tableHash: tableHash, cost: cost, accessTime: accessTime, deadline: deadline,
+            lifetime: lifetime)
         if let old {
             discard(key, old.value, cost: old.cost, reason: .replaced, into: &removals)
         }
@@ -111,15 +112,16 @@ extension MemoryCache {
     }
 
     /// `value(forKey:)` when entries can expire: expires the entry or records
-    /// the read. `hash` is the key's unseeded policy hash (unused under `.lru`). Unlocks.
+    /// the read. `hash` is the key's unseeded policy hash (unused under `.lru`),
+    /// `tableHash` its table hash. Unlocks.
     @inlinable
-    func timedValue(forKey key: Key, hash: UInt32) -> Value? {
+    func timedValue(forKey key: Key, hash: UInt32, tableHash: Int) -> Value? {
         // Holds no copy of the value until the entry is known to be live, so an
         // expired value's last reference stays with the background releaser.
         // Writers in place are off while reads take the cache's lock: every writer of
         // the table holds it, so the node stays valid while this thread does.
         let stripe = storage.stripe(forHash: hash)
-        guard let node = stripe.node(forKey: key, hash: TableStripe<Key, LRUStorage<Key, Value>.Entry>.hash(of: key)) else {
+        guard let node = stripe.node(forKey: key, hash: tableHash) else {
             counters.misses &+= 1
             mutex.unlock()
             return nil

@@ -25,7 +25,8 @@ extension MemoryCache: MemoryPressureTrimmable {
         try Validation.check(limit >= 0, "countLimit must not be negative, not \(limit)")
         withLock {
             limits.setCount(limit)
-            storage.setReleaseBatches(countLimit: limits.count, costBatch: limits.releaseBatchCost)
+            storage.setReleaseBatches(
+                countLimit: limits.count, costBatch: limits.releaseBatchCost, inBatches: releasesValuesInBackground)
             storage.slotTarget = LRUStorage<Key, Value>.slotTarget(countLimit: limit)
             if isAdaptive {
                 adaptive.setLimits(count: limits.count, cost: limits.cost)
@@ -43,7 +44,8 @@ extension MemoryCache: MemoryPressureTrimmable {
         try Validation.check(limit >= 0, "costLimit must not be negative, not \(limit)")
         withLock {
             limits.setCost(limit)
-            storage.setReleaseBatches(countLimit: limits.count, costBatch: limits.releaseBatchCost)
+            storage.setReleaseBatches(
+                countLimit: limits.count, costBatch: limits.releaseBatchCost, inBatches: releasesValuesInBackground)
             if isAdaptive {
                 adaptive.setLimits(count: limits.count, cost: limits.cost)
                 policyCountsUses = adaptive.isBounded
@@ -240,10 +242,11 @@ extension MemoryCache: MemoryPressureTrimmable {
         removeExpiredEntries(waitsForLock: false)
         guard mutex.tryLock() else { return }
         let batch = takePendingReleases()
-        let retired = storage.takeReleased()
+        var retired = storage.takeReleased()
         mutex.unlock()
         releaser.release(consume batch)
-        if !retired.isEmpty, releasesValuesInBackground { releaser.release(consume retired) }
+        // Out of the array: the releaser must hold the last reference.
+        while let nodes = retired.popLast() { free(nodes) }
     }
 }
 

@@ -125,8 +125,8 @@ public final class MemoryCache<Key: Hashable & Sendable, Value: Sendable>: @unch
         releasesValuesInBackground = configuration.releasesValuesInBackground
         extendsExpirationOnAccess = configuration.extendsExpirationOnAccess
         replacesInPlace = isAdaptive && (configuration.onEviction == nil || !configuration.releasesValuesInBackground)
-        storage.retiresInBatches = releasesValuesInBackground
-        storage.setReleaseBatches(countLimit: limits.count, costBatch: limits.releaseBatchCost)
+        storage.setReleaseBatches(
+            countLimit: limits.count, costBatch: limits.releaseBatchCost, inBatches: releasesValuesInBackground)
         let interval = configuration.autoTrimInterval?.seconds
         if let interval, !Seconds.isNever(interval) {
             let queue = DispatchQueue(label: "KVCache.MemoryCache.trim", qos: .utility)
@@ -181,13 +181,13 @@ public final class MemoryCache<Key: Hashable & Sendable, Value: Sendable>: @unch
     public func value(forKey key: Key) -> Value? {
         // One hash for the stripe and the sketch; LRU's one table needs none.
         let hash = isAdaptive ? storage.stripeHash.unseeded(key) : 0
+        let tableHash = storage.tableHash(of: key)
         if isAdaptive {
             // A hit takes only its thread's read lane's lock of the stripe, and records
             // the read there.
             let stripe = storage.stripeIndex(forHash: hash)
             let laneIndex = storage.currentLaneIndex
             let lane = storage.lane(laneIndex, stripe: stripe)
-            let tableHash = TableStripe<Key, LRUStorage<Key, Value>.Entry>.hash(of: key)
             let read: LaneRead = storage.withStripe(at: stripe) { tableStripe in
                 if measuresSerialSections { lane.lockCountingWaits() } else { lane.lock() }
                 guard lane.readsSkipCacheLock else {
@@ -219,9 +219,9 @@ public final class MemoryCache<Key: Hashable & Sendable, Value: Sendable>: @unch
         mutex.lock()
         // Only entries that can expire need their slot read (a likely cache miss).
         if storage.hasExpiringEntries || limits.tracksAge {
-            return timedValue(forKey: key, hash: hash)
+            return timedValue(forKey: key, hash: hash, tableHash: tableHash)
         }
-        guard let entry = storage.entry(forKey: key, hash: hash) else {
+        guard let entry = storage.entry(forKey: key, hash: hash, tableHash: tableHash) else {
             counters.misses &+= 1
             mutex.unlock()
             return nil
@@ -297,8 +297,11 @@ public final class MemoryCache<Key: Hashable & Sendable, Value: Sendable>: @unch
         var lifetime = 0.0
         // Hashed once for the stripe and the sketch; LRU's one table needs no hash.
         let hash = isAdaptive ? storage.stripeHash.unseeded(key) : 0
+        let tableHash = storage.tableHash(of: key)
         if case .never = expiration {
-            if replacesInPlace, replaceInPlace(value, forKey: key, hash: hash, cost: max(cost, 0)) { return }
+            if replacesInPlace, replaceInPlace(value, forKey: key, hash: hash, tableHash: tableHash, cost: max(cost, 0)) {
+                return
+            }
         } else {
             (deadline, lifetime) = timing(of: expiration)
         }
@@ -307,7 +310,8 @@ public final class MemoryCache<Key: Hashable & Sendable, Value: Sendable>: @unch
         mutex.lock()
         let locked = measuresSerialSections ? kvcache_monotonic_nanoseconds() : 0
         let purge = insert(
-            value, forKey: key, hash: hash, cost: max(cost, 0), deadline: deadline, lifetime: lifetime, into: &removals)
+            value, forKey: key, hash: hash, tableHash: tableHash, cost: max(cost, 0), deadline: deadline, lifetime: lifetime,
+            into: &removals)
         if measuresSerialSections { serialSectionCounters.recordLockedSet(start: start, locked: locked) }
         unlockAfterChange()
         complete(consume removals)
@@ -418,10 +422,11 @@ public final class MemoryCache<Key: Hashable & Sendable, Value: Sendable>: @unch
         }
         mutex.lock()
         let batch = takePendingReleases()
-        let retired = storage.takeReleased()
+        var retired = storage.takeReleased()
         mutex.unlock()
         releaser.release(consume batch)
-        if releasesValuesInBackground { releaser.release(consume retired) }
+        // Out of the array: the releaser must hold the last reference.
+        while let nodes = retired.popLast() { free(nodes) }
         releaser.waitUntilIdle()
     }
 

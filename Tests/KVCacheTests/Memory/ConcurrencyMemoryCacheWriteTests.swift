@@ -11,7 +11,9 @@ import Glibc
 @Suite struct ConcurrencyMemoryCacheWriteTests {
     /// `replaceInPlace` as `setValue` calls it.
     static func replace<Value>(_ cache: MemoryCache<Int, Value>, _ value: Value, forKey key: Int, cost: Int64) -> Bool {
-        cache.replaceInPlace(value, forKey: key, hash: cache.storage.stripeHash.unseeded(key), cost: cost)
+        cache.replaceInPlace(
+            value, forKey: key, hash: cache.storage.stripeHash.unseeded(key), tableHash: cache.storage.tableHash(of: key),
+            cost: cost)
     }
 
     /// Every invariant of the storage, the table and the lanes, after draining every lane.

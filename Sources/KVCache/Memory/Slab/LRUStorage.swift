@@ -88,9 +88,6 @@ final class LRUStorage<Key: Hashable, Value> {
     /// Batches of retired table nodes to free once their stripe's grace period has passed
     /// (`MemoryCache.complete`): taken from the stripes by the holder of the cache's lock.
     @usableFromInline @exclusivity(unchecked) var fullRetired: [RetiredNodes<Key, Entry>] = []
-    /// Whether retired nodes, which hold replaced and removed values, wait to be freed in
-    /// batches (values released in the background), or are freed after each change.
-    @usableFromInline @exclusivity(unchecked) var retiresInBatches = true
 
     /// Entries whose deadline is finite; sweeping for expired entries is pointless without them.
     @usableFromInline @exclusivity(unchecked) var expiringCount = 0
@@ -249,7 +246,7 @@ final class LRUStorage<Key: Hashable, Value> {
     /// table is striped (the caller needs it too), and unused otherwise.
     @inlinable
     func setValue(
-        _ value: Value, forKey key: Key, hash: UInt32, cost: Int64,
+        _ value: Value, forKey key: Key, hash: UInt32, tableHash: Int, cost: Int64,
         accessTime: Double, deadline: Double, lifetime: Double
     ) -> (index: Int32, replaced: RemovedEntry?) {
         // Before the entry is visible to readers that skip the cache's lock.
@@ -261,7 +258,7 @@ final class LRUStorage<Key: Hashable, Value> {
         let stripe = stripes[stripeIndex]
         stripe.writeLock.lock()
         let old = stripe.setEntry(
-            Entry(index: index, cost: cost, value: value), forKey: key, hash: TableStripe<Key, Entry>.hash(of: key)
+            Entry(index: index, cost: cost, value: value), forKey: key, hash: tableHash
         ) { [unowned(unsafe) self] in self.slot(at: $0.index).pointee.cost }
         takeRetiredIfFull(of: stripe, at: stripeIndex)
         stripe.writeLock.unlock()
@@ -302,7 +299,7 @@ final class LRUStorage<Key: Hashable, Value> {
         let stripe = stripes[stripeIndex]
         let slotCost = slot(at: index).pointee.cost
         stripe.writeLock.lock()
-        let value = stripe.removeEntry(forKey: key, hash: TableStripe<Key, Entry>.hash(of: key)) { _ in slotCost }
+        let value = stripe.removeEntry(forKey: key, hash: tableHash(of: key)) { _ in slotCost }
             .unsafelyUnwrapped.value
         takeRetiredIfFull(of: stripe, at: stripeIndex)
         stripe.writeLock.unlock()

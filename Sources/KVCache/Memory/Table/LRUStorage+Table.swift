@@ -44,6 +44,10 @@ extension LRUStorage {
     @inlinable
     var currentLaneIndex: Int { Int(ThreadNumber.current() & laneMask) }
 
+    /// The hash `key` is placed by in its stripe's table (seeded per process).
+    @inlinable
+    func tableHash(of key: Key) -> Int { TableStripe<Key, Entry>.hash(of: key) }
+
     /// The stripe that holds `key`.
     @inlinable
     func stripe(for key: Key) -> TableStripe<Key, Entry> {
@@ -106,8 +110,13 @@ extension LRUStorage {
     /// Called with the cache's lock held.
     @inlinable
     func entry(forKey key: Key, hash: UInt32) -> Entry? {
+        entry(forKey: key, hash: hash, tableHash: tableHash(of: key))
+    }
+
+    /// `entry(forKey:hash:)` for a caller that has the key's `tableHash(of:)`.
+    @inlinable
+    func entry(forKey key: Key, hash: UInt32, tableHash: Int) -> Entry? {
         let stripeIndex = stripeIndex(forHash: hash)
-        let tableHash = TableStripe<Key, Entry>.hash(of: key)
         guard isStriped else { return stripes[stripeIndex].entry(forKey: key, hash: tableHash) }
         // A writer replacing a value in place does not hold the cache's lock: the nodes
         // read stay valid while a read lane's lock of the stripe is held.
@@ -130,15 +139,15 @@ extension LRUStorage {
     /// Sizes each stripe's batches of retired nodes, which hold replaced and removed
     /// values (a batch is a grace period, then a background task): 64 nodes, or fewer, so
     /// that all stripes together hold at most a quarter of the count limit and one of the
-    /// cache's batches by cost (`costBatch`): never much of its memory. One node when
-    /// values are not released in the background: each is freed by the change that
-    /// retired it. Called with the cache's lock held.
-    func setReleaseBatches(countLimit: Int, costBatch: Int64) {
+    /// cache's batches by cost (`costBatch`): never much of its memory. One node unless
+    /// `inBatches` (values released in the background): each is freed by the change
+    /// that retired it. Called with the cache's lock held.
+    func setReleaseBatches(countLimit: Int, costBatch: Int64, inBatches: Bool) {
         let stripeCount = stripes.count
         for stripe in stripes {
             stripe.writeLock.withLock {
-                stripe.releaseBatchCount = retiresInBatches ? max(1, min(64, countLimit / (4 * stripeCount))) : 1
-                stripe.releaseBatchCost = retiresInBatches ? max(1, costBatch / Int64(stripeCount)) : 1
+                stripe.releaseBatchCount = inBatches ? max(1, min(64, countLimit / (4 * stripeCount))) : 1
+                stripe.releaseBatchCost = inBatches ? max(1, costBatch / Int64(stripeCount)) : 1
             }
         }
     }
@@ -147,10 +156,11 @@ extension LRUStorage {
     /// holding the cache's lock and the stripe's `writeLock`.
     @inlinable
     func takeRetiredIfFull(of stripe: TableStripe<Key, Entry>, at index: Int) {
-        if stripe.retiredBatchIsFull, let retired = stripe.takeRetired(stripe: index) { fullRetired.append(retired) }
+        if let retired = stripe.takeRetiredIfFull(stripe: index) { fullRetired.append(retired) }
     }
 
-    /// Every retired node, from every stripe, once no reader can be on them: to free.
+    /// Every retired node, from every stripe, for `MemoryCache.free` (which waits for
+    /// their grace periods).
     /// Called with the cache's lock held, or by the deinitializer.
     func takeReleased() -> [RetiredNodes<Key, Entry>] {
         var batches = fullRetired
@@ -158,7 +168,6 @@ extension LRUStorage {
         for (index, stripe) in stripes.enumerated() {
             if let retired = stripe.writeLock.withLock({ stripe.takeRetired(stripe: index) }) { batches.append(retired) }
         }
-        for batch in batches { lanes.synchronize(stripe: batch.stripe) }
         return batches
     }
 }

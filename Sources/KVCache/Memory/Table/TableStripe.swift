@@ -157,18 +157,6 @@ final class TableStripe<Key: Hashable, Entry> {
         return nil
     }
 
-    /// Replaces the entry of `key` with what `change` makes of it, if anything, and
-    /// returns the entry replaced, whose node is retired with `cost`.
-    @inlinable
-    func updateEntry(forKey key: Key, hash: Int, cost: Int64, _ change: (Entry) -> Entry?) -> Entry? {
-        let (found, previous, bucket) = position(ofKey: key, hash: hash)
-        guard let found else { return nil }
-        let old = found.pointee.entry
-        guard let new = change(old) else { return nil }
-        replace(found, after: previous, in: bucket, with: new, cost: cost)
-        return old
-    }
-
     /// Removes the entry of `key` and returns it; its node is retired with `cost` of it.
     @inlinable
     func removeEntry(forKey key: Key, hash: Int, cost: (Entry) -> Int64) -> Entry? {
@@ -247,6 +235,12 @@ final class TableStripe<Key: Hashable, Entry> {
     @inlinable
     var retiredBatchIsFull: Bool {
         retiredNodes.count >= releaseBatchCount || retiredCost >= releaseBatchCost || !retiredBuckets.isEmpty
+    }
+
+    /// The retired nodes if they make a batch (`retiredBatchIsFull`), now none.
+    @inlinable
+    func takeRetiredIfFull(stripe: Int) -> RetiredNodes<Key, Entry>? {
+        retiredBatchIsFull ? takeRetired(stripe: stripe) : nil
     }
 
     /// The retired nodes and arrays, now none, or nil if there are none. `stripe` is this
