@@ -33,8 +33,11 @@ import Testing
         #expect(!layout.violations(lanes: 2, stripes: 16).isEmpty)
     }
 
+    /// Four lanes per processor (so threads that outnumber cores rarely share one), a power
+    /// of two, at most 64.
     @Test func lanesScaleWithProcessorsUpToSixtyFour() {
         let count = ReadLanes.countForStripedTable
-        #expect(count >= 1 && count <= 64 && count & (count - 1) == 0)
+        let wanted = min(ProcessInfo.processInfo.activeProcessorCount * ReadLanes.lanesPerProcessor, 64)
+        #expect(count >= wanted && count < 2 * wanted && count <= 64 && count & (count - 1) == 0)
     }
 }

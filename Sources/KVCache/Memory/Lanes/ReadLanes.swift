@@ -87,11 +87,18 @@ final class ReadLanes {
         }
     }
 
-    /// Lanes for a table with stripes: one per processor, as a power of two, at most 64.
-    /// Threads on different lanes share no lock on a hit; a lane costs memory
-    /// (`LaneLayout.laneStride`, about 6 KB with 16 stripes) and a lock on each write.
+    /// Lanes for a table with stripes: four per processor, as a power of two, at most 64.
+    /// Threads on different lanes share no lock on a hit. Servers run more threads than
+    /// cores, and a thread preempted while it holds its lane's lock holds up the threads
+    /// that share its lane: more lanes than cores keep that rare. A lane costs memory
+    /// (`LaneLayout.laneStride`, about 6 KB with 16 stripes) and a lock and unlock in each
+    /// grace period.
     static var countForStripedTable: Int {
-        let processors = Swift.min(Swift.max(ProcessInfo.processInfo.activeProcessorCount, 1), UInt64.bitWidth)
-        return 1 << (Int.bitWidth - (processors - 1).leadingZeroBitCount)
+        let processors = Swift.max(ProcessInfo.processInfo.activeProcessorCount, 1)
+        let wanted = Swift.min(processors * lanesPerProcessor, UInt64.bitWidth)
+        return 1 << (Int.bitWidth - (wanted - 1).leadingZeroBitCount)
     }
+
+    /// Lanes per processor (`countForStripedTable`).
+    static let lanesPerProcessor = 4
 }

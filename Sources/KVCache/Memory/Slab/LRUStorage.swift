@@ -94,7 +94,7 @@ final class LRUStorage<Key: Hashable, Value> {
 
     /// Storage whose entries are placed in segments (the adaptive policy's), with a
     /// striped table whose hits may skip the cache's lock.
-    /// `laneCount` read lanes, or one per processor (`ReadLanes.countForStripedTable`).
+    /// `laneCount` read lanes, or four per processor (`ReadLanes.countForStripedTable`).
     init(segmented: Bool, readsNeedCacheLock: Bool = false, laneCount: Int? = nil) {
         let stripeCount = segmented ? Self.stripeCount : 1
         stripes = ContiguousArray((0..<stripeCount).map { _ in TableStripe() })
