@@ -1,10 +1,17 @@
 import KVCache
+import Synchronization
 
 /// KVCache's MemoryCache (adaptive policy) replayed by several threads at once: each
 /// claims the next `chunk` consecutive requests from one cursor (`SharedPositions`)
 /// and replays it in order, so the requests run close to the trace's order while
 /// reads record on several lanes and some are dropped. Against the same replay on one
 /// thread it shows what the policy loses by sampling reads.
+///
+/// Threads running at once interleave their chunks, which reorders the trace a little,
+/// and on a trace whose hits hang on the order of a scan (a loop a little larger than the
+/// cache) that alone moves the hits by points. So the order the requests ran in is logged
+/// too, and replayed on one thread: the gap to that replay is what concurrency costs the
+/// policy, apart from the order.
 enum ConcurrentReplay {
     /// Requests a thread claims at a time: small, so that the threads' interleaving
     /// reorders the trace little (the figure is about the policy, not the order).
@@ -14,18 +21,20 @@ enum ConcurrentReplay {
         var hits: Int
         /// Hits the policy did not see (`MemoryCache.Statistics.droppedReads`).
         var droppedReads: Int
+        /// One thread's hits replaying the requests in the order the threads ran them.
+        var sameOrderHits: Int
     }
 
     static func replay(_ keys: [Int], capacity: Int, threads: Int) -> Outcome {
-        // Only a negative count limit is refused, and capacities here are positive.
-        let cache = try! MemoryCache<Int, Int>(configuration: .init(
-            countLimit: max(1, capacity), autoTrimInterval: nil, releasesValuesInBackground: false))
+        let cache = makeCache(capacity: capacity)
         let positions = SharedPositions(count: keys.count, chunk: chunk)
+        let order = OrderLog(count: keys.count)
         let outcome = ParallelRunner.run(threads: threads) { _, _ in
             var hits = 0
             while let chunk = positions.claim() {
                 for position in chunk {
                     let key = keys[position]
+                    order.append(position)
                     if cache.value(forKey: key) != nil {
                         hits &+= 1
                     } else {
@@ -35,6 +44,47 @@ enum ConcurrentReplay {
             }
             return hits
         }
-        return Outcome(hits: outcome.total, droppedReads: cache.statistics.droppedReads)
+        let single = makeCache(capacity: capacity)
+        var sameOrderHits = 0
+        for index in 0..<keys.count {
+            let key = keys[order[index]]
+            if single.value(forKey: key) != nil {
+                sameOrderHits &+= 1
+            } else {
+                single.setValue(key, forKey: key)
+            }
+        }
+        return Outcome(hits: outcome.total, droppedReads: cache.statistics.droppedReads, sameOrderHits: sameOrderHits)
     }
+
+    static func makeCache(capacity: Int) -> MemoryCache<Int, Int> {
+        // Only a negative count limit is refused, and capacities here are positive.
+        try! MemoryCache<Int, Int>(configuration: .init(
+            countLimit: max(1, capacity), autoTrimInterval: nil, releasesValuesInBackground: false))
+    }
+}
+
+/// The positions of a trace in the order threads took them, one ticket each: the order
+/// they started in, which two threads may then run a request or two apart.
+/// Unchecked: each ticket is one thread's slot, read only after the threads have joined.
+final class OrderLog: @unchecked Sendable {
+    private let positions: UnsafeMutablePointer<Int>
+    private let count: Int
+    private let next = Atomic<Int>(0)
+
+    init(count: Int) {
+        self.count = count
+        positions = .allocate(capacity: max(1, count))
+    }
+
+    deinit { positions.deallocate() }
+
+    func append(_ position: Int) {
+        let ticket = next.add(1, ordering: .relaxed).oldValue
+        precondition(ticket < count)
+        positions[ticket] = position
+    }
+
+    /// The position taken `index`th; read after the threads have joined.
+    subscript(index: Int) -> Int { positions[index] }
 }

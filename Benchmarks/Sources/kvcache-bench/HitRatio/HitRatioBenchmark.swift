@@ -65,7 +65,7 @@ struct HitRatioBenchmark {
 
     /// Replays every trace; notes and skips the ones that are missing.
     func run(into report: Report) {
-        var concurrentGaps: [(cell: String, gap: Double)] = []
+        var concurrentGaps: [ConcurrentGap] = []
         if let absence {
             report.note(absence)
             return
@@ -103,17 +103,26 @@ struct HitRatioBenchmark {
                 concurrentGaps += Self.renderConcurrent(rows, trace: trace, threads: threads, into: report)
             }
         }
-        if let threads = concurrentThreads, let worst = concurrentGaps.max(by: { abs($0.gap) < abs($1.gap) }) {
-            report.note(String(format: "hit ratio: %d threads at once against one, worst gap %+.2f points (%@)",
-                               threads, worst.gap, worst.cell))
+        if let threads = concurrentThreads, let worst = concurrentGaps.max(by: { abs($0.gap) < abs($1.gap) }),
+           let worstSameOrder = concurrentGaps.max(by: { abs($0.sameOrderGap) < abs($1.sameOrderGap) }) {
+            let within = concurrentGaps.filter { abs($0.sameOrderGap) <= 0.5 }.count
+            report.note(String(format: "hit ratio: %d threads at once against one thread on the trace's order, worst gap "
+                               + "%+.2f points (%@); against one thread in the threads' order, worst gap %+.2f points "
+                               + "(%@), %d of %d cells within 0.5",
+                               threads, worst.gap, worst.cell, worstSameOrder.sameOrderGap, worstSameOrder.cell,
+                               within, concurrentGaps.count))
         }
     }
+
+    /// A cell of the concurrent replay: its gap to one thread on the trace's order, and to
+    /// one thread replaying the requests in the order the threads ran them.
+    typealias ConcurrentGap = (cell: String, gap: Double, sameOrderGap: Double)
 
     /// The default policy replayed by `threads` threads at once beside its one-thread
     /// hits of `rows`: one line per size, with the gap and the reads the policy did not see.
     private static func renderConcurrent(_ rows: [HitRatioRow], trace: Trace, threads: Int,
-                                         into report: Report) -> [(cell: String, gap: Double)] {
-        var gaps: [(cell: String, gap: Double)] = []
+                                         into report: Report) -> [ConcurrentGap] {
+        var gaps: [ConcurrentGap] = []
         var lines = ["hit ratio · \(trace.name) · KVCache MemoryCache (adaptive), \(threads) threads replaying "
             + "chunks of \(ConcurrentReplay.chunk) requests in turn, against one thread"]
         for row in rows {
@@ -121,10 +130,13 @@ struct HitRatioBenchmark {
             let outcome = ConcurrentReplay.replay(trace.keys, capacity: row.capacity, threads: threads)
             let ratio = 100 * Double(outcome.hits) / Double(trace.keys.count)
             let gap = ratio - single.hitRatio
-            gaps.append(("\(trace.name) at \(row.capacity)", gap))
+            let sameOrder = 100 * Double(outcome.sameOrderHits) / Double(trace.keys.count)
+            gaps.append(("\(trace.name) at \(row.capacity)", gap, ratio - sameOrder))
             let dropped = 100 * Double(outcome.droppedReads) / Double(max(1, outcome.hits))
-            lines.append(String(format: "  %@ entries: %.2f %% (one thread %.2f %%, %+.2f points); %.2f %% of hits dropped",
-                                row.capacity.formatted(), ratio, single.hitRatio, gap, dropped))
+            lines.append(String(format: "  %@ entries: %.2f %% (one thread %.2f %%, %+.2f points; one thread in the "
+                                + "threads' order %.2f %%, %+.2f points); %.2f %% of hits dropped",
+                                row.capacity.formatted(), ratio, single.hitRatio, gap, sameOrder, ratio - sameOrder,
+                                dropped))
         }
         Output.print(lines.joined(separator: "\n") + "\n")
         return gaps
