@@ -53,6 +53,12 @@ static inline uint64_t kvcache_atomic_add(uint64_t *word, uint64_t amount) {
     return __atomic_fetch_add(word, amount, __ATOMIC_RELAXED);
 }
 
+// A full fence: stores before it are visible to every thread before loads after it run
+// (the two halves of a grace period that skips lanes no reader has used).
+static inline void kvcache_full_fence(void) {
+    __atomic_thread_fence(__ATOMIC_SEQ_CST);
+}
+
 // Returns the value before.
 static inline uint64_t kvcache_atomic_exchange(uint64_t *word, uint64_t value) {
     return __atomic_exchange_n(word, value, __ATOMIC_RELAXED);

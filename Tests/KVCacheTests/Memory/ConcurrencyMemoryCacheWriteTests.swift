@@ -195,7 +195,9 @@ import Glibc
         let batch = cache.withLock { cache.storage.stripes[0].releaseBatchCount }
         let keys = Array(Self.keys(of: cache, stripe: 0).prefix(batch))
         let reader = (0..<lanes.count).first { $0 != lane }!
-        // A reader of stripe 0 on another lane, in the middle of its look-up.
+        // A reader of stripe 0 on another lane, in the middle of its look-up (a reader marks
+        // its lane as used before it takes the lane's lock).
+        lanes.register(lane: reader)
         lanes[lane: reader, stripe: 0].lock()
         let done = DispatchSemaphore(value: 0)
         DispatchQueue.global().async {
@@ -206,12 +208,42 @@ import Glibc
         let finishedWhileHeld = done.wait(timeout: .now() + 0.5) == .success
         let releasedWhileHeld = recorder.count
         lanes[lane: reader, stripe: 0].unlock()
-        done.wait()
+        if !finishedWhileHeld { done.wait() }
         #expect(!finishedWhileHeld)
         #expect(releasedWhileHeld == 0)
         cache.waitForBackgroundWork()
         #expect(recorder.ids == Set(keys))
         #expect(keys.allSatisfy { cache[$0]?.id == 1_000 + $0 })
+    }
+
+    /// A grace period waits for the lanes a reader has used only, so its cost follows the
+    /// threads that read, not the lanes there are: with the locks of every lane no thread
+    /// has read on held, a full batch of replacements finishes.
+    @Test func aGracePeriodSkipsLanesNoReaderHasUsed() throws {
+        let cache: MemoryCache<Int, Int> = try makeCache(.init(countLimit: 1_000, autoTrimInterval: nil))
+        for key in 0..<1_000 { cache[key] = key }
+        let lanes = cache.storage.lanes
+        let writer = LaneThread()
+        defer { writer.stop() }
+        _ = writer.run { cache.storage.currentLaneIndex }
+        let used = lanes.usedLanes
+        let unused = (0..<lanes.count).filter { used & 1 << UInt64($0) == 0 }
+        try #require(!unused.isEmpty, "every one of \(lanes.count) lanes is used")
+        let batch = cache.withLock { cache.storage.stripes[0].releaseBatchCount }
+        let keys = Array(Self.keys(of: cache, stripe: 0).prefix(batch))
+        #expect(keys.count == batch)
+        for lane in unused { lanes[lane: lane, stripe: 0].lock() }
+        let done = DispatchSemaphore(value: 0)
+        DispatchQueue.global().async {
+            writer.run { for key in keys { _ = Self.replace(cache, key + 1, forKey: key, cost: 0) } }
+            done.signal()
+        }
+        let finished = done.wait(timeout: .now() + 10) == .success
+        for lane in unused { lanes[lane: lane, stripe: 0].unlock() }
+        if !finished { done.wait() }
+        #expect(finished)
+        #expect(keys.allSatisfy { cache[$0] == $0 + 1 })
+        #expect(Self.violations(cache) == [])
     }
 
     /// Values with references, strings for keys, tables that grow and shrink: readers,

@@ -2,7 +2,8 @@
 extension LRUStorage {
     /// The problems found in the table and the read lanes, empty when they are sound:
     /// every table entry names a live slot that holds its key and cost, and every read buffer
-    /// within its capacity is marked pending in its lane's header when it holds reads.
+    /// within its capacity is marked pending in its lane's header, and its lane used, when it
+    /// holds reads.
     /// Called with the cache's lock held (readers may be recording: each buffer is read
     /// under its own lock, and one whose lock is busy is skipped, so a check never waits
     /// for a reader or for a test that holds a lane).
@@ -38,6 +39,11 @@ extension LRUStorage {
                 part.unlock()
                 if buffered > LaneStripe.bufferCapacity { problems.append("lane \(lane) stripe \(stripe) holds \(buffered) reads") }
                 if buffered > 0 && !pending { problems.append("lane \(lane) stripe \(stripe) holds reads, unmarked") }
+                // A reader marks its lane used before it takes the lane's lock, and no mark is
+                // cleared: a grace period that skipped this lane could free a node under it.
+                if buffered > 0 && lanes.usedLanes & 1 << UInt64(lane) == 0 {
+                    problems.append("lane \(lane) holds reads but is not marked used")
+                }
             }
         }
         return problems

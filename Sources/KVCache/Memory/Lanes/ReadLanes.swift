@@ -1,3 +1,4 @@
+import CProcessor
 import Foundation
 
 /// A memory cache's read lanes: for each lane, a `LaneHeader` and a `LaneStripe` per
@@ -19,6 +20,10 @@ final class ReadLanes {
     @usableFromInline let headerStride: Int
     @usableFromInline let count: Int
     @usableFromInline let stripeCount: Int
+    /// The lanes a reader has used, a bit each, on a line of its own that only a lane's
+    /// first reader writes: a grace period waits for readers of these lanes only, so its
+    /// cost follows the threads that read, not the lanes there are.
+    @usableFromInline let usedLanesWord: UnsafeMutablePointer<UInt64>
     /// `count` lanes (at most 64) for a table of `stripeCount` stripes.
     init(count: Int, stripeCount: Int, readsSkipCacheLock: Bool, layout: LaneLayout = .platform) {
         precondition(count > 0 && count <= UInt64.bitWidth && stripeCount > 0 && stripeCount <= UInt64.bitWidth)
@@ -31,6 +36,8 @@ final class ReadLanes {
         memory = .allocate(byteCount: byteCount, alignment: layout.alignment)
         memory.initializeMemory(as: UInt8.self, repeating: 0, count: byteCount)
         base = memory + headerStride
+        usedLanesWord = UnsafeMutableRawPointer.allocate(byteCount: layout.alignment, alignment: layout.alignment)
+            .initializeMemory(as: UInt64.self, repeating: 0, count: 1)
         forEach { part in
             // Spins a little before sleeping: the lock is held for a look-up only.
             PThreadMutex.initialize(at: part.mutex, spins: true)
@@ -41,6 +48,23 @@ final class ReadLanes {
     deinit {
         forEach { PThreadMutex.destroy(at: $0.mutex) }
         memory.deallocate()
+        usedLanesWord.deallocate()
+    }
+
+    /// The lanes a reader has used, a bit each.
+    var usedLanes: UInt64 { kvcache_atomic_load(usedLanesWord) }
+
+    /// Marks lane `lane` as used, before its first reader looks anything up. Called by
+    /// every thread that takes a lane's lock to read the table, before it takes it.
+    @inlinable
+    func register(lane: Int) {
+        let bit: UInt64 = 1 << UInt64(lane)
+        // Loaded first: once every reading thread's lane is marked, the line stays shared.
+        guard kvcache_atomic_load(usedLanesWord) & bit == 0 else { return }
+        kvcache_atomic_or(usedLanesWord, bit)
+        // The mark is visible before this reader loads a chain: a grace period that does
+        // not see it began after the reader's look-up could have found an unlinked node.
+        kvcache_full_fence()
     }
 
     /// Lane `lane`'s part of stripe `stripe`.
@@ -76,12 +100,19 @@ final class ReadLanes {
     }
 
     /// Waits until every reader of stripe `stripe` that started before the call has
-    /// finished (a grace period): takes and releases the stripe's lock in each lane.
+    /// finished (a grace period): takes and releases the stripe's lock in each lane a
+    /// reader has used.
     /// Table nodes unlinked before the call may then be freed. Called holding no lane's lock.
     @inlinable
     func synchronize(stripe: Int) {
-        for lane in 0..<count {
-            let part = self[lane: lane, stripe: stripe]
+        // The unlinking is visible before the lanes are read (`register(lane:)`'s fence is
+        // the other half): a lane marked after this load has a reader that cannot find
+        // the unlinked nodes.
+        kvcache_full_fence()
+        var used = kvcache_atomic_load(usedLanesWord)
+        while used != 0 {
+            let part = self[lane: used.trailingZeroBitCount, stripe: stripe]
+            used &= used &- 1
             part.lock()
             part.unlock()
         }

@@ -40,9 +40,13 @@ extension LRUStorage {
         LaneHeader(memory: laneBase + lane &* laneStride - laneHeaderStride)
     }
 
-    /// The calling thread's read lane.
+    /// The calling thread's read lane, marked as used (`ReadLanes.register(lane:)`).
     @inlinable
-    var currentLaneIndex: Int { Int(ThreadNumber.current() & laneMask) }
+    var currentLaneIndex: Int {
+        let lane = Int(ThreadNumber.current() & laneMask)
+        lanes.register(lane: lane)
+        return lane
+    }
 
     /// The hash `key` is placed by in its stripe's table (seeded per process).
     @inlinable
