@@ -65,4 +65,11 @@ extension MemoryCache {
         storage.lanes.synchronize(stripe: retired.stripe)
         if releasesValuesInBackground { releaser.release(retired) }
     }
+
+    /// `free` for every batch in `retired`, which is left empty. Each batch leaves the array
+    /// before it is freed: the releaser must hold its last reference. Called without any lock.
+    @inlinable
+    func free(all retired: inout [RetiredNodes<Key, LRUStorage<Key, Value>.Entry>]) {
+        while let batch = retired.popLast() { free(batch) }
+    }
 }

@@ -124,7 +124,7 @@ extension MemoryCache {
             _ = consume removals
         }
         // After the removals' references are dropped, so that the nodes hold the last.
-        while let batch = retired.popLast() { free(batch) }
+        free(all: &retired)
     }
 
     /// Calls `onEviction` for each entry, then releases their values, in the

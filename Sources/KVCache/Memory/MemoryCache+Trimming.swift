@@ -245,8 +245,7 @@ extension MemoryCache: MemoryPressureTrimmable {
         var retired = storage.takeReleased()
         mutex.unlock()
         releaser.release(consume batch)
-        // Out of the array: the releaser must hold the last reference.
-        while let nodes = retired.popLast() { free(nodes) }
+        free(all: &retired)
     }
 }
 

@@ -425,8 +425,7 @@ public final class MemoryCache<Key: Hashable & Sendable, Value: Sendable>: @unch
         var retired = storage.takeReleased()
         mutex.unlock()
         releaser.release(consume batch)
-        // Out of the array: the releaser must hold the last reference.
-        while let nodes = retired.popLast() { free(nodes) }
+        free(all: &retired)
         releaser.waitUntilIdle()
     }
 

@@ -26,41 +26,22 @@ enum ConcurrentReplay {
     }
 
     static func replay(_ keys: [Int], capacity: Int, threads: Int) -> Outcome {
-        let cache = makeCache(capacity: capacity)
+        let replay = KVCacheAdaptiveReplay(capacity: capacity)
         let positions = SharedPositions(count: keys.count, chunk: chunk)
         let order = OrderLog(count: keys.count)
         let outcome = ParallelRunner.run(threads: threads) { _, _ in
             var hits = 0
             while let chunk = positions.claim() {
                 for position in chunk {
-                    let key = keys[position]
                     order.append(position)
-                    if cache.value(forKey: key) != nil {
-                        hits &+= 1
-                    } else {
-                        cache.setValue(key, forKey: key)
-                    }
+                    if replay.access(keys[position]) { hits &+= 1 }
                 }
             }
             return hits
         }
-        let single = makeCache(capacity: capacity)
-        var sameOrderHits = 0
-        for index in 0..<keys.count {
-            let key = keys[order[index]]
-            if single.value(forKey: key) != nil {
-                sameOrderHits &+= 1
-            } else {
-                single.setValue(key, forKey: key)
-            }
-        }
-        return Outcome(hits: outcome.total, droppedReads: cache.statistics.droppedReads, sameOrderHits: sameOrderHits)
-    }
-
-    static func makeCache(capacity: Int) -> MemoryCache<Int, Int> {
-        // Only a negative count limit is refused, and capacities here are positive.
-        try! MemoryCache<Int, Int>(configuration: .init(
-            countLimit: max(1, capacity), autoTrimInterval: nil, releasesValuesInBackground: false))
+        let sameOrder = (0..<keys.count).map { keys[order[$0]] }
+        return Outcome(hits: outcome.total, droppedReads: replay.cache.statistics.droppedReads,
+                       sameOrderHits: KVCacheAdaptiveReplay.hits(replaying: sameOrder, capacity: capacity))
     }
 }
 
