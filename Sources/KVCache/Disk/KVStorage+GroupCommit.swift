@@ -54,7 +54,7 @@ extension KVStorage {
     /// delay is up: a quarter of the full buffer. A burst then commits on the
     /// commit thread while the caller goes on, instead of all at once later.
     var isWorthCommittingEarly: Bool {
-        pending.count >= max(1, options.groupCommitMaxWrites / 4) || pending.bytes >= options.groupCommitMaxBytes / 4
+        pending.count >= max(1, options.groupCommitMaxWrites / 4) || pending.bytes >= batchByteLimit / 4
     }
 
     /// Commits pending writes and access times, if any: on the commit connection when
@@ -73,7 +73,7 @@ extension KVStorage {
     /// Commits when the buffer is full: detached (off the caller's lock) after waiting
     /// for the batch in flight, so at most two buffers' worth of writes are ever uncommitted.
     func commitIfFull() throws {
-        guard pending.count >= options.groupCommitMaxWrites || pending.bytes >= options.groupCommitMaxBytes else {
+        guard pending.count >= options.groupCommitMaxWrites || pending.bytes >= batchByteLimit else {
             return
         }
         try settleOrWaitOffLock()
@@ -146,6 +146,7 @@ extension KVStorage {
             if batch.emptiesDataFolder { swapDataFolder() }
             // Removals on a nearly full disk: the WAL's room goes back to the disk too.
             if batch.writes.hasRemovals { truncateWALIfDiskIsNearlyFull() }
+            updateBatchByteLimit()
         case .failure(let error):
             let disposition = commitFailed(error, writes: batch.writes, accessTimes: batch.accessTimes) {
                 $0.detached = nil

@@ -55,6 +55,9 @@ final class KVStorage {
     var isLimitTrimScheduled = false
     /// True while the reserve file is known to be in place at its full size.
     var isReserveInPlace = false
+    /// Bytes of pending writes that start a commit: the configured most, or an eighth of the
+    /// disk's free space when that is less (measured after each commit; see `commitIfFull`).
+    var batchByteLimit: Int
     /// True once this store marked its manifest as ours (`PRAGMA application_id`): it
     /// created the schema, or adopted a manifest from before the mark.
     var markedManifest = false
@@ -93,6 +96,7 @@ final class KVStorage {
         let canonical = String(cString: resolved)
         free(resolved)
         self.directory = canonical
+        batchByteLimit = Self.batchByteLimit(options: options, freeSpace: FileStore.freeSpace(at: canonical))
         manifestPath = canonical + "/manifest.sqlite"
         dataPath = canonical + "/data"
         trashPath = canonical + "/trash"

@@ -151,11 +151,16 @@ final class WALCheckpointer: Sendable {
     /// (the WAL may need as much again); the reserve stays for deletions, and covers an
     /// estimate short by up to its size. Called on `database` before a commit with sets.
     func admitGrowth(of writes: PendingWrites, on database: Database) throws {
-        // Nearly full, or about to be once the WAL's frames are written to the database file.
-        let walSize = KVStorage.fileSize(atPath: path + "-wal") ?? 0
-        guard let reservePath, let free = FileStore.freeSpace(at: path), free < nearlyFullBytes + 2 * walSize
-        else { return }
+        // Nearly full, or about to be once the WAL's frames and this commit's pages are written
+        // to the database file. The commit's own growth counts: a batch that gathered many sets
+        // (a slow committer, a long group commit delay) can take a disk with room past full in
+        // one commit, leaving growth in the WAL that no checkpoint can write.
         let neededPages = (writes.bytes + 128 * writes.count + pageSize - 1) / pageSize + 2
+        let walSize = KVStorage.fileSize(atPath: path + "-wal") ?? 0
+        let batchBytes = Int64(neededPages) * Int64(pageSize)
+        guard let reservePath, let free = FileStore.freeSpace(at: path),
+              free < nearlyFullBytes + 2 * walSize + 2 * batchBytes
+        else { return }
         let freePages = Int((try? database.integer("PRAGMA freelist_count")) ?? 0)
         // Outside a transaction, a checkpoint first: it writes what it can and says what is left.
         if !database.isInTransaction { checkpointInline(database.handle) }

@@ -85,14 +85,15 @@ import Testing
             $0.groupCommitDelay = .seconds(3600)
             $0.groupCommitMaxWrites = 1_000
         }) { cache, url in
-            // Leave about 300 KB free, so that 800 KB of writes cannot commit while
-            // staying under the sizes that start a commit early (250 writes, 1 MiB).
+            // Buffered only (no commit yet: 40 KB, under the sizes that start a commit early,
+            // an eighth of the free space measured at the last commit), so every one of
+            // these is acknowledged...
+            for index in 0..<10 { try cache.setValue(bytes(4_000, seed: 9), forKey: "fill\(index)") }
+            // ...then another program leaves about 10 KB free, which 40 KB cannot commit in...
             let ballast = url.deletingLastPathComponent().path + "/more-ballast"
             let free = try #require(FileManager.default.attributesOfFileSystem(forPath: url.path)[.systemFreeSize] as? Int)
-            try Data(repeating: 2, count: max(0, free - 300_000)).write(to: URL(fileURLWithPath: ballast))
+            try Data(repeating: 2, count: max(0, free - 10_000)).write(to: URL(fileURLWithPath: ballast))
             defer { unlink(ballast) }
-            // Buffered only (no commit yet), so every one of these is acknowledged...
-            for index in 0..<200 { try cache.setValue(bytes(4_000, seed: 9), forKey: "fill\(index)") }
             // ...and the background commit (here: run by waitForBackgroundWork) fails.
             cache.waitForBackgroundWork()
             let statistics = cache.statistics
