@@ -24,12 +24,6 @@ struct AccessTimeBuffer {
         times.isEmpty ? nil : times[ByteWiseKey(key)]
     }
 
-    /// Returns every buffered time and empties the buffer.
-    mutating func drain() -> [(key: String, time: Double)] {
-        defer { times = [:] }
-        return times.map { ($0.key.string, $0.value) }
-    }
-
     /// Empties the buffer, keeping room for as many times as it held: the next
     /// batch is usually as large, and regrowing rehashes every key several times.
     mutating func removeAll() {

@@ -23,16 +23,6 @@ struct FileStore: Sendable {
 
     func path(_ name: String) -> String { directory + "/" + name }
 
-    /// Writes `data` to a new file (mode 0600) and returns its name, whose random
-    /// part comes from `suffixes`. On failure nothing is left behind.
-    func write(_ data: Data, forKey key: String, sync: Bool, suffixes: inout FileNameSuffixes) throws -> String {
-        while true {
-            let name = FileNameHash.fileName(forKey: key, suffix: suffixes.next())
-            if try write(data, named: name, sync: sync) { return name }
-            // 2^-64 odds that the name was taken; draw again.
-        }
-    }
-
     /// Writes `data` to a new file `name` (mode 0600); false if that name is taken.
     /// On failure nothing is left behind.
     func write(_ data: Data, named name: String, sync: Bool) throws -> Bool {

@@ -48,8 +48,6 @@ final class KVStorage {
     var reservedFiles: Set<String> = []
     /// Data folders swapped out by removeAll (`swapDataFolder`), for the owner to delete.
     var trashFolders: [String] = []
-    /// Counts the data folder swaps of removeAll: a file written outside the lock
-    /// across one went to the trash with the old folder.
 
     // Owner's scheduling state (guarded by the owner's lock like everything here).
     var isLimitTrimScheduled = false
@@ -254,8 +252,9 @@ final class KVStorage {
 
     // MARK: - Writes
 
-    /// Stores `data` for `key` as a pending write, readable at once. A file value
-    /// is written in full under a fresh name now; its row comes with the commit.
+    /// Stores inline `data` for `key` as a pending write, readable at once; its row comes
+    /// with the commit. File values are written outside the lock first, then recorded by
+    /// `setValue(_:writtenTo:forKey:expiration:extendedData:)` (KVStorage+FileWrites.swift).
     func setValue(_ data: Data, forKey key: String, expiration: Expiration = .never,
                   extendedData: Data? = nil) throws {
         try validate(key)
@@ -263,10 +262,9 @@ final class KVStorage {
         _ = try requireDatabase()
         try requireWritable()
         try throwDroppedWritesError()
+        precondition(!storesInFile(size: data.count), "a file value is written before the lock, then recorded")
         try commitIfFull()
-        let isFile = storesInFile(size: data.count)
-        let filename = isFile ? try files.write(data, forKey: key, sync: options.syncsFiles, suffixes: &fileNameSuffixes) : nil
-        record(size: data.count, filename: filename, inline: isFile ? nil : data, forKey: key,
+        record(size: data.count, filename: nil, inline: data, forKey: key,
                expiration: expiration, extendedData: extendedData)
     }
 
