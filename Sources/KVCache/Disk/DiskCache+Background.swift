@@ -193,26 +193,6 @@ extension DiskCache {
         if again { backgroundQueue.async(group: backgroundWork) { [weak self] in self?.trimToLimits(periodic: false) } }
     }
 
-    /// Runs trim steps until the goal is met, releasing the lock between steps.
-    func runTrim(_ goal: KVStorage.TrimGoal, reason: EvictionReason) throws -> Int {
-        var total = 0
-        var limit = KVStorage.trimStepLimit
-        while true {
-            let removed: Int
-            do {
-                removed = try performWork(freesSpace: true, prepare: { try $0.trimWork(goal, limit: limit, reason: reason) },
-                                          finish: { $0.trimmed($1, reason: reason) })
-            } catch KVCacheError.Code.diskFull where limit > 1 {
-                // Even with the reserve released, this step's commit did not fit. Smaller
-                // steps need fewer WAL frames each (the WAL is emptied before each).
-                limit = max(1, limit / 8)
-                continue
-            }
-            if removed == 0 { return total }
-            total += removed
-        }
-    }
-
     /// Commits pending writes, then blocks until the background work started so
     /// far (orphan sweeps, trash deletion, trims to the limits, WAL checkpoints) is done.
     /// For tests and tools: no sleeping.
