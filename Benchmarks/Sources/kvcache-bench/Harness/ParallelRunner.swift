@@ -35,9 +35,10 @@ enum ParallelRunner {
         let ready = DispatchSemaphore(value: 0)
         let start = DispatchSemaphore(value: 0)
         let done = DispatchGroup()
+        var workers: [JoinableThread] = []
         for worker in 0..<threads {
             done.enter()
-            let thread = Thread {
+            workers.append(JoinableThread(stackSize: 1 << 20) {
                 warmUp?(worker)
                 ready.signal()
                 var sampler = LatencySampler(expectedOperations: expectedOperations / threads)
@@ -45,9 +46,7 @@ enum ParallelRunner {
                 results.set(worker, body(worker, &sampler))
                 latencies.append(sampler.latencies)
                 done.leave()
-            }
-            thread.stackSize = 1 << 20
-            thread.start()
+            })
         }
         // Every thread exists, has warmed up and waits before the clock starts.
         for _ in 0..<threads { ready.wait() }
@@ -55,6 +54,10 @@ enum ParallelRunner {
         for _ in 0..<threads { start.signal() }
         done.wait()
         let elapsed = Clock.now() - begin
+        // The workers' closures (and what they capture, such as per-thread key copies)
+        // are released here, on this thread, once every worker has exited: released on a
+        // worker as it exits, megabytes were freed while the next workload measured the heap.
+        for worker in workers { worker.join() }
         return Outcome(nanoseconds: elapsed, results: results.values, latencies: latencies.values)
     }
 
@@ -78,5 +81,43 @@ enum ParallelRunner {
         private var storage: [UInt64] = []
         func append(_ values: [UInt64]) { mutex.withLock { storage += values } }
         var values: [UInt64] { mutex.withLock { storage } }
+    }
+}
+
+/// A thread that runs one closure and is joined: after `join()`, the closure and its
+/// captures are released by the joining thread, not by the exiting one (Foundation's
+/// `Thread` releases its closure on the thread as it exits, at a time nobody waits for).
+final class JoinableThread {
+    private final class Work {
+        let body: () -> Void
+        init(_ body: @escaping () -> Void) { self.body = body }
+    }
+
+    private var thread = pthread_t()
+    private var work: Unmanaged<Work>?
+
+    init(stackSize: Int, _ body: @escaping () -> Void) {
+        let work = Unmanaged.passRetained(Work(body))
+        self.work = work
+        var attributes = pthread_attr_t()
+        pthread_attr_init(&attributes)
+        defer { pthread_attr_destroy(&attributes) }
+        pthread_attr_setstacksize(&attributes, stackSize)
+        let code = pthread_create(&thread, &attributes, { context in
+            // Unretained: the joiner holds the reference, and releases it after `join`.
+            Unmanaged<Work>.fromOpaque(context!).takeUnretainedValue().body()
+            return nil
+        }, work.toOpaque())
+        precondition(code == 0, "pthread_create failed: \(code)")
+    }
+
+    deinit { join() }
+
+    /// Waits for the thread to exit, then releases its closure on the calling thread.
+    func join() {
+        guard let work else { return }
+        pthread_join(thread, nil)
+        work.release()
+        self.work = nil
     }
 }
