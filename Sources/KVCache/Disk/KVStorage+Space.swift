@@ -70,7 +70,7 @@ extension KVStorage {
     /// A batch commits at an eighth of the free space at most: its pages go to the WAL, then
     /// to the database file, and both must fit. Pending writes that outgrow the free space
     /// while a slow commit is in flight (a group commit delay of zero under load gathered
-    /// 130 writes of 8 KB on a 2 MB disk) would make a batch the disk cannot take: it is
+    /// about 100 writes of 8 KB on a 2 MB disk) would make a batch the disk cannot take: it is
     /// refused (`WALCheckpointer.admitGrowth`) and its writes are lost. Past this limit the
     /// next write waits for the batch in flight instead, as it does at `groupCommitMaxBytes`.
     static func batchByteLimit(options: Options, freeSpace: Int64?) -> Int {
