@@ -1,3 +1,5 @@
+import Foundation
+
 /// `kvcache-bench memory`: every memory strategy on every workload, with one thread
 /// and two (or the counts `--threads` gives); within each run every strategy runs
 /// with each thread count in turn.
@@ -35,6 +37,39 @@ struct MemoryBenchmark {
         }
     }
 
+    /// Narrowing for profiling one figure (not needed for a normal run), from the environment:
+    /// `KVCACHE_BENCH_MEMORY_STRATEGIES=KVCache MemoryCache,Dictionary, 64` (names or name prefixes),
+    /// `KVCACHE_BENCH_MEMORY_WORKLOADS=mixed,get-hit u` (workload name prefixes; every
+    /// run still fills its cache first), `KVCACHE_BENCH_MEMORY_PARTS=runs,paired,sections`.
+    struct Selection {
+        var strategyPrefixes: [String]?
+        var workloadPrefixes: [String]?
+        var parts: Set<String> = ["runs", "paired", "sections"]
+
+        init(environment: [String: String] = ProcessInfo.processInfo.environment) {
+            func list(_ name: String) -> [String]? {
+                environment[name].map { $0.split(separator: ",").map { $0.trimmingCharacters(in: .whitespaces) } }
+            }
+            strategyPrefixes = list("KVCACHE_BENCH_MEMORY_STRATEGIES")
+            workloadPrefixes = list("KVCACHE_BENCH_MEMORY_WORKLOADS")
+            if let parts = list("KVCACHE_BENCH_MEMORY_PARTS") { self.parts = Set(parts) }
+        }
+
+        /// A prefix that is a strategy's whole name names that strategy alone.
+        func includes(strategy name: String) -> Bool {
+            let names = Set(MemoryBenchmark.strategies.map { $0.type.name })
+            return strategyPrefixes.map {
+                $0.contains { name == $0 || !names.contains($0) && name.hasPrefix($0) }
+            } ?? true
+        }
+
+        func includes(_ workload: MemoryWorkload) -> Bool {
+            workloadPrefixes.map { $0.contains { workload.rawValue.hasPrefix($0) } } ?? true
+        }
+    }
+
+    static let selection = Selection()
+
     var keyCount: Int
     var runs: Int
     var threadCounts: [Int] = [1, 2]
@@ -55,9 +90,9 @@ struct MemoryBenchmark {
         var samplesByThreads: [Int: [MemoryWorkload: SampleSet]] = [:]
         var retentionByThreads: [Int: [(String, Double)]] = [:]
         var footprintByThreads: [Int: SampleSet] = [:]
-        for run in 0..<runs {
+        for run in 0..<runs where Self.selection.parts.contains("runs") {
             Progress.log("memory: run \(run + 1)/\(runs)")
-            for entry in Self.strategies {
+            for entry in Self.strategies where Self.selection.includes(strategy: entry.type.name) {
                 let strategy = entry.type
                 let count = strategy.keyLimit.map { min($0, keyCount) } ?? keyCount
                 for threads in threadCounts {
@@ -75,7 +110,7 @@ struct MemoryBenchmark {
             let samples = samplesByThreads[threads] ?? [:]
             let retention = retentionByThreads[threads] ?? []
             let footprint = footprintByThreads[threads] ?? SampleSet()
-            for workload in MemoryWorkload.allCases {
+            for workload in MemoryWorkload.allCases where samples[workload] != nil {
                 var comparison = Comparison(suite: "memory", group: group, workload: workload.rawValue,
                                             operationsPerRun: workload.isGet ? keyCount * getPasses : keyCount)
                 samples[workload]?.fill(&comparison)
@@ -109,11 +144,13 @@ struct MemoryBenchmark {
                 report.add(comparison)
             }
         }
-        if threadCounts.contains(1) && threadCounts.contains(2) {
+        if threadCounts.contains(1) && threadCounts.contains(2) && Self.selection.parts.contains("paired") {
             PairedScaling(rounds: pairedRounds, passes: getPasses).run(data: full, into: report)
         }
-        SerialSectionsReport(threadCounts: Array(Set(threadCounts + [1, 2, 16])).sorted(), passes: getPasses)
-            .run(data: full)
+        if Self.selection.parts.contains("sections") {
+            SerialSectionsReport(threadCounts: Array(Set(threadCounts + [1, 2, 16])).sorted(), passes: getPasses)
+                .run(data: full)
+        }
     }
 
     /// The mixed workload's one set in this many operations (90 % gets).
@@ -157,16 +194,23 @@ struct MemoryBenchmark {
             bytesPerEntry = Double(heapAfter - heapBefore) / Double(n)
         }
         let passes = getPasses
-        record(.getHitUniform, Self.get(cache, keys: Self.lookupKeys(S.self, data.uniformKeys, threads: threads),
-                                        threads: threads, passes: passes),
-               expectedHits: n * passes, operations: n * passes)
-        record(.getHitZipf, Self.get(cache, keys: Self.lookupKeys(S.self, data.zipfKeys, threads: threads),
-                                     threads: threads, passes: passes),
-               expectedHits: n * passes, operations: n * passes)
-        record(.getMiss, Self.get(cache, keys: missing, threads: threads, passes: passes),
-               expectedHits: 0, operations: n * passes)
+        let selection = Self.selection
+        if selection.includes(.getHitUniform) {
+            record(.getHitUniform, Self.get(cache, keys: Self.lookupKeys(S.self, data.uniformKeys, threads: threads),
+                                            threads: threads, passes: passes),
+                   expectedHits: n * passes, operations: n * passes)
+        }
+        if selection.includes(.getHitZipf) {
+            record(.getHitZipf, Self.get(cache, keys: Self.lookupKeys(S.self, data.zipfKeys, threads: threads),
+                                         threads: threads, passes: passes),
+                   expectedHits: n * passes, operations: n * passes)
+        }
+        if selection.includes(.getMiss) {
+            record(.getMiss, Self.get(cache, keys: missing, threads: threads, passes: passes),
+                   expectedHits: 0, operations: n * passes)
+        }
         // Every tenth operation a set: hits are the other nine.
-        if S.allowsWritesBesideReads {
+        if S.allowsWritesBesideReads && selection.includes(.mixedZipf) {
             record(.mixedZipf, Self.get(cache, keys: Self.lookupKeys(S.self, data.zipfKeys, threads: threads),
                                         threads: threads, passes: passes, setEvery: Self.mixedSetInterval),
                    expectedHits: (n - n / Self.mixedSetInterval) * passes, operations: n * passes)
@@ -174,7 +218,9 @@ struct MemoryBenchmark {
 
         let limit = max(1, n / 10)
         let bounded = S(countLimit: limit)
-        record(.setWithEviction, Self.set(bounded, keys: keys, threads: threads), expectedHits: nil)
+        if selection.includes(.setWithEviction) {
+            record(.setWithEviction, Self.set(bounded, keys: keys, threads: threads), expectedHits: nil)
+        }
         // With two threads the "most recent" keys are the tail of each half.
         var kept = 0
         for worker in 0..<threads {

@@ -31,8 +31,11 @@ struct PairedScaling {
     var passes: Int
 
     func run(data: MemoryWorkloadData, into report: Report) {
-        let allSubjects = Self.subjects.map { $0.pairedSubject(data) }
-        for workload in [MemoryWorkload.getHitUniform, .getHitZipf, .mixedZipf] {
+        // The ceiling stays whatever the selection: each round divides by it.
+        let allSubjects = Self.subjects
+            .filter { $0.type.name == Self.ceiling || MemoryBenchmark.selection.includes(strategy: $0.type.name) }
+            .map { $0.pairedSubject(data) }
+        for workload in [MemoryWorkload.getHitUniform, .getHitZipf, .mixedZipf] where MemoryBenchmark.selection.includes(workload) {
             // The mixed workload's sets run beside gets: not for the ceiling, whose gets take no lock.
             let mixed = workload == .mixedZipf
             let subjects = mixed ? allSubjects.filter(\.allowsWrites) : allSubjects

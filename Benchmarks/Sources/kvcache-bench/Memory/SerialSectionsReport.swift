@@ -38,7 +38,7 @@ struct SerialSectionsReport {
         let header = ["workload", "threads", "ns/op", "drain ns/op", "locked set ns/op", "lock wait ns/op",
                       "in-place set ns/op", "read waits/M", "read wait ns/op", "uses dropped", "lock ceiling"]
         var rows: [[String]] = []
-        for workload in [MemoryWorkload.getHitUniform, .getHitZipf, .mixedZipf] {
+        for workload in [MemoryWorkload.getHitUniform, .getHitZipf, .mixedZipf] where MemoryBenchmark.selection.includes(workload) {
             for threads in threadCounts {
                 rows.append([workload.rawValue, "\(threads)"] + measure(workload, threads: threads, data: data))
             }
