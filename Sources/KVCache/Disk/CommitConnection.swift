@@ -29,13 +29,10 @@ final class CommitConnection: @unchecked Sendable {
         if writes.hasSets { try checkpointer?.admitGrowth(of: writes, on: database) }
         let batch = ManifestBatch(database: database, statements: statements, recordsEvictions: recordsEvictions)
         try statements.begin.run { try $0.execute() }
-        var (workResult, transaction, changes) = try batch.commit(
+        let (workResult, transaction) = try batch.commit(
             writes, accessTimes: accessTimes, extendsExpirationOnAccess: extendsExpirationOnAccess
         ) { transaction in try work?(&transaction) ?? 0 }
-        changes.delta = transaction.delta
-        changes.obsoleteFiles = transaction.obsoleteFiles
-        changes.evictions = transaction.evictions
-        return DetachedCommit.Outcome(changes: changes, totals: transaction.current, workResult: workResult)
+        return DetachedCommit.Outcome(changes: transaction.changes, totals: transaction.current, workResult: workResult)
     }
 
     func close() {

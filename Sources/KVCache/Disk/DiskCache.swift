@@ -190,8 +190,8 @@ public final class DiskCache: Sendable {
     func expiredEntry(forKey key: String) throws -> (data: Data, deadline: Double)? {
         try KVStorage.validate(key, options: reader.options)
         guard let found = try read({ reader, _ in try reader.expiredLookUp(forKey: key) }) else { return nil }
-        guard let filename = found.filename else { return (found.inline ?? Data(), found.deadline) }
-        guard case .value(let data) = try files.read(filename, expectedSize: found.size) else { return nil }
+        guard let filename = found.row.filename else { return (found.row.inline ?? Data(), found.deadline) }
+        guard case .value(let data) = try files.read(filename, expectedSize: found.row.size) else { return nil }
         return (data, found.deadline)
     }
 
@@ -329,7 +329,6 @@ public final class DiskCache: Sendable {
                 if let name { storage.releaseFileName(name) }
                 guard let outcome = KVStorage.AddOutcome(rawValue: result), outcome != .present else { return }
                 storage.counters.sets += 1
-                if outcome == .replacedExpired { storage.counters.evictions[.replaced, default: 0] += 1 }
             })
             outcome = KVStorage.AddOutcome(rawValue: result) ?? .present
         } catch {

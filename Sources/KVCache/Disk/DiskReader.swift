@@ -37,19 +37,6 @@ struct DiskReader: Sendable {
         static let commit = FollowUps(rawValue: 4)
     }
 
-    /// A value as a read finds it: a committed row or a pending write.
-    struct StoredValue {
-        var filename: String?
-        var size: Int64
-        var expiration: Double?
-        var lifetime: Double?
-        var inline: Data?
-        var accessed: Double
-
-        /// Inline data that is not the recorded size: never returned.
-        var isDamaged: Bool { filename == nil && Int64(inline?.count ?? -1) != size }
-    }
-
     /// Looks `key` up in the buffer, then the manifest, records the hit or miss and
     /// the access. For a file value the caller reads the file (see `fileReadFailed`).
     func lookUp(forKey key: String, followUps: inout FollowUps) throws -> Lookup {
@@ -67,9 +54,7 @@ struct DiskReader: Sendable {
                     state.counters.misses += 1
                     return .miss
                 }
-                let row = StoredValue(filename: value.filename, size: value.size, expiration: value.deadline,
-                                      lifetime: value.lifetime, inline: value.inline, accessed: value.time)
-                return finish(key, row, isPending: true, canRecord: true, now: now, state: &state,
+                return finish(key, value, isPending: true, canRecord: true, now: now, state: &state,
                               followUps: &followUps, obsoleteFile: &obsoleteFile)
             }
             if let buffered { return buffered }
@@ -86,7 +71,7 @@ struct DiskReader: Sendable {
             connection.hits += 1
             return .decided(hit)
         }
-        let row: StoredValue
+        let row: ManifestRow
         switch found {
         case .decided(let lookup): return lookup
         case .row(let undecided): row = undecided
@@ -103,26 +88,26 @@ struct DiskReader: Sendable {
     /// decide under the buffer's lock.
     private enum Found {
         case decided(Lookup)
-        case row(StoredValue)
+        case row(ManifestRow)
     }
 
     /// The lookup of a row that is intact, unexpired and was accessed within the
     /// access-time resolution, so the read records nothing: or nil. (After the clock
     /// went backwards, a read within the resolution of the clock, not of the latest
     /// recorded time, records nothing: LRU order is kept to that resolution.)
-    private static func plainHit(_ row: StoredValue, now: Double, options: KVStorage.Options) -> Lookup? {
+    private static func plainHit(_ row: ManifestRow, now: Double, options: KVStorage.Options) -> Lookup? {
         if row.isDamaged { return nil }
         if options.extendsExpirationOnAccess, row.lifetime != nil { return nil }
-        if let deadline = row.expiration, deadline <= now { return nil }
+        if !row.isLive(at: now) { return nil }
         if !options.readOnly, now - row.accessed >= options.accessTimeResolution { return nil }
         return hit(row, options: options)
     }
 
     /// A hit's result: the value (or its file) with the expiration as the read leaves it
     /// (extended from now when reads extend it).
-    private static func hit(_ row: StoredValue, options: KVStorage.Options) -> Lookup {
+    private static func hit(_ row: ManifestRow, options: KVStorage.Options) -> Lookup {
         var expiration = Expiration.never
-        if let deadline = row.expiration {
+        if let deadline = row.deadline {
             if options.extendsExpirationOnAccess, let lifetime = row.lifetime {
                 expiration = .after(.clamping(seconds: lifetime))
             } else {
@@ -135,18 +120,18 @@ struct DiskReader: Sendable {
 
     // Static: a closure that captured `self` would copy the reader (a retain of each
     // of its objects, shared by every reading thread) on each read.
-    private static func select(_ key: String, on connection: ReadConnection) throws -> StoredValue? {
+    private static func select(_ key: String, on connection: ReadConnection) throws -> ManifestRow? {
         try connection.selectValue.run { statement in try statement.withBorrowedText(key, at: 1) {
             guard try statement.step() else { return nil }
             let filename = statement.string(at: 0)
-            return StoredValue(filename: filename, size: statement.int64(at: 1),
-                               expiration: statement.optionalDouble(at: 2), lifetime: statement.optionalDouble(at: 3),
-                               inline: filename == nil ? statement.data(at: 5) : nil, accessed: statement.double(at: 4))
+            return ManifestRow(filename: filename, inline: filename == nil ? statement.data(at: 5) : nil,
+                               size: statement.int64(at: 1), accessed: statement.double(at: 4),
+                               deadline: statement.optionalDouble(at: 2), lifetime: statement.optionalDouble(at: 3))
         } }
     }
 
     /// Decides a found row under the buffer's lock: damaged, expired or a hit.
-    private func finish(_ key: String, _ row: StoredValue, isPending: Bool, canRecord: Bool, now: Double,
+    private func finish(_ key: String, _ row: ManifestRow, isPending: Bool, canRecord: Bool, now: Double,
                         state: inout WriteBuffer.State, followUps: inout FollowUps,
                         obsoleteFile: inout String?) -> Lookup {
         if row.isDamaged {
@@ -156,8 +141,8 @@ struct DiskReader: Sendable {
             state.counters.misses += 1
             return .miss
         }
-        if let deadline = state.deadline(forKey: key, expiration: row.expiration, lifetime: row.lifetime,
-                                         extends: options.extendsExpirationOnAccess), deadline <= now {
+        if let deadline = state.deadline(of: row, forKey: key, extends: options.extendsExpirationOnAccess),
+           deadline <= now {
             state.counters.misses += 1
             // Within the fail-safe retention the entry stays, and reads of it record nothing.
             let removable = now - options.expiredRetention
@@ -201,10 +186,10 @@ struct DiskReader: Sendable {
     }
 
     /// True if the entry's deadline, extended by a buffered access if configured, has passed.
-    private func isExpired(key: String, expiration: Double?, lifetime: Double?, now: Double,
-                           state: WriteBuffer.State) -> Bool {
-        guard let deadline = state.deadline(forKey: key, expiration: expiration, lifetime: lifetime,
-                                            extends: options.extendsExpirationOnAccess) else { return false }
+    private func isExpired(_ row: ManifestRow, key: String, now: Double, state: WriteBuffer.State) -> Bool {
+        guard let deadline = state.deadline(of: row, forKey: key, extends: options.extendsExpirationOnAccess) else {
+            return false
+        }
         return deadline <= now
     }
 
@@ -249,37 +234,25 @@ struct DiskReader: Sendable {
 
     /// An entry that expired less than `options.expiredRetention` ago (for fail-safe), or
     /// nil. A read-only look: it records no hit, miss, access or removal.
-    func expiredLookUp(forKey key: String) throws -> ExpiredValue? {
+    func expiredLookUp(forKey key: String) throws -> (row: ManifestRow, deadline: Double)? {
         let retention = options.expiredRetention
         guard retention > 0 else { return nil }
         let now = options.clock()
         let extends = options.extendsExpirationOnAccess
-        func decide(_ row: StoredValue, _ state: WriteBuffer.State) -> ExpiredValue? {
-            guard !row.isDamaged,
-                  let deadline = state.deadline(forKey: key, expiration: row.expiration, lifetime: row.lifetime,
-                                                extends: extends),
+        func decide(_ row: ManifestRow, _ state: WriteBuffer.State) -> (row: ManifestRow, deadline: Double)? {
+            guard !row.isDamaged, let deadline = state.deadline(of: row, forKey: key, extends: extends),
                   deadline <= now, now - retention < deadline else { return nil }
-            return ExpiredValue(filename: row.filename, size: row.size, inline: row.inline, deadline: deadline)
+            return (row, deadline)
         }
-        let buffered = buffer.withLock { state -> ExpiredValue?? in
+        let buffered = buffer.withLock { state -> (row: ManifestRow, deadline: Double)?? in
             guard let write = state.latestWrite(forKey: key) else { return nil }
             // A pending removal: the key is gone, whatever the manifest holds.
             guard let value = write.value else { return .some(nil) }
-            return .some(decide(StoredValue(filename: value.filename, size: value.size, expiration: value.deadline,
-                                            lifetime: value.lifetime, inline: value.inline, accessed: value.time),
-                                state))
+            return .some(decide(value, state))
         }
         if let buffered { return buffered }
         guard let row = try pool.withConnection({ try Self.select(key, on: $0) }) else { return nil }
         return buffer.withLock { decide(row, $0) }
-    }
-
-    /// An expired entry `expiredLookUp` found: inline bytes or a file, and its deadline.
-    struct ExpiredValue {
-        var filename: String?
-        var size: Int64
-        var inline: Data?
-        var deadline: Double
     }
 
     /// True if a value for `key` is stored and not expired (the file is not opened).
@@ -288,12 +261,11 @@ struct DiskReader: Sendable {
         let buffered = buffer.withLock { state -> Bool? in
             guard let write = state.latestWrite(forKey: key) else { return nil }
             guard let value = write.value else { return false }
-            return !isExpired(key: key, expiration: value.deadline, lifetime: value.lifetime, now: now, state: state)
+            return !isExpired(value, key: key, now: now, state: state)
         }
         if let buffered { return buffered }
         guard let row = try pool.withConnection({ try Self.metadata(key, on: $0) }) else { return false }
-        return !buffer.withLock { isExpired(key: key, expiration: row.expiration, lifetime: row.lifetime,
-                                            now: now, state: $0) }
+        return !buffer.withLock { isExpired(row, key: key, now: now, state: $0) }
     }
 
     /// Size, place and expiration of `key`'s value, or nil if none is stored or it has
@@ -303,27 +275,21 @@ struct DiskReader: Sendable {
         let buffered = buffer.withLock { state -> DiskCache.EntryInfo?? in
             guard let write = state.latestWrite(forKey: key) else { return nil }
             guard let value = write.value else { return .some(nil) }
-            return .some(entryInfo(key: key, size: value.size, isInFile: value.filename != nil,
-                                   expiration: value.deadline, lifetime: value.lifetime, now: now, state: state))
+            return .some(entryInfo(key: key, value, now: now, state: state))
         }
         if let buffered { return buffered }
         guard let row = try pool.withConnection({ try Self.metadata(key, on: $0) }) else { return nil }
-        return buffer.withLock { state in
-            entryInfo(key: key, size: row.size, isInFile: row.filename != nil, expiration: row.expiration,
-                      lifetime: row.lifetime, now: now, state: state)
-        }
+        return buffer.withLock { entryInfo(key: key, row, now: now, state: $0) }
     }
 
     /// The info of a live entry (its deadline moved by a buffered access, as
     /// `isExpired` moves it), nil for an expired one.
-    private func entryInfo(key: String, size: Int64, isInFile: Bool, expiration: Double?, lifetime: Double?,
-                           now: Double, state: WriteBuffer.State) -> DiskCache.EntryInfo? {
-        let deadline = state.deadline(forKey: key, expiration: expiration, lifetime: lifetime,
-                                      extends: options.extendsExpirationOnAccess)
+    private func entryInfo(key: String, _ row: ManifestRow, now: Double, state: WriteBuffer.State) -> DiskCache.EntryInfo? {
+        let deadline = state.deadline(of: row, forKey: key, extends: options.extendsExpirationOnAccess)
         if let deadline, deadline <= now { return nil }
-        return DiskCache.EntryInfo(size: size, isInFile: isInFile,
+        return DiskCache.EntryInfo(size: row.size, isInFile: row.filename != nil,
                                    expirationDate: deadline.map { Date(timeIntervalSince1970: $0) },
-                                   lifetime: lifetime.map { .clamping(seconds: $0) })
+                                   lifetime: row.lifetime.map { .clamping(seconds: $0) })
     }
 
     /// The extended data stored with `key`'s value, or nil.
@@ -331,22 +297,21 @@ struct DiskReader: Sendable {
         let now = options.clock()
         let buffered = buffer.withLock { state -> Data?? in
             guard let write = state.latestWrite(forKey: key) else { return nil }
-            guard let value = write.value,
-                  !isExpired(key: key, expiration: value.deadline, lifetime: value.lifetime, now: now, state: state)
-            else { return .some(nil) }
+            guard let value = write.value, !isExpired(value, key: key, now: now, state: state) else { return .some(nil) }
             return .some(value.extendedData)
         }
         if let buffered { return buffered }
-        let row = try pool.withConnection { connection -> (data: Data?, expiration: Double?, lifetime: Double?)? in
+        let row = try pool.withConnection { connection -> ManifestRow? in
             try connection.database.statement(Manifest.selectExtendedData).run { statement in
                 try statement.bind(key, at: 1)
                 guard try statement.step() else { return nil }
-                return (statement.data(at: 0), statement.optionalDouble(at: 1), statement.optionalDouble(at: 2))
+                return ManifestRow(filename: nil, size: 0, accessed: statement.double(at: 3),
+                                   deadline: statement.optionalDouble(at: 1), lifetime: statement.optionalDouble(at: 2),
+                                   extendedData: statement.data(at: 0))
             }
         }
-        guard let row, !buffer.withLock({ isExpired(key: key, expiration: row.expiration, lifetime: row.lifetime,
-                                                    now: now, state: $0) }) else { return nil }
-        return row.data
+        guard let row, !buffer.withLock({ isExpired(row, key: key, now: now, state: $0) }) else { return nil }
+        return row.extendedData
     }
 
     /// The store's totals as if the buffered writes were committed now, without a
@@ -373,8 +338,7 @@ struct DiskReader: Sendable {
                 var row = stored
                 for write in writes {
                     if let value = write.value {
-                        row = KVStorage.Metadata(filename: value.filename, size: value.size,
-                                                 expiration: value.deadline, lifetime: value.lifetime)
+                        row = value
                     } else if let current = row, write.removes(current) {
                         row = nil
                     }
@@ -386,7 +350,7 @@ struct DiskReader: Sendable {
         }
     }
 
-    private static func metadata(_ key: String, on connection: ReadConnection) throws -> KVStorage.Metadata? {
-        try KVStorage.Metadata.select(key, with: connection.selectMetadata)
+    private static func metadata(_ key: String, on connection: ReadConnection) throws -> ManifestRow? {
+        try ManifestRow.selectMetadata(key, with: connection.selectMetadata)
     }
 }

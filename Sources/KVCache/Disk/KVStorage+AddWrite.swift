@@ -9,10 +9,9 @@ extension KVStorage {
     enum AddOutcome: Int {
         /// A live row was there: nothing stored.
         case present = 0
-        /// No row was there: the value's row inserted.
-        case inserted = 1
-        /// An expired row was there: replaced by the value's row.
-        case replacedExpired = 2
+        /// No live row was there: the value's row stored (an expired one it replaced is
+        /// counted and reported as a replacement by the commit, as a set's).
+        case stored = 1
     }
 
     /// The work that stores `value` for its key unless the manifest holds a live row for
@@ -27,9 +26,9 @@ extension KVStorage {
         let clock = options.clock
         let now = clock()
         let stored = buffer.withLock { state in
-            PendingWrites.Value(filename: value.filename, inline: value.inline, size: Int64(value.size),
-                                time: state.stamp(now), deadline: expiration.deadline(from: now),
-                                lifetime: expiration.extendableLifetime, extendedData: extendedData)
+            ManifestRow(filename: value.filename, inline: value.inline, size: Int64(value.size),
+                        accessed: state.stamp(now), deadline: expiration.deadline(from: now),
+                        lifetime: expiration.extendableLifetime, extendedData: extendedData)
         }
         let key = value.key
         return { transaction in
@@ -37,17 +36,13 @@ extension KVStorage {
                                       recordsEvictions: transaction.recordsEvictions)
             // Under the write lock: no other process's commit can come between this
             // look and the insert.
-            if let old = try batch.metadata(forKey: key), old.expiration.map({ $0 > clock() }) ?? true {
+            if let old = try batch.metadata(forKey: key), old.isLive(at: clock()) {
                 return AddOutcome.present.rawValue
             }
             var writes = PendingWrites(capacity: 1)
             _ = writes.record(.set(stored), forKey: key)
-            var changes = ManifestBatch.Changes()
-            try batch.apply(writes, into: &changes)
-            transaction.delta = transaction.delta + changes.delta
-            transaction.obsoleteFiles += changes.obsoleteFiles
-            transaction.evictions += changes.evictions
-            return (changes.replaced > 0 ? AddOutcome.replacedExpired : .inserted).rawValue
+            try batch.apply(writes, into: &transaction)
+            return AddOutcome.stored.rawValue
         }
     }
 }

@@ -19,21 +19,17 @@ extension KVStorage {
         let writes = buffer.withLock { state -> PendingWrites in
             var writes = PendingWrites(capacity: values.count)
             for value in values {
-                let stored = PendingWrites.Value(filename: value.filename, inline: value.inline, size: Int64(value.size),
-                                                 time: state.stamp(now), deadline: expiration.deadline(from: now),
-                                                 lifetime: expiration.extendableLifetime, extendedData: nil)
+                let stored = ManifestRow(filename: value.filename, inline: value.inline, size: Int64(value.size),
+                                         accessed: state.stamp(now), deadline: expiration.deadline(from: now),
+                                         lifetime: expiration.extendableLifetime)
                 _ = writes.record(.set(stored), forKey: value.key)
             }
             return writes
         }
         return { transaction in
-            var changes = ManifestBatch.Changes()
             try ManifestBatch(database: transaction.database, statements: transaction.statements,
                               recordsEvictions: transaction.recordsEvictions)
-                .apply(writes, into: &changes)
-            transaction.evictions += changes.evictions
-            transaction.delta = transaction.delta + changes.delta
-            transaction.obsoleteFiles += changes.obsoleteFiles
+                .apply(writes, into: &transaction)
             return writes.count
         }
     }

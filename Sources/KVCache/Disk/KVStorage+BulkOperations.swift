@@ -29,7 +29,7 @@ extension KVStorage {
                 // For onEviction: the keys as they go (a scan the fast path skips).
                 try transaction.database.statement(Manifest.deleteAllReturningKeys).run { statement in
                     while try statement.step() {
-                        if let key = statement.string(at: 0) { transaction.evictions.append(Eviction(key: key, reason: .removed)) }
+                        if let key = statement.string(at: 0) { transaction.changes.evictions.append(Eviction(key: key, reason: .removed)) }
                     }
                 }
             }
@@ -37,7 +37,7 @@ extension KVStorage {
             try transaction.database.statement(Manifest.resetStats).run { try $0.execute() }
             // The stats row is zero now, whatever it held: nothing to add at commit.
             transaction.start = .zero
-            transaction.delta = .zero
+            transaction.changes.delta = .zero
             return count
         }
     }
@@ -192,7 +192,7 @@ extension KVStorage {
         try transaction.database.statement(Manifest.recomputeStats).run { try $0.execute() }
         // The stats row holds the recount now: the commit leaves it as it is.
         transaction.start = try Totals.select(with: transaction.database.statement(Manifest.selectStats))
-        transaction.delta = .zero
+        transaction.changes.delta = .zero
         return transaction.start.count
     }
 }

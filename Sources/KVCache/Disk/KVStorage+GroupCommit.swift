@@ -304,7 +304,6 @@ extension KVStorage {
         }
         let result: Result
         let committed: Transaction
-        let changes: ManifestBatch.Changes
         do {
             if writes.hasSets, let checkpointer {
                 do {
@@ -314,7 +313,7 @@ extension KVStorage {
                     throw error
                 }
             }
-            (result, committed, changes) = try batch.commit(
+            (result, committed) = try batch.commit(
                 writes, accessTimes: times.map { ($0.key.string, $0.value) },
                 extendsExpirationOnAccess: options.extendsExpirationOnAccess, body)
         } catch {
@@ -326,11 +325,11 @@ extension KVStorage {
             state.committedTotals = committed.current
             state.committing = nil
             state.counters.commits += 1
-            state.counters.evictions[.replaced, default: 0] += changes.replaced
-            state.counters.evictions[.expired, default: 0] += changes.expired
+            state.counters.evictions[.replaced, default: 0] += committed.changes.replaced
+            state.counters.evictions[.expired, default: 0] += committed.changes.expired
         }
-        for name in committed.obsoleteFiles { files.remove(name) }
-        evictionReporter?.report(committed.evictions)
+        for name in committed.changes.obsoleteFiles { files.remove(name) }
+        evictionReporter?.report(committed.changes.evictions)
         return result
     }
 

@@ -54,21 +54,17 @@ extension KVStorage {
         let recordsEvictions: Bool
         /// The stats row when the transaction began (other processes' commits included).
         var start = Totals()
-        /// Files replaced or removed: deleted only after the commit.
-        var obsoleteFiles: [String] = []
-        /// Change to the totals, added to the stats row before the commit.
-        var delta = Totals()
-        /// The entries removed so far, if recorded.
-        var evictions: [Eviction] = []
+        /// What the transaction has changed so far: its writes' and its body's.
+        var changes = ManifestBatch.Changes()
 
         /// The totals as this transaction leaves them so far.
-        var current: Totals { start + delta }
+        var current: Totals { start + changes.delta }
 
         /// Records removed rows: their totals, their files (if any) and, if recorded, their keys.
         mutating func recordRemoved(size: Int64, file: String?, key: String? = nil, reason: EvictionReason? = nil) {
-            delta.add(size: size, isFile: file != nil, sign: -1)
-            if let file { obsoleteFiles.append(file) }
-            if recordsEvictions, let key, let reason { evictions.append(Eviction(key: key, reason: reason)) }
+            changes.delta.add(size: size, isFile: file != nil, sign: -1)
+            if let file { changes.obsoleteFiles.append(file) }
+            if recordsEvictions, let key, let reason { changes.evictions.append(Eviction(key: key, reason: reason)) }
         }
     }
 

@@ -219,34 +219,14 @@ final class KVStorage {
 
     // MARK: - Metadata
 
-    struct Metadata {
-        var filename: String?
-        var size: Int64
-        var expiration: Double?
-        var lifetime: Double?
-
-        /// Runs `statement` (`Manifest.selectMetadata`, on any connection) for `key`.
-        static func select(_ key: String, with statement: Statement) throws -> Metadata? {
-            try statement.run { statement in
-                try statement.bind(key, at: 1)
-                guard try statement.step() else { return nil }
-                return Metadata(filename: statement.string(at: 0), size: statement.int64(at: 1),
-                                expiration: statement.optionalDouble(at: 2), lifetime: statement.optionalDouble(at: 3))
-            }
-        }
-    }
-
     /// The entry's metadata as this process sees it (pending writes first).
-    func metadata(forKey key: String) throws -> Metadata? {
-        if let write = latestWrite(forKey: key) {
-            guard let value = write.value else { return nil }
-            return Metadata(filename: value.filename, size: value.size, expiration: value.deadline, lifetime: value.lifetime)
-        }
+    func metadata(forKey key: String) throws -> ManifestRow? {
+        if let write = latestWrite(forKey: key) { return write.value }
         return try storedMetadata(forKey: key)
     }
 
     /// The committed row's metadata (inside a transaction: the current row).
-    func storedMetadata(forKey key: String) throws -> Metadata? {
+    func storedMetadata(forKey key: String) throws -> ManifestRow? {
         try ManifestBatch(database: requireDatabase(), statements: requireStatements()).metadata(forKey: key)
     }
 
@@ -275,9 +255,9 @@ final class KVStorage {
         let lifetime = expiration.extendableLifetime
         // One lock hold: readers see the set and its bookkeeping together.
         let replaced = buffer.withLock { state -> String? in
-            let value = PendingWrites.Value(filename: filename, inline: inline, size: Int64(size),
-                                            time: state.stamp(now), deadline: expiration.deadline(from: now),
-                                            lifetime: lifetime, extendedData: extendedData)
+            let value = ManifestRow(filename: filename, inline: inline, size: Int64(size),
+                                    accessed: state.stamp(now), deadline: expiration.deadline(from: now),
+                                    lifetime: lifetime, extendedData: extendedData)
             let replaced = state.pending.record(.set(value), forKey: key)
             state.accessTimes.remove(key)
             state.counters.sets += 1

@@ -8,14 +8,17 @@ struct ManifestBatch {
     /// Whether `Changes.evictions` lists the keys removed (only with an `onEviction`).
     var recordsEvictions = false
 
-    /// What applying a batch changed, for the owner to account for after the commit.
+    /// What a transaction changed (`KVStorage.Transaction.changes`), for the owner to
+    /// account for after the commit.
     struct Changes: Sendable {
+        /// Change to the totals, added to the stats row before the commit.
         var delta = KVStorage.Totals.zero
         /// Files of replaced or removed rows: deleted only after the commit.
         var obsoleteFiles: [String] = []
+        /// Rows a set replaced, and expired rows a conditional removal deleted.
         var replaced = 0
         var expired = 0
-        /// The entries removed, if the batch records them.
+        /// The entries removed, if the transaction records them.
         var evictions: [Eviction] = []
     }
 
@@ -26,31 +29,29 @@ struct ManifestBatch {
     func commit<Result>(_ writes: PendingWrites, accessTimes: [(key: String, time: Double)],
                         extendsExpirationOnAccess: Bool,
                         _ body: (inout KVStorage.Transaction) throws -> Result)
-        throws -> (result: Result, transaction: KVStorage.Transaction, changes: Changes) {
+        throws -> (result: Result, transaction: KVStorage.Transaction) {
         do {
             // We hold the write lock: these totals include other processes' commits.
             var transaction = KVStorage.Transaction(database: database, statements: statements,
                                                     recordsEvictions: recordsEvictions, start: try readTotals())
-            var changes = Changes()
-            if !writes.isEmpty { try apply(writes, into: &changes) }
+            if !writes.isEmpty { try apply(writes, into: &transaction) }
             if !accessTimes.isEmpty { try apply(accessTimes: accessTimes, extends: extendsExpirationOnAccess) }
-            transaction.delta = changes.delta
-            transaction.obsoleteFiles = changes.obsoleteFiles
-            transaction.evictions = changes.evictions
             let result = try body(&transaction)
-            try addToStats(transaction.delta)
+            try addToStats(transaction.changes.delta)
             try statements.commit.run { try $0.execute() }
-            return (result, transaction, changes)
+            return (result, transaction)
         } catch {
             if database.isInTransaction { try? database.execute("ROLLBACK") }
             throw error
         }
     }
 
-    func apply(_ writes: PendingWrites, into changes: inout Changes) throws {
+    /// Applies `writes` in `transaction` (begun on this batch's connection), recording
+    /// what they change in it.
+    func apply(_ writes: PendingWrites, into transaction: inout KVStorage.Transaction) throws {
         // New rows' totals, added once (the loop only adds; a failure discards it all).
         var inserted = KVStorage.Totals.zero
-        defer { changes.delta = changes.delta + inserted }
+        defer { transaction.changes.delta = transaction.changes.delta + inserted }
         for (byteWiseKey, write) in writes.entries {
             let key = byteWiseKey.string
             if case .set(let value) = write {
@@ -66,22 +67,21 @@ struct ManifestBatch {
             case .set(let value):
                 try bind(statements.upsert, key: key, value: value)
                 if let old {
-                    changes.delta.add(size: old.size, isFile: old.filename != nil, sign: -1)
-                    if let oldFile = old.filename { changes.obsoleteFiles.append(oldFile) }
-                    changes.replaced += 1
-                    if recordsEvictions { changes.evictions.append(Eviction(key: key, reason: .replaced)) }
+                    transaction.recordRemoved(size: old.size, file: old.filename, key: key, reason: .replaced)
+                    transaction.changes.replaced += 1
                 }
-                changes.delta.add(size: value.size, isFile: value.filename != nil)
+                transaction.changes.delta.add(size: value.size, isFile: value.filename != nil)
             case .remove, .removeIfExpired, .removeIfFile:
-                guard let old, write.removes(old), try deleteRow(key: key, old, into: &changes) else { continue }
+                guard let old, write.removes(old), try deleteRow(key: key) else { continue }
                 switch write {
                 case .removeIfExpired:
-                    changes.expired += 1
-                    if recordsEvictions { changes.evictions.append(Eviction(key: key, reason: .expired)) }
+                    transaction.recordRemoved(size: old.size, file: old.filename, key: key, reason: .expired)
+                    transaction.changes.expired += 1
                 case .remove:
-                    if recordsEvictions { changes.evictions.append(Eviction(key: key, reason: .removed)) }
+                    transaction.recordRemoved(size: old.size, file: old.filename, key: key, reason: .removed)
                 default:
-                    break  // a broken row a read found: not an eviction
+                    // A broken row a read found: not an eviction.
+                    transaction.recordRemoved(size: old.size, file: old.filename)
                 }
             }
         }
@@ -117,29 +117,26 @@ struct ManifestBatch {
     }
 
     /// The committed (or, inside the transaction, current) row's metadata.
-    func metadata(forKey key: String) throws -> KVStorage.Metadata? {
-        try KVStorage.Metadata.select(key, with: statements.selectMetadata)
+    func metadata(forKey key: String) throws -> ManifestRow? {
+        try ManifestRow.selectMetadata(key, with: statements.selectMetadata)
     }
 
-    @discardableResult
-    private func deleteRow(key: String, _ old: KVStorage.Metadata, into changes: inout Changes) throws -> Bool {
+    /// Deletes `key`'s row; false if there was none.
+    private func deleteRow(key: String) throws -> Bool {
         try statements.deleteKey.run { statement in
             try statement.bind(key, at: 1)
             try statement.execute()
         }
-        guard database.changes > 0 else { return false }
-        changes.delta.add(size: old.size, isFile: old.filename != nil, sign: -1)
-        if let filename = old.filename { changes.obsoleteFiles.append(filename) }
-        return true
+        return database.changes > 0
     }
 
     /// Binds a pending value to an insert or upsert (same parameters) and runs it.
     /// The key and the bytes are bound in place: SQLite copies them into the row anyway.
-    private func bind(_ statement: Statement, key: String, value: PendingWrites.Value) throws {
+    private func bind(_ statement: Statement, key: String, value: ManifestRow) throws {
         try statement.run { statement in
             try statement.bind(value.filename, at: 2)
             try statement.bind(value.size, at: 3)
-            try statement.bind(value.time, at: 4)
+            try statement.bind(value.accessed, at: 4)
             try statement.bind(value.deadline, at: 5)
             try statement.bind(value.lifetime, at: 6)
             try statement.withBorrowedText(key, at: 1) {

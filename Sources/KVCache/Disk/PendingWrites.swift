@@ -5,37 +5,27 @@ import Foundation
 /// the SQLite write lock is held only for the short commit itself: other processes
 /// sharing the directory get the lock between commits.
 struct PendingWrites {
-    struct Value {
-        /// File in data/ (already written in full), or nil when inline.
-        var filename: String?
-        var inline: Data?
-        var size: Int64
-        var time: Double
-        var deadline: Double?
-        var lifetime: Double?
-        var extendedData: Data?
-    }
-
     enum Write {
-        case set(Value)
+        /// Store this row (its file, if any, already written in full).
+        case set(ManifestRow)
         case remove
         /// Remove only if the stored row is still expired at `now` when committed.
         case removeIfExpired(now: Double)
         /// Remove only if the row still names this (missing or damaged) file.
         case removeIfFile(String)
 
-        var value: Value? {
+        var value: ManifestRow? {
             if case .set(let value) = self { return value }
             return nil
         }
 
         /// True if this write, applied to a row holding `row`, removes it: the conditions
         /// of the conditional removals, shared by the commit and `DiskReader.totals`.
-        func removes(_ row: KVStorage.Metadata) -> Bool {
+        func removes(_ row: ManifestRow) -> Bool {
             switch self {
             case .set: false
             case .remove: true
-            case .removeIfExpired(let now): row.expiration.map { $0 <= now } ?? false
+            case .removeIfExpired(let now): !row.isLive(at: now)
             case .removeIfFile(let name): row.filename == name
             }
         }

@@ -49,10 +49,10 @@ final class WriteBuffer: @unchecked Sendable {
 
         /// `key`'s deadline as reads see it: the stored one, moved by a buffered access
         /// when reads extend lifetimes (`extends`); nil if it never expires.
-        func deadline(forKey key: String, expiration: Double?, lifetime: Double?, extends: Bool) -> Double? {
-            guard let expiration else { return nil }
-            guard extends, let lifetime, let accessed = bufferedAccessTime(forKey: key) else { return expiration }
-            return max(expiration, accessed + lifetime)
+        func deadline(of row: ManifestRow, forKey key: String, extends: Bool) -> Double? {
+            // Only a lifetime that reads extend needs the buffered access looked up.
+            guard extends, row.deadline != nil, row.lifetime != nil else { return row.deadline }
+            return row.deadline(lastAccess: bufferedAccessTime(forKey: key), extends: true)
         }
 
         /// The clock, but never earlier than a time already recorded (see `KVStorage.stamp(_:)`).

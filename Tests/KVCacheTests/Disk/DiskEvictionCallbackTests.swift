@@ -55,4 +55,30 @@ import Testing
         cache.waitForBackgroundWork()
         #expect(recorder.take() == ["e replaced"])
     }
+
+    /// The statistics count each replacement `onEviction` reports, whichever write made
+    /// it: a set, a batch (`setValues`) or an add over an expired row.
+    @Test func statisticsCountEveryReplacementOnEvictionReports() throws {
+        let dir = TemporaryDirectory()
+        defer { dir.remove() }
+        let clock = ManualClock()
+        let recorder = Recorder()
+        let cache = try DiskCache(directory: dir.url, configuration: .testing {
+            $0.clock = clock.function
+            $0.onEviction = { key, reason in recorder.events.withLock { $0.append("\(key) \(reason)") } }
+        })
+        defer { try? cache.close() }
+        try cache.setValue(bytes(10), forKey: "a")
+        try cache.setValues(["b": bytes(10)])
+        try cache.setValue(bytes(10), forKey: "c", expiration: .after(.seconds(5)))
+        try cache.flush()
+        try cache.setValue(bytes(11), forKey: "a")
+        try cache.setValues(["b": bytes(11)])
+        clock.advance(by: 10)
+        #expect(try cache.setValueIfAbsent(bytes(11), forKey: "c"))
+        try cache.flush()
+        cache.waitForBackgroundWork()
+        #expect(recorder.take() == ["a replaced", "b replaced", "c replaced"])
+        #expect(cache.statistics.evictions[.replaced] == 3)
+    }
 }

@@ -4,8 +4,8 @@ import Testing
 
 @Suite struct PendingWritesTests {
     func value(file: String? = nil, inline: Int = 0) -> PendingWrites.Write {
-        .set(PendingWrites.Value(filename: file, inline: inline > 0 ? Data(count: inline) : nil, size: Int64(inline),
-                                 time: 0, deadline: nil, lifetime: nil, extendedData: nil))
+        .set(ManifestRow(filename: file, inline: inline > 0 ? Data(count: inline) : nil, size: Int64(inline),
+                         accessed: 0, deadline: nil, lifetime: nil))
     }
 
     @Test func entriesKeepTheOrderKeysWereFirstWritten() {
