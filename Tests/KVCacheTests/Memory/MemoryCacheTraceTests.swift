@@ -28,8 +28,9 @@ enum TraceFolder {
 struct MemoryCacheTraceTests {
     static var tracesDirectory: URL { TraceFolder.url }
 
-    /// The adaptive policy's hits on every row of issue 15's table, pinned: the policy
-    /// is deterministic, so any change to what it evicts shows here. With the Python
+    /// The adaptive policy's hits on every trace and size the benchmarks replay (issue 15's
+    /// table, then the LIRS traces at a tenth, a quarter and half of their keys), pinned: the
+    /// policy is deterministic, so any change to what it evicts shows here. With the Python
     /// model's sketch (a counter per row anywhere in the table) the port gave exactly
     /// that model's counts (`Benchmarks/Scripts/policy-sim`, `wtinylfu(keys, C,
     /// adaptive=True)`); the shipped sketch keeps a key's counters in one cache line.
@@ -38,19 +39,39 @@ struct MemoryCacheTraceTests {
         ("web07.trace.xz", [250: 34_287, 1_000: 40_799, 4_000: 46_931]),
         ("web12.trace.xz", [250: 48_616, 1_000: 65_914, 4_000: 76_172]),
         ("gli.trace.gz", [250: 957, 1_000: 3_051]),
+        ("lirs-multi1.trace.gz", [260: 7_595, 651: 9_359, 1_303: 11_952]),
+        ("lirs-multi2.trace.gz", [568: 13_243, 1_421: 16_185, 2_842: 20_306]),
+        ("lirs-multi3.trace.gz", [745: 14_183, 1_863: 18_229, 3_727: 21_856]),
+        ("lirs-sprite.trace.gz", [707: 113_067, 1_768: 123_447, 3_537: 124_785]),
+        ("lirs-ps.trace.gz", [308: 5_550, 770: 6_476, 1_541: 7_365]),
+        ("lirs-cs.trace.gz", [140: 122, 352: 1_387, 704: 2_804]),
+        ("lirs-cpp.trace.gz", [122: 7_175, 305: 7_693, 611: 7_801]),
+        ("lirs-2_pools.trace.gz", [993: 54_328, 2_484: 61_565, 4_969: 72_948]),
+        ("lirs-zigzag.trace.gz", [200: 3_130, 500: 7_984, 1_000: 16_323]),
+        ("lirs-loop.trace.gz", [101: 37_444, 252: 103_811, 505: 195_845]),
     ])
     func adaptiveHitsArePinned(trace: String, expectedHits: [Int: Int]) async throws {
         try await Self.checkHits(trace: trace, policy: .adaptive, expectedHits: expectedHits)
     }
 
     /// Exact LRU on every row of the table: the README's oracles (300,122 hits on oltp,
-    /// 38,368 on web07 and 674 on gli at 1,000 entries) and the rest, which the
-    /// reference `LRUPolicy` of the benchmarks gives too.
+    /// 38,368 on web07 and 674 on gli at 1,000 entries, and every LIRS row's exact hits)
+    /// and the rest, which the reference `LRUPolicy` of the benchmarks gives too.
     @Test(arguments: [
         ("oltp.gz", [250: 150_591, 1_000: 300_122, 2_000: 388_235, 4_000: 465_836]),
         ("web07.trace.xz", [250: 30_911, 1_000: 38_368, 4_000: 46_297]),
         ("web12.trace.xz", [250: 44_667, 1_000: 61_882, 4_000: 75_504]),
         ("gli.trace.gz", [250: 55, 1_000: 674]),
+        ("lirs-multi1.trace.gz", [260: 6_886, 651: 7_491, 1_303: 7_696]),
+        ("lirs-multi2.trace.gz", [568: 9_715, 1_421: 12_703, 2_842: 18_349]),
+        ("lirs-multi3.trace.gz", [745: 10_734, 1_863: 13_459, 3_727: 19_054]),
+        ("lirs-sprite.trace.gz", [707: 115_875, 1_768: 124_948, 3_537: 126_309]),
+        ("lirs-ps.trace.gz", [308: 1_706, 770: 5_072, 1_541: 5_494]),
+        ("lirs-cs.trace.gz", [140: 124, 352: 124, 704: 124]),
+        ("lirs-cpp.trace.gz", [122: 6_850, 305: 7_563, 611: 7_769]),
+        ("lirs-2_pools.trace.gz", [993: 54_378, 2_484: 61_556, 4_969: 72_809]),
+        ("lirs-zigzag.trace.gz", [200: 4_975, 500: 12_475, 1_000: 24_975]),
+        ("lirs-loop.trace.gz", [101: 0, 252: 0, 505: 0]),
     ])
     func lruHitsArePinned(trace: String, expectedHits: [Int: Int]) async throws {
         try await Self.checkHits(trace: trace, policy: .lru, expectedHits: expectedHits)
@@ -101,8 +122,8 @@ struct MemoryCacheTraceTests {
                 for key in fields[0] ..< fields[0] + fields[1] { keys.append(Int32(truncatingIfNeeded: key)) }
             }
             return keys
-        case "gli.trace.gz":
-            // One integer per line; `*` lines are checkpoints.
+        case let name where name == "gli.trace.gz" || name.hasPrefix("lirs-"):
+            // One integer per line (lirs-loop's end in CR LF); `*` lines are checkpoints.
             var keys: [Int32] = []
             forEachLine(bytes) { fields in
                 if let key = fields.first { keys.append(Int32(truncatingIfNeeded: key)) }

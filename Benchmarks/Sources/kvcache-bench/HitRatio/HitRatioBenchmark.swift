@@ -66,6 +66,7 @@ struct HitRatioBenchmark {
     /// Replays every trace; notes and skips the ones that are missing.
     func run(into report: Report) {
         var concurrentGaps: [ConcurrentGap] = []
+        var allRows: [HitRatioRow] = []
         if let absence {
             report.note(absence)
             return
@@ -99,10 +100,12 @@ struct HitRatioBenchmark {
             }
             Output.print(Self.render(rows, trace: trace, notes: notes))
             report.add(hitRatios: rows)
+            allRows += rows
             if let threads = concurrentThreads {
                 concurrentGaps += Self.renderConcurrent(rows, trace: trace, threads: threads, into: report)
             }
         }
+        if let summary = Self.worstGap(allRows) { report.note(summary) }
         if let threads = concurrentThreads, let worst = concurrentGaps.max(by: { abs($0.gap) < abs($1.gap) }),
            let worstSameOrder = concurrentGaps.max(by: { abs($0.sameOrderGap) < abs($1.sameOrderGap) }) {
             let within = concurrentGaps.filter { abs($0.sameOrderGap) <= 0.5 }.count
@@ -112,6 +115,21 @@ struct HitRatioBenchmark {
                                threads, worst.gap, worst.cell, worstSameOrder.sameOrderGap, worstSameOrder.cell,
                                within, concurrentGaps.count))
         }
+    }
+
+    /// The default policy's worst cell over every trace replayed, against the best reference
+    /// policy of its row, and how many cells are within the target's 1.0 point; nil without rows.
+    static func worstGap(_ rows: [HitRatioRow]) -> String? {
+        let gaps = rows.compactMap { row -> (row: HitRatioRow, kvcache: HitRatioRow.Cell, best: HitRatioRow.Cell, gap: Double)? in
+            guard let kvcache = row.kvcacheDefault, let best = row.bestReference else { return nil }
+            return (row, kvcache, best, kvcache.hitRatio - best.hitRatio)
+        }
+        guard let worst = gaps.min(by: { $0.gap < $1.gap }) else { return nil }
+        let within = gaps.filter { $0.gap >= -1.0 }.count
+        return String(format: "hit ratio: KVCache MemoryCache (adaptive), worst gap to the best reference policy "
+                      + "%+.2f points (%@ @ %@ entries: %.2f %% against %@ %.2f %%); %d of %d cells within 1.0 point",
+                      worst.gap, worst.row.trace, worst.row.capacity.formatted(), worst.kvcache.hitRatio,
+                      worst.best.policy, worst.best.hitRatio, within, gaps.count)
     }
 
     /// A cell of the concurrent replay: its gap to one thread on the trace's order, and to
