@@ -16,7 +16,9 @@ import Testing
         }
     }
 
-    @Test func everyKindOfRemovalIsReported() throws {
+    /// Calls `body` with a cache in a new directory, on a manual clock, whose evictions a
+    /// recorder collects.
+    static func withCache(_ body: (DiskCache, ManualClock, Recorder) throws -> Void) throws {
         let dir = TemporaryDirectory()
         defer { dir.remove() }
         let clock = ManualClock()
@@ -26,6 +28,10 @@ import Testing
             $0.onEviction = { key, reason in recorder.events.withLock { $0.append("\(key) \(reason)") } }
         })
         defer { try? cache.close() }
+        try body(cache, clock, recorder)
+    }
+
+    @Test func everyKindOfRemovalIsReported() throws { try Self.withCache { cache, clock, recorder in
         for key in ["a", "b", "c", "p/1", "p/2"] { try cache.setValue(bytes(10), forKey: key) }
         try cache.setValue(bytes(30_000), forKey: "file", expiration: .after(.seconds(5)))
         try cache.flush()
@@ -54,20 +60,11 @@ import Testing
         try cache.setValues(["e": bytes(11)])
         cache.waitForBackgroundWork()
         #expect(recorder.take() == ["e replaced"])
-    }
+    } }
 
     /// The statistics count each replacement `onEviction` reports, whichever write made
     /// it: a set, a batch (`setValues`) or an add over an expired row.
-    @Test func statisticsCountEveryReplacementOnEvictionReports() throws {
-        let dir = TemporaryDirectory()
-        defer { dir.remove() }
-        let clock = ManualClock()
-        let recorder = Recorder()
-        let cache = try DiskCache(directory: dir.url, configuration: .testing {
-            $0.clock = clock.function
-            $0.onEviction = { key, reason in recorder.events.withLock { $0.append("\(key) \(reason)") } }
-        })
-        defer { try? cache.close() }
+    @Test func statisticsCountEveryReplacementOnEvictionReports() throws { try Self.withCache { cache, clock, recorder in
         try cache.setValue(bytes(10), forKey: "a")
         try cache.setValues(["b": bytes(10)])
         try cache.setValue(bytes(10), forKey: "c", expiration: .after(.seconds(5)))
@@ -80,5 +77,5 @@ import Testing
         cache.waitForBackgroundWork()
         #expect(recorder.take() == ["a replaced", "b replaced", "c replaced"])
         #expect(cache.statistics.evictions[.replaced] == 3)
-    }
+    } }
 }
