@@ -8,12 +8,24 @@ extension DiskCache {
     func scheduleFollowUps(_ storage: KVStorage) {
         if let (armAt, now) = storage.scheduleGroupCommit() { armCommitTimer(at: armAt, now: now) }
         guard !storage.isClosed else { return }
-        if !storage.accessTimes.isEmpty {
-            if storage.accessTimes.count >= storage.options.accessBufferLimit, !storage.isUrgentAccessFlushScheduled {
-                storage.isUrgentAccessFlushScheduled = true
+        // Decided in one hold of the buffer's lock: readers, which hold no store lock,
+        // schedule these flushes too (`DiskReader`).
+        let limit = storage.options.accessBufferLimit
+        let flush = storage.buffer.withLock { state -> Bool? in
+            guard !state.accessTimes.isEmpty else { return nil }
+            if state.accessTimes.count >= limit, !state.isUrgentAccessFlushScheduled {
+                state.isUrgentAccessFlushScheduled = true
+                return true
+            } else if !state.isAccessFlushScheduled {
+                state.isAccessFlushScheduled = true
+                return false
+            }
+            return nil
+        }
+        if let urgent = flush {
+            if urgent {
                 commitThread.async { [weak self] in self?.runAccessTimeFlush(urgent: true) }
-            } else if !storage.isAccessFlushScheduled {
-                storage.isAccessFlushScheduled = true
+            } else {
                 commitThread.asyncAfter(seconds: configuration.accessTimeFlushInterval.seconds) { [weak self] in
                     self?.runAccessTimeFlush(urgent: false)
                 }
@@ -72,7 +84,9 @@ extension DiskCache {
 
     private func runAccessTimeFlush(urgent: Bool) {
         try? perform { storage in
-            if urgent { storage.isUrgentAccessFlushScheduled = false } else { storage.isAccessFlushScheduled = false }
+            storage.buffer.withLock { state in
+                if urgent { state.isUrgentAccessFlushScheduled = false } else { state.isAccessFlushScheduled = false }
+            }
             // Written on the commit thread, as a group commit: a thousand UPDATEs under
             // the lock would hold up every reader. Behind a batch still committing, the
             // times stay buffered, and the next read schedules this again.

@@ -68,7 +68,7 @@ extension KVStorage {
         }
         hooks.dataFolderWillReturnFiles.run()
         // A file whose writer has not created it yet is created in the new folder.
-        for name in uncommittedFiles { _ = rename(folder + "/" + name, dataPath + "/" + name) }
+        for name in uncommittedFiles() { _ = rename(folder + "/" + name, dataPath + "/" + name) }
         trashFolders.append(rename(folder, trashed) == 0 ? trashed : folder)
     }
 
@@ -170,7 +170,7 @@ extension KVStorage {
     func removeOrphans(among names: [String], modifiedAfterIsKept cutoff: Double?) throws -> Int {
         let database = try requireDatabase()
         try requireWritable()
-        let pending = uncommittedFiles
+        let pending = uncommittedFiles()
         let statement = try database.statement(Manifest.fileIsReferenced)
         var removed = 0
         for name in names where !pending.contains(name) {

@@ -4,8 +4,15 @@ extension KVStorage {
     /// (which also picks up other processes' commits).
     func totals() throws -> Totals {
         try commit()
-        committedTotals = try readTotals()
-        return committedTotals
+        return try refreshCommittedTotals()
+    }
+
+    /// Reads the stats row and keeps it as the committed totals; returns it.
+    @discardableResult
+    func refreshCommittedTotals() throws -> Totals {
+        let totals = try readTotals()
+        buffer.withLock { $0.committedTotals = totals }
+        return totals
     }
 
     func readTotals() throws -> Totals {

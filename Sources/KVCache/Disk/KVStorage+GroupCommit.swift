@@ -94,12 +94,15 @@ extension KVStorage {
 
     // MARK: - The batch on the commit connection
 
-    /// Files of writes not committed yet (or still being written), which the orphan sweep must keep.
-    var uncommittedFiles: Set<String> {
-        var names = Set(pending.files).union(reservedFiles)
-        if let committing { names.formUnion(committing.files) }
-        if let detached { names.formUnion(detached.writes.files) }
-        return names
+    /// Files of writes not committed yet (or still being written), which the orphan sweep
+    /// must keep: one hold of the buffer's lock.
+    func uncommittedFiles() -> Set<String> {
+        buffer.withLock { state in
+            var names = Set(state.pending.files).union(reservedFiles)
+            if let committing = state.committing { names.formUnion(committing.files) }
+            if let detached = state.detached { names.formUnion(detached.writes.files) }
+            return names
+        }
     }
 
     /// Hands the pending writes and access times over as the batch in flight, for
@@ -317,7 +320,7 @@ extension KVStorage {
                 writes, accessTimes: times.map { ($0.key.string, $0.value) },
                 extendsExpirationOnAccess: options.extendsExpirationOnAccess, body)
         } catch {
-            if let totals = try? readTotals() { committedTotals = totals }
+            if let totals = try? readTotals() { buffer.withLock { $0.committedTotals = totals } }
             let disposition = commitFailed(error, writes: writes, accessTimes: times) { $0.committing = nil }
             throw CommitFailure(error: error, disposition: disposition)
         }

@@ -53,7 +53,7 @@ extension KVStorage {
             self.checkpointer = checkpointer
             // Prepared now, once per connection: this also reads the schema pages.
             statements = try ManifestStatements(database)
-            committedTotals = try readTotals()
+            try refreshCommittedTotals()
             // Start the time line at the newest recorded access (an indexed lookup).
             let newest = try database.statement(Manifest.selectNewestAccess).run { statement in
                 try statement.step() ? statement.optionalDouble(at: 0) : nil
@@ -84,7 +84,7 @@ extension KVStorage {
         }
         try database.execute(Manifest.connectionPragmas(journalSizeLimit: options.journalSizeLimit))
         statements = try ManifestStatements(database)
-        committedTotals = try readTotals()
+        try refreshCommittedTotals()
         return database
     }
 

@@ -78,7 +78,7 @@ extension KVStorage {
 
     /// True when the store holds more than its count or size limit.
     func exceeds(countLimit: Int, sizeLimit: Int64) -> Bool {
-        let totals = committedTotals
+        let totals = buffer.withLock { $0.committedTotals }
         return totals.count > countLimit || totals.size > sizeLimit
     }
 }

@@ -140,7 +140,7 @@ extension KVStorage {
     /// The files among `names` that no row references and that this process is not writing.
     func unreferencedFiles(among names: [String]) throws -> [String] {
         let statement = try requireDatabase().statement(Manifest.fileIsReferenced)
-        let pending = uncommittedFiles
+        let pending = uncommittedFiles()
         return try names.filter { name in
             if pending.contains(name) { return false }
             return try !statement.run { statement in

@@ -112,11 +112,6 @@ extension KVStorage {
         _modify { buffer.mutexLock(); defer { buffer.mutexUnlock() }; yield &buffer.unsafeState.pending }
     }
 
-    var committing: PendingWrites? {
-        _read { buffer.mutexLock(); defer { buffer.mutexUnlock() }; yield buffer.unsafeState.committing }
-        _modify { buffer.mutexLock(); defer { buffer.mutexUnlock() }; yield &buffer.unsafeState.committing }
-    }
-
     var detached: DetachedCommit? {
         _read { buffer.mutexLock(); defer { buffer.mutexUnlock() }; yield buffer.unsafeState.detached }
         _modify { buffer.mutexLock(); defer { buffer.mutexUnlock() }; yield &buffer.unsafeState.detached }
@@ -130,21 +125,6 @@ extension KVStorage {
     var counters: Counters {
         _read { buffer.mutexLock(); defer { buffer.mutexUnlock() }; yield buffer.unsafeState.counters }
         _modify { buffer.mutexLock(); defer { buffer.mutexUnlock() }; yield &buffer.unsafeState.counters }
-    }
-
-    var committedTotals: Totals {
-        get { buffer.withLock { $0.committedTotals } }
-        set { buffer.withLock { $0.committedTotals = newValue } }
-    }
-
-    var isAccessFlushScheduled: Bool {
-        get { buffer.withLock { $0.isAccessFlushScheduled } }
-        set { buffer.withLock { $0.isAccessFlushScheduled = newValue } }
-    }
-
-    var isUrgentAccessFlushScheduled: Bool {
-        get { buffer.withLock { $0.isUrgentAccessFlushScheduled } }
-        set { buffer.withLock { $0.isUrgentAccessFlushScheduled = newValue } }
     }
 
     /// The write this process made last for `key` and has not settled as committed.
