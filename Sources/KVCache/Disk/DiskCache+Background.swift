@@ -160,7 +160,7 @@ extension DiskCache {
     /// Trims to the limits' low watermark; the periodic run also removes expired
     /// and too-old entries and keeps the free-space limit.
     func trimToLimits(periodic: Bool) {
-        let setsAtStart = store.withLock { $0.counters.sets }
+        let setsAtStart = store.withLock { storage in storage.buffer.withLock { $0.counters.sets } }
         var removed = 0
         defer { finishLimitTrim(madeProgress: removed > 0, setsAtStart: setsAtStart) }
         if periodic {
@@ -195,7 +195,7 @@ extension DiskCache {
     /// store that cannot trim does not spin.
     func finishLimitTrim(madeProgress: Bool, setsAtStart: Int) {
         let again = store.withLock { storage -> Bool in
-            let setMeanwhile = storage.counters.sets != setsAtStart
+            let setMeanwhile = storage.buffer.withLock { $0.counters.sets } != setsAtStart
             if madeProgress || setMeanwhile,
                storage.exceeds(countLimit: configuration.countLimit, sizeLimit: configuration.sizeLimit) {
                 return true

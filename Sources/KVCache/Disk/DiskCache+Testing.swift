@@ -14,8 +14,10 @@ extension DiskCache {
 
     var groupCommitState: GroupCommitState {
         store.withLock { storage in
-            GroupCommitState(pendingWrites: storage.pending.count, bufferedAccessTimes: storage.accessTimes.count,
-                             batchInFlight: storage.detached)
+            storage.buffer.withLock { state in
+                GroupCommitState(pendingWrites: state.pending.count, bufferedAccessTimes: state.accessTimes.count,
+                                 batchInFlight: state.detached)
+            }
         }
     }
 
@@ -75,7 +77,7 @@ extension DiskCache {
     func markLimitTrimRunning() -> Int {
         store.withLock { storage in
             storage.isLimitTrimScheduled = true
-            return storage.counters.sets
+            return storage.buffer.withLock { $0.counters.sets }
         }
     }
 }

@@ -195,7 +195,7 @@ extension DiskCache {
         do {
             return try performWork(freesSpace: false, retriesCorruption: false, prepare: { _ in work }) {
                 storage, removed in
-                if countsBrokenRows { storage.counters.brokenRows += removed }
+                if countsBrokenRows { storage.buffer.withLock { $0.counters.brokenRows += removed } }
             }
         } catch let rebuilt as KVStorage.RebuiltAfterCorruption {
             throw CorruptionFound(message: rebuilt.message, isRebuilt: true)

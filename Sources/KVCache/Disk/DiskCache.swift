@@ -328,7 +328,7 @@ public final class DiskCache: Sendable {
             }, finish: { storage, result in
                 if let name { storage.releaseFileName(name) }
                 guard let outcome = KVStorage.AddOutcome(rawValue: result), outcome != .present else { return }
-                storage.counters.sets += 1
+                storage.buffer.withLock { $0.counters.sets += 1 }
             })
             outcome = KVStorage.AddOutcome(rawValue: result) ?? .present
         } catch {
@@ -374,7 +374,7 @@ public final class DiskCache: Sendable {
                 try storage.requireWritable()
                 return storage.setValuesWork(batch, expiration: expiration)
             }, finish: { storage, count in
-                storage.counters.sets += count
+                storage.buffer.withLock { $0.counters.sets += count }
                 for name in reserved { storage.releaseFileName(name) }
             })
             if reportsChange { for key in values.keys { reportDirectChange(.key(key)) } }

@@ -79,7 +79,7 @@ extension KVStorage {
     /// Accounts for a removeAll that removed `removed` entries; returns the swapped-out
     /// data folders to delete.
     func removedAll(_ removed: Int) -> [String] {
-        counters.evictions[.removed, default: 0] += removed
+        buffer.withLock { $0.counters.evictions[.removed, default: 0] += removed }
         ensureReserve()
         defer { trashFolders = [] }
         return trashFolders

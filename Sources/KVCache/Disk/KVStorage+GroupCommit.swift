@@ -50,6 +50,11 @@ extension KVStorage {
         return committer.timer.update(deadline: deadline, now: now).map { ($0, now) }
     }
 
+    /// True when pending writes or buffered access times wait for a commit.
+    func hasWritesToCommit() -> Bool {
+        buffer.withLock { !$0.pending.isEmpty || !$0.accessTimes.isEmpty }
+    }
+
     /// True when enough writes are pending to start a detached commit before the
     /// delay is up: a quarter of the full buffer. A burst then commits on the
     /// commit thread while the caller goes on, instead of all at once later.
@@ -62,7 +67,7 @@ extension KVStorage {
     /// the caller, called again, finds them committed), else on the store's connection.
     func commit() throws {
         try settleOrWaitOffLock()
-        guard !pending.isEmpty || !accessTimes.isEmpty else { return }
+        guard hasWritesToCommit() else { return }
         if canWaitOffLock, let batch = try detachCommit() {
             groupCommitter.start(batch)
             throw WaitOffLock(batch: batch)
@@ -112,7 +117,7 @@ extension KVStorage {
     /// write lock and commits nothing.
     func detachCommit(evenIfEmpty: Bool = false, work: DetachedCommit.Work? = nil,
                       emptiesDataFolder: Bool = false) throws -> DetachedCommit? {
-        guard detached == nil, evenIfEmpty || work != nil || !pending.isEmpty || !accessTimes.isEmpty,
+        guard detached == nil, evenIfEmpty || work != nil || hasWritesToCommit(),
               groupCommitter.runsDetached else { return nil }
         _ = try requireDatabase()
         let maxWrites = options.groupCommitMaxWrites

@@ -137,7 +137,7 @@ extension KVStorage {
                 rename(source, corruptPath + "/manifest-\(stamp).sqlite" + suffix)
             }
         }
-        counters.rebuilds += 1
+        buffer.withLock { $0.counters.rebuilds += 1 }
         needsOrphanSweep = true
         options.diagnostics.notice("the manifest was damaged: moved to corrupt/manifest-\(stamp).sqlite, a new one started",
                                    path: manifestPath)
@@ -147,7 +147,7 @@ extension KVStorage {
     func rebuildAfterCorruption() throws {
         // Pending writes stay: their files exist and the new manifest takes their rows.
         closeCommitter()
-        accessTimes.removeAll()
+        buffer.withLock { $0.accessTimes.removeAll() }
         statements = nil
         checkpointer?.close()
         database?.close()

@@ -117,16 +117,6 @@ extension KVStorage {
         _modify { buffer.mutexLock(); defer { buffer.mutexUnlock() }; yield &buffer.unsafeState.detached }
     }
 
-    var accessTimes: AccessTimeBuffer {
-        _read { buffer.mutexLock(); defer { buffer.mutexUnlock() }; yield buffer.unsafeState.accessTimes }
-        _modify { buffer.mutexLock(); defer { buffer.mutexUnlock() }; yield &buffer.unsafeState.accessTimes }
-    }
-
-    var counters: Counters {
-        _read { buffer.mutexLock(); defer { buffer.mutexUnlock() }; yield buffer.unsafeState.counters }
-        _modify { buffer.mutexLock(); defer { buffer.mutexUnlock() }; yield &buffer.unsafeState.counters }
-    }
-
     /// The write this process made last for `key` and has not settled as committed.
     func latestWrite(forKey key: String) -> PendingWrites.Write? {
         buffer.withLock { $0.latestWrite(forKey: key) }
