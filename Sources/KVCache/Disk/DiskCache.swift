@@ -466,7 +466,7 @@ public final class DiskCache: Sendable {
         for _ in 0..<2 {
             let inFlight = try perform { storage -> DetachedCommit? in
                 try storage.commitInBackground()
-                return storage.detached
+                return storage.batchInFlight()
             }
             guard let inFlight else { break }
             hooks.flushWillWait.run()

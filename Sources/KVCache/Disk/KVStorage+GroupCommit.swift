@@ -23,29 +23,30 @@ extension KVStorage {
     func scheduleGroupCommit() -> (armAt: Double, now: Double)? {
         let committer = groupCommitter
         // Reads of an idle store skip the clock and the timer's lock.
-        if pending.isEmpty, detached == nil, committer.isTimerIdle { return nil }
+        let (idle, inFlight) = buffer.withLock { ($0.pending.isEmpty, $0.detached) }
+        if idle, inFlight == nil, committer.isTimerIdle { return nil }
         let now = Condition.now()
         if isClosed {
             committer.isTimerIdle = true
             _ = committer.timer.update(deadline: nil, now: now)
             return nil
         }
-        if let batch = detached, batch.isApplied { settleDetachedCommit() }
-        if pending.isEmpty {
+        if let batch = inFlight, batch.isApplied { settleDetachedCommit() }
+        if buffer.withLock({ $0.pending.isEmpty }) {
             committer.deadline = nil
         } else {
             let deadline = committer.deadline ?? now + committer.delay
             committer.deadline = deadline
-            if deadline <= now || isWorthCommittingEarly, detached == nil {
+            if deadline <= now || isWorthCommittingEarly(), batchInFlight() == nil {
                 // Failures are recorded for the next write and flush to throw (see
                 // `commitFailed`); a busy commit keeps the writes for a retry.
                 try? commitInBackground()
-                if pending.isEmpty { committer.deadline = nil }
+                if buffer.withLock({ $0.pending.isEmpty }) { committer.deadline = nil }
             }
         }
         // A batch in flight is settled by the next call, or by the timer one delay later
         // (and only then can the pending writes behind it go).
-        let deadline = detached != nil ? now + committer.delay : committer.deadline
+        let deadline = batchInFlight() != nil ? now + committer.delay : committer.deadline
         committer.isTimerIdle = deadline == nil
         return committer.timer.update(deadline: deadline, now: now).map { ($0, now) }
     }
@@ -58,8 +59,14 @@ extension KVStorage {
     /// True when enough writes are pending to start a detached commit before the
     /// delay is up: a quarter of the full buffer. A burst then commits on the
     /// commit thread while the caller goes on, instead of all at once later.
-    var isWorthCommittingEarly: Bool {
-        pending.count >= max(1, options.groupCommitMaxWrites / 4) || pending.bytes >= batchByteLimit / 4
+    func isWorthCommittingEarly() -> Bool {
+        let (count, bytes) = buffer.withLock { ($0.pending.count, $0.pending.bytes) }
+        return count >= max(1, options.groupCommitMaxWrites / 4) || bytes >= batchByteLimit / 4
+    }
+
+    /// The batch in flight on the commit connection, if any.
+    func batchInFlight() -> DetachedCommit? {
+        buffer.withLock { $0.detached }
     }
 
     /// Commits pending writes and access times, if any: on the commit connection when
@@ -78,9 +85,8 @@ extension KVStorage {
     /// Commits when the buffer is full: detached (off the caller's lock) after waiting
     /// for the batch in flight, so at most two buffers' worth of writes are ever uncommitted.
     func commitIfFull() throws {
-        guard pending.count >= options.groupCommitMaxWrites || pending.bytes >= batchByteLimit else {
-            return
-        }
+        let (count, bytes) = buffer.withLock { ($0.pending.count, $0.pending.bytes) }
+        guard count >= options.groupCommitMaxWrites || bytes >= batchByteLimit else { return }
         try settleOrWaitOffLock()
         try throwDroppedWritesError()
         try commitInBackground()
@@ -91,8 +97,8 @@ extension KVStorage {
     /// A batch that has finished applying is settled first; while one is still in
     /// flight this does nothing (it settles first, then the schedule starts the next).
     func commitInBackground() throws {
-        if let batch = detached, batch.isApplied { settleDetachedCommit() }
-        guard detached == nil else { return }
+        if let batch = batchInFlight(), batch.isApplied { settleDetachedCommit() }
+        guard batchInFlight() == nil else { return }
         guard groupCommitter.runsDetached else { return try commit() }
         if let batch = try detachCommit() { groupCommitter.start(batch) }
     }
@@ -117,7 +123,7 @@ extension KVStorage {
     /// write lock and commits nothing.
     func detachCommit(evenIfEmpty: Bool = false, work: DetachedCommit.Work? = nil,
                       emptiesDataFolder: Bool = false) throws -> DetachedCommit? {
-        guard detached == nil, evenIfEmpty || work != nil || hasWritesToCommit(),
+        guard batchInFlight() == nil, evenIfEmpty || work != nil || hasWritesToCommit(),
               groupCommitter.runsDetached else { return nil }
         _ = try requireDatabase()
         let maxWrites = options.groupCommitMaxWrites
@@ -136,7 +142,7 @@ extension KVStorage {
     /// Waits for the batch in flight, if any, and accounts for it: totals, counters
     /// and obsolete files after a commit; `commitFailed` after a failure.
     func settleDetachedCommit() {
-        guard let batch = detached else { return }
+        guard let batch = batchInFlight() else { return }
         switch batch.waitUntilApplied() {
         case .success(let outcome):
             // The commit has returned: its writes leave the buffer for the manifest.
@@ -199,7 +205,7 @@ extension KVStorage {
     /// `RebuiltAfterCorruption` when not `retriesCorruption`.
     func finishWork(_ batch: DetachedCommit, freesSpace: Bool, retriesCorruption: Bool,
                     isLastTry: Bool) throws -> Int? {
-        if detached === batch { settleDetachedCommit() }
+        if batchInFlight() === batch { settleDetachedCommit() }
         switch batch.waitUntilApplied() {
         case .success(let outcome):
             if freesSpace { truncateWALIfDiskIsNearlyFull() }
@@ -241,7 +247,7 @@ extension KVStorage {
     /// Settles the batch in flight; while it is still being applied, throws
     /// `WaitOffLock` for it when the caller can wait without the lock, else waits.
     func settleOrWaitOffLock() throws {
-        if let batch = detached, !batch.isApplied, canWaitOffLock { throw WaitOffLock(batch: batch) }
+        if let batch = batchInFlight(), !batch.isApplied, canWaitOffLock { throw WaitOffLock(batch: batch) }
         settleDetachedCommit()
     }
 
@@ -270,7 +276,7 @@ extension KVStorage {
         // One writer at a time in this process: the batch in flight commits first.
         try settleOrWaitOffLock()
         do {
-            let removes = pending.hasRemovals
+            let removes = buffer.withLock { $0.pending.hasRemovals }
             let result = try writeOnce(body)
             if freesSpace || removes { truncateWALIfDiskIsNearlyFull() }
             return result
@@ -424,8 +430,12 @@ extension KVStorage {
 
     /// Forgets the pending writes and deletes the files written for them.
     func dropPendingWrites() {
-        for name in pending.files { files.remove(name) }
-        pending.removeAll()
+        let names = buffer.withLock { state in
+            let names = state.pending.files
+            state.pending.removeAll()
+            return names
+        }
+        for name in names { files.remove(name) }
     }
 
     /// Settles the batch in flight and closes the commit connection.

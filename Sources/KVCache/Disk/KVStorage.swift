@@ -151,7 +151,7 @@ final class KVStorage {
             closeCommitter()
             // Access times and the conditional removals reads queue are housekeeping:
             // losing them loses no write of the caller's.
-            let holdsWrites = pending.hasCallerWrites
+            let holdsWrites = buffer.withLock { $0.pending.hasCallerWrites }
             do {
                 try commit()
             } catch where holdsWrites {

@@ -62,8 +62,8 @@ final class WriteBuffer: @unchecked Sendable {
         }
     }
 
-    // Recursive, so that an accessor below may be used while the lock is held; but
-    // never inside `withLock`'s body, which already has exclusive access to the state.
+    // Recursive: a nested `withLock` (a bug: the body already has exclusive access to
+    // the state) then stops at Swift's exclusivity check, with a message, not in a deadlock.
     private let mutex = PThreadMutex(recursive: true)
     private var state = State()
     /// Published on each unlock: false when no write is buffered and no read hook is
@@ -104,19 +104,8 @@ final class WriteBuffer: @unchecked Sendable {
     var mayHoldWrites: Bool { holdsWrites.load(ordering: .acquiring) }
 }
 
-// The store's view of the buffer: each access takes the buffer's lock for its duration.
-// Never pass one of these to slow work (a statement, a file write): copy it out first.
+// The store's reads of the buffer: each takes the buffer's lock for its duration.
 extension KVStorage {
-    var pending: PendingWrites {
-        _read { buffer.mutexLock(); defer { buffer.mutexUnlock() }; yield buffer.unsafeState.pending }
-        _modify { buffer.mutexLock(); defer { buffer.mutexUnlock() }; yield &buffer.unsafeState.pending }
-    }
-
-    var detached: DetachedCommit? {
-        _read { buffer.mutexLock(); defer { buffer.mutexUnlock() }; yield buffer.unsafeState.detached }
-        _modify { buffer.mutexLock(); defer { buffer.mutexUnlock() }; yield &buffer.unsafeState.detached }
-    }
-
     /// The write this process made last for `key` and has not settled as committed.
     func latestWrite(forKey key: String) -> PendingWrites.Write? {
         buffer.withLock { $0.latestWrite(forKey: key) }
@@ -133,15 +122,5 @@ extension KVStorage {
     /// keep evicting the least recently used. (Expiration deadlines stay on the wall clock.)
     func stamp(_ now: Double) -> Double {
         buffer.withLock { $0.stamp(now) }
-    }
-}
-
-extension WriteBuffer {
-    // For KVStorage's accessors only: a coroutine cannot yield from inside `withLock`.
-    @inline(__always) func mutexLock() { mutex.lock() }
-    @inline(__always) func mutexUnlock() { unlock() }
-    var unsafeState: State {
-        _read { yield state }
-        _modify { yield &state }
     }
 }
