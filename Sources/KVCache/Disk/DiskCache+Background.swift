@@ -160,7 +160,7 @@ extension DiskCache {
     /// Trims to the limits' low watermark; the periodic run also removes expired
     /// and too-old entries and keeps the free-space limit.
     func trimToLimits(periodic: Bool) {
-        let setsAtStart = store.withLock { storage in storage.buffer.withLock { $0.counters.sets } }
+        let setsAtStart = reader.buffer.withLock { $0.counters.sets }
         var removed = 0
         defer { finishLimitTrim(madeProgress: removed > 0, setsAtStart: setsAtStart) }
         if periodic {

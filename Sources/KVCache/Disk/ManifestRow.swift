@@ -41,9 +41,9 @@ struct ManifestRow: Sendable {
         return max(deadline, lastAccess + lifetime)
     }
 
-    /// Whether the entry has not expired at `now` (see `deadline(lastAccess:extends:)`).
-    func isLive(at now: Double, lastAccess: Double? = nil, extends: Bool = false) -> Bool {
-        guard let deadline = deadline(lastAccess: lastAccess, extends: extends) else { return true }
-        return deadline > now
+    /// Whether the entry, as stored, has not expired at `now` (a buffered access that
+    /// extends it is `WriteBuffer.State.deadline(of:forKey:extends:)`'s to add).
+    func isLive(at now: Double) -> Bool {
+        deadline.map { $0 > now } ?? true
     }
 }
