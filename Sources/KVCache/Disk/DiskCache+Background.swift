@@ -172,7 +172,7 @@ extension DiskCache {
             }
         }
         guard let totals = diagnostics.attempt("reading the totals for a limit trim", path: path, {
-            try perform { try $0.totals() }
+            try perform(needs: .committed) { try $0.totals() }
         }) else { return }
         if totals.count > configuration.countLimit {
             let target = Int(Double(configuration.countLimit) * configuration.lowWatermark)
@@ -212,7 +212,7 @@ extension DiskCache {
     /// For tests and tools: no sleeping.
     public func waitForBackgroundWork() {
         // Committing may itself start a trim (limits are checked on committed totals).
-        let checkpointer = try? perform { storage -> WALCheckpointer? in
+        let checkpointer = try? perform(needs: .committed) { storage -> WALCheckpointer? in
             try storage.commit()
             return storage.checkpointer
         }

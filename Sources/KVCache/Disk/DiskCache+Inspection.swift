@@ -44,7 +44,7 @@ extension DiskCache {
     public func inspect() throws -> Inspection {
         // Not under the store's lock: a write held there does not hold this up, unless this
         // process has writes to commit first (their commit waits without the lock).
-        if reader.buffer.mayHoldWrites { try perform { try $0.commit() } }
+        if reader.buffer.mayHoldWrites { try perform(needs: .committed) { try $0.commit() } }
         let now = reader.options.clock()
         var (inspection, totals) = try read { reader, _ in
             try reader.pool.withConnection { try Inspection.read(from: $0.database, now: now) }

@@ -50,7 +50,8 @@ extension DiskCache {
         while true {
             let removed: Int
             do {
-                removed = try performWork(freesSpace: true, prepare: { try $0.trimWork(goal, limit: limit, reason: reason) },
+                removed = try performWork(freesSpace: true, needs: .committed,
+                                          prepare: { try $0.trimWork(goal, limit: limit, reason: reason) },
                                           finish: { $0.trimmed($1, reason: reason) })
             } catch KVCacheError.Code.diskFull where limit > 1 {
                 // Even with the reserve released, this step's commit did not fit. Smaller

@@ -37,7 +37,7 @@ extension DiskCache {
         while true {
             do {
                 if attempt == 0 {
-                    try checked { try $0.commit() }
+                    try checked(needs: .committed) { try $0.commit() }
                     progress(VerificationProgress(phase: .integrity, completed: 0, total: 1))
                     // A scan of the whole store: on the checkpoint connection, without the lock.
                     report.integrityErrors = try unlocked { checkpointer in
@@ -90,7 +90,7 @@ extension DiskCache {
 
     private func verifyFiles(_ report: inout VerificationReport, repair: Bool, repairs: inout Repairs,
                              progress: (VerificationProgress) -> Void) throws {
-        let total = try checked { try $0.totals().fileCount }
+        let total = try checked(needs: .committed) { try $0.totals().fileCount }
         progress(VerificationProgress(phase: .files, completed: 0, total: total))
         var after: String?
         var checkedCount = 0
@@ -225,8 +225,9 @@ extension DiskCache {
 
     /// Runs `body` on the store under the lock. Unlike `perform`, corruption is
     /// reported (as `CorruptionFound`), never repaired behind the caller's back.
-    private func checked<Result>(_ body: (KVStorage) throws -> Result) throws -> Result {
-        try withStoreLock { storage in
+    private func checked<Result>(needs need: KVStorage.WriterNeed = .nothing,
+                                 _ body: (KVStorage) throws -> Result) throws -> Result {
+        try withStoreLock(needs: need) { storage in
             do {
                 return try body(storage)
             } catch let error as SQLiteError {

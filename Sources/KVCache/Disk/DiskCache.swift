@@ -210,12 +210,14 @@ public final class DiskCache: Sendable {
         try KVStorage.validate(extendedData: extendedData)
         // Inline values (the common small set) take the lock once.
         if let name = try writeFileWithoutLock(data, forKey: key) {
-            try perform {
+            try perform(needs: .roomToStage) {
                 try $0.setValue(data, writtenTo: name, forKey: key, expiration: expiration,
                                 extendedData: extendedData)
             }
         } else {
-            try perform { try $0.setValue(data, forKey: key, expiration: expiration, extendedData: extendedData) }
+            try perform(needs: .roomToStage) {
+                try $0.setValue(data, forKey: key, expiration: expiration, extendedData: extendedData)
+            }
         }
         if reportsChange { reportDirectChange(.key(key)) }
     }
@@ -405,7 +407,7 @@ public final class DiskCache: Sendable {
     /// passes false for its own writes, which keep its memory level in step already.
     @usableFromInline
     func removeValue(forKey key: String, reportsChange: Bool) throws {
-        try perform { _ = try $0.removeValue(forKey: key) }
+        try perform(needs: .roomToStage) { _ = try $0.removeValue(forKey: key) }
         if reportsChange { reportDirectChange(.key(key)) }
     }
 
@@ -445,7 +447,7 @@ public final class DiskCache: Sendable {
     /// next one, nil for the first. The keys with a prefix are one range of the
     /// manifest's primary key: listing them reads no other row.
     public func keys(withPrefix prefix: String = "", after: String? = nil, limit: Int) throws -> [String] {
-        try perform { try $0.keys(withPrefix: prefix, after: after, limit: limit) }
+        try perform(needs: .committed) { try $0.keys(withPrefix: prefix, after: after, limit: limit) }
     }
 
     /// How far `flush(durability:)` takes the writes made so far.
@@ -473,98 +475,13 @@ public final class DiskCache: Sendable {
             _ = inFlight.waitUntilApplied()
         }
         // The checkpoint and the fsyncs run without the lock: writers go on meanwhile.
-        guard let sync = try perform({ try $0.flush(durability: durability) }) else { return }
+        guard let sync = try perform(needs: .committed, { try $0.flush(durability: durability) }) else { return }
         hooks.flushWillSync.run()
         if !sync.checkpoint() { try perform { try $0.checkpointOnStoreConnection() } }
         sync.sync()
     }
 
-    // MARK: - Reads and serialized access
-
-    /// Runs `body` on the store under its lock. A call that has to wait for a commit
-    /// (the batch in flight, or another process's write lock) throws
-    /// `KVStorage.WaitOffLock` instead of waiting there; it is waited for here, without
-    /// the lock, so other callers go on, and `body` runs again. Once the busy timeout
-    /// has passed since the first wait, it waits under the lock, as it did before.
-    func withStoreLock<Result>(_ body: (KVStorage) throws -> Result) throws -> Result {
-        var deadline: Double?
-        while true {
-            let wait: KVStorage.WaitOffLock
-            do {
-                return try store.withLock { storage in
-                    storage.waitsOffLock = deadline.map { Condition.now() < $0 } ?? true
-                    defer { storage.waitsOffLock = false }
-                    return try body(storage)
-                }
-            } catch let error as KVStorage.WaitOffLock {
-                wait = error
-            }
-            hooks.commitWillWaitOffLock.run()
-            let result = wait.batch.waitUntilApplied()
-            // Its commit waited the whole busy timeout in vain: busy, as under the lock.
-            if wait.forWriteLock, case .failure(let error as SQLiteError) = result, error.code == SQLITE_BUSY {
-                throw error.kvCacheError(path: reader.pool.path)
-            }
-            // Batches that other callers keep starting cannot hold this call off for longer.
-            if deadline == nil { deadline = Condition.now() + configuration.busyTimeout.seconds }
-        }
-    }
-
-    /// Runs a write of many rows (a trim step, a step of removeAll) without holding the
-    /// store's lock while SQLite works: under the lock, `prepare` returns the work (nil:
-    /// nothing to do, 0) and it starts on the commit connection with the pending writes;
-    /// this call waits for it without the lock, while other callers go on; then, under
-    /// the lock again, the batch is settled and `finish` accounts for the work's result.
-    /// Without a commit connection it all runs under the lock, on the store's connection.
-    /// `emptiesDataFolder`: removeAll's work, after whose commit the data folder is
-    /// swapped. Unless `retriesCorruption`, a corrupt manifest (rebuilt when its batch
-    /// was settled) throws `KVStorage.RebuiltAfterCorruption`.
-    @discardableResult
-    func performWork(freesSpace: Bool, emptiesDataFolder: Bool = false, retriesCorruption: Bool = true,
-                     prepare: (KVStorage) throws -> DetachedCommit.Work?,
-                     finish: (KVStorage, Int) -> Void) throws -> Int {
-        let tries = 3
-        for attempt in 1...tries {
-            enum Start {
-                case done(Int)
-                case started(DetachedCommit)
-            }
-            let start = try perform { storage -> Start in
-                guard let work = try prepare(storage) else { return .done(0) }
-                if let batch = try storage.startWork(work, emptiesDataFolder: emptiesDataFolder) {
-                    return .started(batch)
-                }
-                let result: Int
-                do {
-                    result = try storage.write(freesSpace: freesSpace) { try work(&$0) }
-                } catch let error as SQLiteError where error.isCorruption && !retriesCorruption {
-                    // As a settled batch would: rebuilt, and said so.
-                    try storage.rebuildAfterCorruption()
-                    throw KVStorage.RebuiltAfterCorruption(message: error.message)
-                }
-                if emptiesDataFolder { storage.swapDataFolder() }
-                finish(storage, result)
-                return .done(result)
-            }
-            let batch: DetachedCommit
-            switch start {
-            case .done(let result): return result
-            case .started(let started): batch = started
-            }
-            hooks.commitWillWaitOffLock.run()
-            _ = batch.waitUntilApplied()
-            let result = try perform { storage -> Int? in
-                guard let result = try storage.finishWork(batch, freesSpace: freesSpace,
-                                                          retriesCorruption: retriesCorruption,
-                                                          isLastTry: attempt == tries)
-                else { return nil }
-                finish(storage, result)
-                return result
-            }
-            if let result { return result }
-        }
-        preconditionFailure("the last try returns or throws")
-    }
+    // MARK: - Reads
 
     /// Runs `body` on the read path (no store lock), maps SQLite errors to
     /// `KVCacheError`, rebuilds a corrupt manifest under the store's lock (once for
@@ -591,27 +508,6 @@ public final class DiskCache: Sendable {
                 throw error.kvCacheError(path: path)
             } catch let again as ReadConnectionPool.CorruptionSeen {
                 throw again.error.kvCacheError(path: path)
-            }
-        }
-    }
-
-    /// Runs `body` on the store under the lock, maps SQLite errors to
-    /// `KVCacheError`, rebuilds after corruption (retrying once), then schedules
-    /// the group commit and other follow-up work.
-    func perform<Result>(_ body: (KVStorage) throws -> Result) throws -> Result {
-        try withStoreLock { storage in
-            defer { scheduleFollowUps(storage) }
-            do {
-                return try body(storage)
-            } catch let error as SQLiteError {
-                guard error.isCorruption else { throw error.kvCacheError(path: storage.manifestPath) }
-                if storage.options.readOnly { throw KVCacheError.corrupt(path: storage.manifestPath, message: error.message) }
-                do {
-                    try storage.rebuildAfterCorruption()
-                    return try body(storage)
-                } catch let error as SQLiteError {
-                    throw error.kvCacheError(path: storage.manifestPath)
-                }
             }
         }
     }

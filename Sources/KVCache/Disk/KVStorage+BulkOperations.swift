@@ -10,8 +10,8 @@ extension KVStorage {
         _ = try requireDatabase()
         try requireWritable()
         // The batch in flight first: the sets turned into removals below must be all
-        // the pending writes the work's batch takes.
-        try settleOrWaitOffLock()
+        // the pending writes the work's batch takes (declared `.idleWriter`).
+        settleBatchInFlight()
         // Pending sets become removals, applied in the same transaction: until it
         // commits, readers find them in the buffer and miss, instead of an older row.
         let obsolete = buffer.withLock { state -> [String] in

@@ -32,9 +32,6 @@ extension KVStorage {
             _ = try requireDatabase()
             try throwDroppedWritesError()
             try commitIfFull()
-        } catch let wait as WaitOffLock {
-            // The owner calls again once the commit it waits for is done.
-            throw wait
         } catch let error as SQLiteError where error.isCorruption {
             // The owner rebuilds the manifest and calls again: keep the file for that.
             throw error

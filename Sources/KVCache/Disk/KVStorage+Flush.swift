@@ -47,7 +47,7 @@ extension KVStorage {
     /// that dropped acknowledged writes since the last flush.
     func flush(durability: DiskCache.Durability = .synced) throws -> SyncWork? {
         // A batch in flight first: a loss it reports is this flush's to throw.
-        try settleOrWaitOffLock()
+        settleBatchInFlight()
         if let error = flushError {
             flushError = nil
             droppedWritesError = nil
@@ -55,8 +55,6 @@ extension KVStorage {
         }
         do {
             try commit()
-        } catch let wait as WaitOffLock {
-            throw wait
         } catch {
             // Reported here; the next write and flush need not report it again.
             flushError = nil

@@ -70,7 +70,8 @@ final class KVStorage {
     let hooks = DiskTestHooks()
     /// Reports removed entries to `onEviction`, if set.
     let evictionReporter: EvictionReporter?
-    /// Set by the owner around calls it retries after `WaitOffLock` (see `canWaitOffLock`).
+    /// Set by the owner around calls that may be handed a ticket to wait on without the
+    /// lock (see `ticket(for:)`).
     var waitsOffLock = false
     /// True from a successful registration in `DirectoryRegistry` until close.
     /// (A failed init still runs deinit: it must not release another store's claim.)

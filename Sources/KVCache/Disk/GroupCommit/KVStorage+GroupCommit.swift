@@ -69,25 +69,40 @@ extension KVStorage {
         buffer.withLock { $0.detached }
     }
 
-    /// Commits pending writes and access times, if any: on the commit connection when
-    /// the caller can wait without the lock (it throws `WaitOffLock` for the batch, and
-    /// the caller, called again, finds them committed), else on the store's connection.
+    /// Commits the pending writes and access times now, under the lock: the batch in
+    /// flight first, then the rest on the store's connection. A caller that can wait
+    /// without the lock declared `.committed` (see `ticket(for:)`), so its writes are
+    /// committed already; what readers recorded since is housekeeping, left to the
+    /// group commit (committing it here could wait under the lock for another
+    /// process's write lock).
     func commit() throws {
-        try settleOrWaitOffLock()
+        settleBatchInFlight()
         guard hasWritesToCommit() else { return }
-        if canWaitOffLock, let batch = try detachCommit() {
-            groupCommitter.start(batch)
-            throw WaitOffLock(batch: batch)
+        if canWaitOffLock {
+            let callerWrites = buffer.withLock { $0.pending.hasCallerWrites }
+            assert(!callerWrites, "a call that commits declares .committed in ticket(for:)")
+            if !callerWrites { return }
         }
         try write { _ in }
     }
 
-    /// Commits when the buffer is full: detached (off the caller's lock) after waiting
-    /// for the batch in flight, so at most two buffers' worth of writes are ever uncommitted.
+    /// True when the buffer holds as many writes or bytes as one batch may.
+    func isBufferFull() -> Bool {
+        buffer.withLock { isFull($0) }
+    }
+
+    private func isFull(_ state: WriteBuffer.State) -> Bool {
+        state.pending.count >= options.groupCommitMaxWrites || state.pending.bytes >= batchByteLimit
+    }
+
+    /// Commits when the buffer is full: detached (off the caller's lock) once the batch in
+    /// flight has applied, so at most two buffers' worth of writes are ever uncommitted.
+    /// A caller that can wait without the lock declared `.roomToStage`, so that batch has
+    /// applied; unless reads queued removals since, and then the next call commits.
     func commitIfFull() throws {
-        let (count, bytes) = buffer.withLock { ($0.pending.count, $0.pending.bytes) }
-        guard count >= options.groupCommitMaxWrites || bytes >= batchByteLimit else { return }
-        try settleOrWaitOffLock()
+        guard isBufferFull() else { return }
+        if canWaitOffLock, let batch = batchInFlight(), !batch.isApplied { return }
+        settleBatchInFlight()
         try throwDroppedWritesError()
         try commitInBackground()
     }
@@ -183,8 +198,8 @@ extension KVStorage {
     /// the batch without the store's lock, then calls `finishWork`.
     func startWork(_ work: @escaping DetachedCommit.Work, emptiesDataFolder: Bool = false) throws -> DetachedCommit? {
         guard groupCommitter.runsDetached else { return nil }
-        // One writer at a time: the batch in flight first (waited for off the lock).
-        try settleOrWaitOffLock()
+        // One writer at a time: the batch in flight first (declared `.idleWriter`).
+        settleBatchInFlight()
         try requireWritable()
         let hooks = hooks
         let paused: DetachedCommit.Work = { transaction in
@@ -229,38 +244,53 @@ extension KVStorage {
         let message: String
     }
 
-    // MARK: - Waiting without the store's lock
+    // MARK: - Tickets: what a call waits for without the store's lock
 
-    /// What a caller under the store's lock waits for without it (`DiskCache` waits,
-    /// then calls again): the batch in flight, which a write on the store's connection
-    /// must follow, or a batch started to wait for another process's write lock.
-    struct WaitOffLock: Error {
-        let batch: DetachedCommit
-        /// True when the batch was started because the write lock was busy.
-        var forWriteLock = false
+    /// What a call under the store's lock needs from the commit connection before it
+    /// runs (see `ticket(for:)`).
+    enum WriterNeed: Equatable {
+        /// Nothing: it stages no write and commits nothing.
+        case nothing
+        /// Room to stage a write: when the buffer is full, the batch in flight has applied.
+        case roomToStage
+        /// No batch still applying: the call starts one of its own (a batch with work).
+        case idleWriter
+        /// The writes staged so far are committed (a trim's totals, keys in order, flush,
+        /// inspect, verify).
+        case committed
     }
 
-    /// True when a call may throw `WaitOffLock` instead of waiting under the lock:
-    /// its owner retries it, and the commit connection can do the waiting.
+    /// The batch a call needing `need` must wait for, without the store's lock, before
+    /// it runs; nil when it can run now. For `.committed`, the pending writes are handed
+    /// to the commit connection first, and their batch is the ticket. The caller
+    /// (`DiskCache.withStoreLock`) waits for the ticket, then asks again: a batch
+    /// settles, and writes staged meanwhile go, under the lock. Nil too when the caller
+    /// cannot wait without the lock (`canWaitOffLock`): the call then waits under it.
+    func ticket(for need: WriterNeed) throws -> DetachedCommit? {
+        guard need != .nothing, canWaitOffLock else { return nil }
+        // One hold of the buffer's lock on a set's path.
+        let (inFlight, full) = buffer.withLock { ($0.detached, need == .roomToStage && isFull($0)) }
+        if let batch = inFlight, !batch.isApplied {
+            return need != .roomToStage || full ? batch : nil
+        }
+        guard need == .committed else { return nil }
+        settleDetachedCommit()
+        guard hasWritesToCommit(), let batch = try detachCommit() else { return nil }
+        groupCommitter.start(batch)
+        return batch
+    }
+
+    /// True when a call may be handed a ticket instead of waiting under the lock: its
+    /// owner asks for one, and the commit connection can do the waiting.
     var canWaitOffLock: Bool { waitsOffLock && groupCommitter.runsDetached }
 
-    /// Settles the batch in flight; while it is still being applied, throws
-    /// `WaitOffLock` for it when the caller can wait without the lock, else waits.
-    func settleOrWaitOffLock() throws {
-        if let batch = batchInFlight(), !batch.isApplied, canWaitOffLock { throw WaitOffLock(batch: batch) }
+    /// Settles the batch in flight, waiting under the lock while it applies. A caller
+    /// that can wait without the lock has declared its need (`ticket(for:)`), and finds
+    /// the batch applied.
+    func settleBatchInFlight() {
+        assert(!canWaitOffLock || batchInFlight()?.isApplied != false,
+               "a call that waits for the batch in flight declares its need in ticket(for:)")
         settleDetachedCommit()
-    }
-
-    /// Called when `BEGIN IMMEDIATE` on the store's connection found the write lock
-    /// held (another process's commit or trim): hands the pending writes to the commit
-    /// connection, whose commit waits for the lock on the commit thread, and throws
-    /// `WaitOffLock` for it. The caller waits without the store's lock, then calls again.
-    func waitForWriteLockOffLock() throws -> Never {
-        guard let batch = try detachCommit(evenIfEmpty: true) else {
-            preconditionFailure("waitForWriteLockOffLock needs a commit connection and no batch in flight")
-        }
-        groupCommitter.start(batch)
-        throw WaitOffLock(batch: batch, forWriteLock: true)
     }
 
     // MARK: - A write on the store's connection
@@ -274,7 +304,7 @@ extension KVStorage {
     /// with `freesSpace`: trims, removeAll) is retried once after `giveSpaceBack()`.
     func write<Result>(freesSpace: Bool = false, _ body: (inout Transaction) throws -> Result) throws -> Result {
         // One writer at a time in this process: the batch in flight commits first.
-        try settleOrWaitOffLock()
+        settleBatchInFlight()
         do {
             let removes = buffer.withLock { $0.pending.hasRemovals }
             let result = try writeOnce(body)
@@ -305,7 +335,7 @@ extension KVStorage {
         let batch = ManifestBatch(database: database, statements: statements,
                                   recordsEvictions: options.onEviction != nil)
         hooks.writeWillBegin.run()
-        try begin(statements.begin, on: database)
+        try statements.begin.run { try $0.execute() }  // waits up to the busy timeout
         // The pending writes become the batch this transaction applies. Readers find
         // them there, without the store's lock, until the commit has returned.
         let (writes, times) = buffer.withLock { state in
@@ -345,18 +375,6 @@ extension KVStorage {
         for name in committed.changes.obsoleteFiles { files.remove(name) }
         evictionReporter?.report(committed.changes.evictions)
         return result
-    }
-
-    /// Runs `BEGIN IMMEDIATE`. When the caller can wait without the store's lock, a
-    /// write lock held elsewhere is not waited for here (under the lock every writer
-    /// takes) but on the commit thread (see `waitForWriteLockOffLock`).
-    private func begin(_ begin: Statement, on database: Database) throws {
-        guard canWaitOffLock else { return try begin.run { try $0.execute() } }
-        do {
-            try database.withoutBusyWait { try begin.run { try $0.execute() } }
-        } catch let error as SQLiteError where error.code == SQLITE_BUSY {
-            try waitForWriteLockOffLock()
-        }
     }
 
     // MARK: - Failure
