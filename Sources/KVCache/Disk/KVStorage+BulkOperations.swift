@@ -14,14 +14,7 @@ extension KVStorage {
         settleBatchInFlight()
         // Pending sets become removals, applied in the same transaction: until it
         // commits, readers find them in the buffer and miss, instead of an older row.
-        let obsolete = buffer.withLock { state -> [String] in
-            state.accessTimes.removeAll()
-            var names: [String] = []
-            for (key, write) in state.pending.entries where write.value != nil {
-                if let name = state.pending.record(.remove, forKey: key.string) { names.append(name) }
-            }
-            return names
-        }
+        let obsolete = buffer.withLock { $0.turnPendingSetsIntoRemovals() }
         for name in obsolete { files.remove(name) }
         return { transaction in
             let count = transaction.start.count

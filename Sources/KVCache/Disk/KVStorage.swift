@@ -256,13 +256,10 @@ final class KVStorage {
         let lifetime = expiration.extendableLifetime
         // One lock hold: readers see the set and its bookkeeping together.
         let replaced = buffer.withLock { state -> String? in
-            let value = ManifestRow(filename: filename, inline: inline, size: Int64(size),
-                                    accessed: state.stamp(now), deadline: expiration.deadline(from: now),
-                                    lifetime: lifetime, extendedData: extendedData)
-            let replaced = state.pending.record(.set(value), forKey: key)
-            state.accessTimes.remove(key)
-            state.counters.sets += 1
-            return replaced
+            let row = ManifestRow(filename: filename, inline: inline, size: Int64(size),
+                                  accessed: state.stamp(now), deadline: expiration.deadline(from: now),
+                                  lifetime: lifetime, extendedData: extendedData)
+            return state.stage(.set(row), forKey: key)
         }
         if let replaced { files.remove(replaced) }
     }
@@ -276,12 +273,7 @@ final class KVStorage {
         try throwDroppedWritesError()
         guard try metadata(forKey: key) != nil else { return false }
         try commitIfFull()
-        let replaced = buffer.withLock { state -> String? in
-            let replaced = state.pending.record(.remove, forKey: key)
-            state.accessTimes.remove(key)
-            state.counters.evictions[.removed, default: 0] += 1
-            return replaced
-        }
+        let replaced = buffer.withLock { $0.stage(.remove, forKey: key) }
         if let replaced { files.remove(replaced) }
         return true
     }

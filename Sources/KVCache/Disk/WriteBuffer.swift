@@ -6,7 +6,9 @@ import Synchronization
 ///
 /// Readers (see DiskReader) take only this lock and a read connection, never the
 /// store's lock, so a get never waits for a commit, a checkpoint, a trim or a scan.
-/// Writers hold the store's lock and take this one for each change they make here.
+/// Writers hold the store's lock and take this one for each change they make here,
+/// through the state's verbs: `stage` a write, `takeBatch` for a commit, `settle` it
+/// once committed, or `requeue` what a failed commit keeps.
 ///
 /// Why a read stays correct across a commit: a write leaves the buffer only after
 /// the commit that holds it has returned, in the same lock hold that settles it, so
@@ -102,6 +104,117 @@ final class WriteBuffer: @unchecked Sendable {
     /// A write recorded before this call is seen; one that leaves the buffer does so
     /// after its commit, so a reader that sees false reads a snapshot with it.
     var mayHoldWrites: Bool { holdsWrites.load(ordering: .acquiring) }
+}
+
+// The life of a write in the buffer, as verbs on its state: the store calls them inside
+// one `withLock`, so each change and its bookkeeping are seen together.
+extension WriteBuffer.State {
+    /// Stages a caller's set or removal of `key` (a newer write replaces an older one)
+    /// and counts it; returns the file of a staged set it replaced, for the caller to delete.
+    mutating func stage(_ write: PendingWrites.Write, forKey key: String) -> String? {
+        let replaced = pending.record(write, forKey: key)
+        accessTimes.remove(key)
+        if write.value != nil { counters.sets += 1 } else { counters.evictions[.removed, default: 0] += 1 }
+        return replaced
+    }
+
+    /// Takes the pending writes and access times as the batch for the commit connection
+    /// (`GroupCommitter.start`), with `work` to run in its transaction.
+    mutating func takeBatch(work: DetachedCommit.Work?, emptiesDataFolder: Bool, maxWrites: Int) -> DetachedCommit {
+        let batch = DetachedCommit(writes: pending, accessTimes: accessTimes.times, work: work,
+                                   emptiesDataFolder: emptiesDataFolder)
+        // The next batch is usually about as large: room for twice this one's writes
+        // (up to a full buffer) saves regrowing the table, which rehashes every key.
+        pending = PendingWrites(capacity: min(2 * pending.count, maxWrites))
+        accessTimes.removeAll()
+        detached = batch
+        return batch
+    }
+
+    /// Takes the pending writes and access times for a transaction on the store's
+    /// connection; readers find them in `committing` until it is settled.
+    mutating func takeWritesForStoreConnection() -> (writes: PendingWrites, accessTimes: [ByteWiseKey: Double]) {
+        let writes = pending
+        committing = writes
+        pending = PendingWrites()
+        let times = accessTimes.times
+        accessTimes.removeAll()
+        return (writes, times)
+    }
+
+    /// Which batch a settle or requeue ends.
+    enum Batch {
+        /// The batch in flight on the commit connection (`detached`).
+        case detached
+        /// The writes a transaction on the store's connection applied (`committing`).
+        case storeConnection
+    }
+
+    /// A batch has committed: its writes leave the buffer (the manifest has them), and
+    /// its totals and counts are kept.
+    mutating func settle(_ batch: Batch, totals: KVStorage.Totals, changes: ManifestBatch.Changes,
+                         countsCommit: Bool) {
+        end(batch)
+        committedTotals = totals
+        if countsCommit { counters.commits += 1 }
+        counters.evictions[.replaced, default: 0] += changes.replaced
+        counters.evictions[.expired, default: 0] += changes.expired
+    }
+
+    /// A batch failed and was rolled back: it ends, and what the failure policy keeps of
+    /// its writes goes back beneath the writes made since, with its access times (unless
+    /// `keepsAccessTimes` is false, or newer ones were recorded). Returns the files of the
+    /// kept writes that newer ones superseded (never committed), for the caller to delete.
+    mutating func requeue(_ batch: Batch, keeping writes: PendingWrites, accessTimes times: [ByteWiseKey: Double],
+                          keepsAccessTimes: Bool) -> [String] {
+        end(batch)
+        counters.failedCommits += 1
+        for (key, time) in times where keepsAccessTimes && accessTimes.time(for: key.string) == nil {
+            accessTimes.record(key.string, at: time)
+        }
+        var superseded: [String] = []
+        for (key, write) in writes.entries {
+            if pending[key] == nil {
+                _ = pending.record(write, forKey: key.string)
+            } else if let name = write.value?.filename {
+                superseded.append(name)
+            }
+        }
+        return superseded
+    }
+
+    private mutating func end(_ batch: Batch) {
+        switch batch {
+        case .detached: detached = nil
+        case .storeConnection: committing = nil
+        }
+    }
+
+    /// Forgets the pending writes; returns their files, for the caller to delete.
+    mutating func dropPending() -> [String] {
+        let names = pending.files
+        pending.removeAll()
+        return names
+    }
+
+    /// For removeAll: every pending set becomes a removal, and access times go; returns
+    /// the files of the sets, for the caller to delete.
+    mutating func turnPendingSetsIntoRemovals() -> [String] {
+        accessTimes.removeAll()
+        var names: [String] = []
+        for (key, write) in pending.entries where write.value != nil {
+            if let name = pending.record(.remove, forKey: key.string) { names.append(name) }
+        }
+        return names
+    }
+
+    /// Files of writes not committed yet: pending, committing or in flight.
+    var uncommittedFiles: Set<String> {
+        var names = Set(pending.files)
+        if let committing { names.formUnion(committing.files) }
+        if let detached { names.formUnion(detached.writes.files) }
+        return names
+    }
 }
 
 // The store's reads of the buffer: each takes the buffer's lock for its duration.

@@ -123,12 +123,7 @@ extension KVStorage {
     /// Files of writes not committed yet (or still being written), which the orphan sweep
     /// must keep: one hold of the buffer's lock.
     func uncommittedFiles() -> Set<String> {
-        buffer.withLock { state in
-            var names = Set(state.pending.files).union(reservedFiles)
-            if let committing = state.committing { names.formUnion(committing.files) }
-            if let detached = state.detached { names.formUnion(detached.writes.files) }
-            return names
-        }
+        buffer.withLock { $0.uncommittedFiles }.union(reservedFiles)
     }
 
     /// Hands the pending writes and access times over as the batch in flight, for
@@ -142,15 +137,8 @@ extension KVStorage {
               groupCommitter.runsDetached else { return nil }
         _ = try requireDatabase()
         let maxWrites = options.groupCommitMaxWrites
-        return buffer.withLock { state in
-            let batch = DetachedCommit(writes: state.pending, accessTimes: state.accessTimes.times, work: work,
-                                       emptiesDataFolder: emptiesDataFolder)
-            // The next batch is usually about as large: room for twice this one's writes
-            // (up to a full buffer) saves regrowing the table, which rehashes every key.
-            state.pending = PendingWrites(capacity: min(2 * state.pending.count, maxWrites))
-            state.accessTimes.removeAll()
-            state.detached = batch
-            return batch
+        return buffer.withLock {
+            $0.takeBatch(work: work, emptiesDataFolder: emptiesDataFolder, maxWrites: maxWrites)
         }
     }
 
@@ -162,12 +150,8 @@ extension KVStorage {
         case .success(let outcome):
             // The commit has returned: its writes leave the buffer for the manifest.
             let wroteSomething = !batch.writes.isEmpty || !batch.accessTimes.isEmpty || batch.work != nil
-            buffer.withLock { state in
-                state.detached = nil
-                state.committedTotals = outcome.totals
-                if wroteSomething { state.counters.commits += 1 }
-                state.counters.evictions[.replaced, default: 0] += outcome.changes.replaced
-                state.counters.evictions[.expired, default: 0] += outcome.changes.expired
+            buffer.withLock {
+                $0.settle(.detached, totals: outcome.totals, changes: outcome.changes, countsCommit: wroteSomething)
             }
             for name in outcome.changes.obsoleteFiles { files.remove(name) }
             evictionReporter?.report(outcome.changes.evictions)
@@ -177,9 +161,8 @@ extension KVStorage {
             if batch.writes.hasRemovals { truncateWALIfDiskIsNearlyFull() }
             updateBatchByteLimit()
         case .failure(let error):
-            let disposition = commitFailed(error, writes: batch.writes, accessTimes: batch.accessTimes) {
-                $0.detached = nil
-            }
+            let disposition = commitFailed(error, writes: batch.writes, accessTimes: batch.accessTimes,
+                                           batch: .detached)
             batch.disposition.withLock { $0 = disposition }
             if let error = error as? SQLiteError, error.isCorruption {
                 _ = options.diagnostics.attempt("rebuilding the corrupt manifest", path: manifestPath) {
@@ -338,14 +321,7 @@ extension KVStorage {
         try statements.begin.run { try $0.execute() }  // waits up to the busy timeout
         // The pending writes become the batch this transaction applies. Readers find
         // them there, without the store's lock, until the commit has returned.
-        let (writes, times) = buffer.withLock { state in
-            let writes = state.pending
-            state.committing = writes
-            state.pending = PendingWrites()
-            let times = state.accessTimes.times
-            state.accessTimes.removeAll()
-            return (writes, times)
-        }
+        let (writes, times) = buffer.withLock { $0.takeWritesForStoreConnection() }
         let result: Result
         let committed: Transaction
         do {
@@ -362,15 +338,11 @@ extension KVStorage {
                 extendsExpirationOnAccess: options.extendsExpirationOnAccess, body)
         } catch {
             if let totals = try? readTotals() { buffer.withLock { $0.committedTotals = totals } }
-            let disposition = commitFailed(error, writes: writes, accessTimes: times) { $0.committing = nil }
+            let disposition = commitFailed(error, writes: writes, accessTimes: times, batch: .storeConnection)
             throw CommitFailure(error: error, disposition: disposition)
         }
-        buffer.withLock { state in
-            state.committedTotals = committed.current
-            state.committing = nil
-            state.counters.commits += 1
-            state.counters.evictions[.replaced, default: 0] += committed.changes.replaced
-            state.counters.evictions[.expired, default: 0] += committed.changes.expired
+        buffer.withLock {
+            $0.settle(.storeConnection, totals: committed.current, changes: committed.changes, countsCommit: true)
         }
         for name in committed.changes.obsoleteFiles { files.remove(name) }
         evictionReporter?.report(committed.changes.evictions)
@@ -381,11 +353,11 @@ extension KVStorage {
 
     /// A commit failed and was rolled back, on either connection: applies the failure
     /// policy (`GroupCommitter.disposition`) to its writes and access times, and ends
-    /// the batch (`endBatch`) in the lock hold that puts back what it keeps, so a write
-    /// is never in neither place. Writes kept go back beneath the writes made since.
+    /// `batch` in the lock hold that puts back what it keeps (`WriteBuffer.State.requeue`),
+    /// so a write is never in neither place.
     @discardableResult
     func commitFailed(_ error: Error, writes: PendingWrites, accessTimes: [ByteWiseKey: Double],
-                      endBatch: (inout WriteBuffer.State) -> Void) -> GroupCommitter.Disposition {
+                      batch: WriteBuffer.State.Batch) -> GroupCommitter.Disposition {
         var kept = writes
         let disposition = GroupCommitter.disposition(of: error, removesEntries: writes.hasRemovals,
                                                      giveSpaceBack: giveSpaceBack)
@@ -403,16 +375,10 @@ extension KVStorage {
             if writes.hasCallerWrites { recordDroppedWrites(error) }
             kept = PendingWrites()
         }
-        let keepsAccessTimes = disposition != .drop
-        let superseded = buffer.withLock { state in
-            endBatch(&state)
-            state.counters.failedCommits += 1
-            // Access times are housekeeping: they go back with the writes (unless newer ones
-            // were recorded), and are dropped with them, so they cannot fail every commit.
-            for (key, time) in accessTimes where keepsAccessTimes && state.accessTimes.time(for: key.string) == nil {
-                state.accessTimes.record(key.string, at: time)
-            }
-            return Self.requeue(kept, into: &state)
+        // Access times are housekeeping: they go back with the writes, and are dropped
+        // with them, so they cannot fail every commit.
+        let superseded = buffer.withLock {
+            $0.requeue(batch, keeping: kept, accessTimes: accessTimes, keepsAccessTimes: disposition != .drop)
         }
         for name in superseded { files.remove(name) }
         return disposition
@@ -432,28 +398,9 @@ extension KVStorage {
         }
     }
 
-    /// Puts the writes of a failed commit back for the next one, beneath the writes
-    /// made since; returns the files of those it drops as superseded (never committed).
-    static func requeue(_ writes: PendingWrites, into state: inout WriteBuffer.State) -> [String] {
-        var superseded: [String] = []
-        for (key, write) in writes.entries {
-            if state.pending[key] == nil {
-                _ = state.pending.record(write, forKey: key.string)
-            } else if let name = write.value?.filename {
-                superseded.append(name)
-            }
-        }
-        return superseded
-    }
-
     /// Forgets the pending writes and deletes the files written for them.
     func dropPendingWrites() {
-        let names = buffer.withLock { state in
-            let names = state.pending.files
-            state.pending.removeAll()
-            return names
-        }
-        for name in names { files.remove(name) }
+        for name in buffer.withLock({ $0.dropPending() }) { files.remove(name) }
     }
 
     /// Settles the batch in flight and closes the commit connection.
