@@ -63,8 +63,8 @@ extension Cache {
         return found
     }
 
-    /// Stores a remote hit on disk, with the remote expiration (under the key's lock, as
-    /// its promotion into memory).
+    /// Stores a remote hit on disk, with the remote expiration (inside its promotion into
+    /// memory, under the stripe's mutex: see `KeyStripes`).
     @usableFromInline
     func storeRemoteHitOnDisk(_ data: Data, forKey key: String, expiration: Expiration) {
         _ = disk.diagnostics.attempt("storing the remote value of \(key) on disk", path: disk.path) {

@@ -201,17 +201,7 @@ public final class Cache<Value: Sendable>: Sendable {
     func diskResult(forKey key: String) throws -> CacheResult<Value> {
         var promotion = Promotion()
         let token = writes.beginRead(key)
-        let value: Value?
-        do {
-            value = try readDisk(forKey: key, token: token, promotion: &promotion)
-        } catch {
-            writes.endRead(token)
-            throw error
-        }
-        guard let value else {
-            writes.endRead(token)
-            return .none
-        }
+        guard let value = try readDisk(forKey: key, token: token, promotion: &promotion) else { return .none }
         promote(value, forKey: key, token: token, promotion)
         return promotion.remoteData == nil ? .disk(value) : .remote(value)
     }
@@ -415,37 +405,25 @@ public final class Cache<Value: Sendable>: Sendable {
         }
         var localMisses: [(key: String, token: WriteCoordinator.ReadToken)] = []
         var looked = Set<String>()
-        do {
-            for key in keys where looked.insert(key).inserted {
-                if let value = memory.value(forKey: key) {
-                    found[key] = value
-                    continue
-                }
-                var promotion = Promotion()
-                let token = writes.beginRead(key)
-                let value: Value?
-                do {
-                    value = try readDisk(forKey: key, token: token, promotion: &promotion, readsRemote: false)
-                } catch {
-                    writes.endRead(token)
-                    throw error
-                }
-                guard let value else {
-                    localMisses.append((key, token))
-                    continue
-                }
-                promote(value, forKey: key, token: token, promotion)
+        for key in keys where looked.insert(key).inserted {
+            if let value = memory.value(forKey: key) {
                 found[key] = value
+                continue
             }
-        } catch {
-            for miss in localMisses { writes.endRead(miss.token) }
-            throw error
+            var promotion = Promotion()
+            let token = writes.beginRead(key)
+            guard let value = try readDisk(forKey: key, token: token, promotion: &promotion, readsRemote: false)
+            else {
+                localMisses.append((key, token))
+                continue
+            }
+            promote(value, forKey: key, token: token, promotion)
+            found[key] = value
         }
         guard !localMisses.isEmpty else { return found }
         let remoteHits = readRemote(forKeys: localMisses.map(\.key))
         for (key, token) in localMisses {
             guard let (value, promotion) = remoteHits[key] else {
-                writes.endRead(token)
                 counters.withLock { $0.misses &+= 1 }
                 continue
             }

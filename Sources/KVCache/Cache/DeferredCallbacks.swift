@@ -7,7 +7,7 @@ import Darwin
 /// Callbacks that a thread holding the facade's locks must not run yet.
 ///
 /// The memory level calls `onEviction` on the thread that evicts, and with the
-/// facade's per-key locks held, a callback that writes another key could wait for
+/// facade's locks held, a callback that writes another key could wait for
 /// a thread that waits for this one. Inside `whileDeferring`, user callbacks are
 /// queued on the thread and run when its outermost section ends, with no lock held.
 enum DeferredCallbacks {

@@ -1,19 +1,20 @@
 import Dispatch
 import Foundation
+import Synchronization
 
 /// Orders a `Cache`'s writes across its two levels and runs its background
 /// disk writes.
 ///
-/// Mutations run one at a time (`mutationLock`), each also holding its key's lock
-/// (`KeyLockTable`), so the levels never end up holding different values for a
-/// key. Reads take no lock; a disk hit is promoted into memory under its key's lock
-/// only, and only if that key was not mutated since the read began (`ReadToken`; a
-/// mutation bumps the key's generation when it begins and again when it ends, so a read
-/// that began while a mutation ran, and may have read a level before the mutation changed
-/// it, promotes nothing),
-/// so a promotion never waits for, nor is dropped by, a write of another key, and
-/// never brings back a replaced value. `removeAll` holds the gate exclusively,
-/// which promotions share.
+/// Three primitives order the facade, each for one reason:
+/// - `mutationLock`: mutations run one at a time, so the levels never end up holding
+///   different values for a key, and queued background writes land in order.
+/// - `stripes` (`KeyStripes`): a disk hit is promoted into memory only if its key was
+///   not mutated since the read began (`ReadToken`), under its key's stripe mutex only;
+///   a read takes no lock before that. So a promotion never waits for a mutation's body,
+///   is dropped only if its own key (or, rarely, one of its stripe) changed, and never
+///   brings back a replaced value; `removeAll` and a prefix removal drop every promotion
+///   begun before them.
+/// - `state`: the queued writes and the epoch, for moments, inside the others or alone.
 ///
 /// A background write stays readable (`pendingWrite(forKey:)`) until it lands,
 /// so a value evicted from memory in the meantime is neither a miss nor the older
@@ -39,30 +40,27 @@ final class WriteCoordinator: @unchecked Sendable {
     private struct State {
         /// Bumped by every mutation (orders queued background writes).
         var epoch: UInt64 = 0
-        /// Bumped by every mutation of all keys (`removeAll`).
-        var allKeysEpoch: UInt64 = 0
         var pending: [ByteWiseKey: Write] = [:]
         var unreportedError: (any Error)?
         var failures = 0
     }
 
-    /// What a read saw when it began: released by `promote` or `endRead`.
+    /// What a read saw when it began, for its promotion.
     @usableFromInline
     struct ReadToken {
         let key: ByteWiseKey
-        let entry: KeyLockTable.Entry
-        let generation: UInt64
-        let allKeysEpoch: UInt64
+        let snapshot: KeyStripes.Snapshot
     }
 
     private let disk: DiskCache
     /// Held across each mutation, and by the background queue while a write lands.
     /// Recursive: `removeAll`'s progress runs under it and may call back.
     private let mutationLock = NSRecursiveLock()
-    private let keys = KeyLockTable()
-    private let gate = MutationGate()
+    private let stripes = KeyStripes()
     // Guarded by its box; taken alone or inside the locks above, never the other way round.
     private let state = MutexBox(State())
+    /// True while a write is queued (set under `state`'s lock): reads skip that lock otherwise.
+    private let holdsQueuedWrites = Atomic<Bool>(false)
     private let queue = DispatchQueue(label: "KVCache.Cache.diskWrites", qos: .utility)
     private let group = DispatchGroup()
     /// Test hook: called inside a mutation of a key, with its locks held.
@@ -74,59 +72,50 @@ final class WriteCoordinator: @unchecked Sendable {
         self.disk = disk
     }
 
-    /// Begins a read of `key`; pass the token to `promote` or `endRead`.
+    /// Begins a read of `key` (before the levels are read); pass the token to `promote`.
     @usableFromInline
     func beginRead(_ key: String) -> ReadToken {
         let byteWise = ByteWiseKey(key)
-        let (entry, generation) = keys.acquire(byteWise)
-        return ReadToken(key: byteWise, entry: entry, generation: generation,
-                         allKeysEpoch: state.withLock { $0.allKeysEpoch })
-    }
-
-    /// Ends a read that promotes nothing.
-    @usableFromInline
-    func endRead(_ token: ReadToken) {
-        keys.release(token.key, token.entry)
+        return ReadToken(key: byteWise, snapshot: stripes.snapshot(of: byteWise))
     }
 
     /// Runs `body` (the promotion) if the token's key was not mutated since its read
-    /// began, holding only that key's lock; ends the read. Returns whether it ran.
+    /// began, holding only its stripe's mutex. Returns whether it ran.
     @usableFromInline @discardableResult
     func promote(_ token: ReadToken, _ body: () -> Void) -> Bool {
-        defer { keys.release(token.key, token.entry) }
         willPromote?(token.key.string)
-        return DeferredCallbacks.whileDeferring {
-            gate.withShared {
-                token.entry.lock.withLock {
-                    guard keys.generation(of: token.entry) == token.generation,
-                          state.withLock({ $0.allKeysEpoch }) == token.allKeysEpoch else { return false }
-                    body()
-                    return true
-                }
-            }
-        }
+        return DeferredCallbacks.whileDeferring { stripes.promote(token.snapshot, body) }
     }
 
     /// Runs `body` as a mutation of the token's key if it was not mutated since the
     /// read began (a read that found undecodable bytes removes them only then).
     func mutateIfUnchanged(_ token: ReadToken, _ body: () throws -> Void) throws {
         try mutate(token.key.string) {
-            // `mutate` bumped the generation once for this mutation.
-            guard keys.generation(of: token.entry) == token.generation &+ 1,
-                  state.withLock({ $0.allKeysEpoch }) == token.allKeysEpoch else { return }
+            guard stripes.isUnchangedBesidesThisMutation(since: token.snapshot) else { return }
             try body()
         }
     }
-
-    /// Keys with a read or a mutation under way (for tests: 0 when all are over).
-    var keysInUse: Int { keys.count }
 
     /// Background writes that failed since the cache was opened.
     var failureCount: Int { state.withLock { $0.failures } }
 
     /// The queued write for `key` that has not landed yet, if any.
     func pendingWrite(forKey key: String) -> Write? {
-        state.withLock { $0.pending.isEmpty ? nil : $0.pending[ByteWiseKey(key)] }
+        guard holdsQueuedWrites.load(ordering: .acquiring) else { return nil }
+        return withState { $0.pending[ByteWiseKey(key)] }
+    }
+
+    /// `state`'s lock, publishing whether a write is queued as it is released.
+    private func withState<Result>(_ body: (inout State) throws -> Result) rethrows -> Result {
+        try state.withLock { state in
+            defer {
+                let holds = !state.pending.isEmpty
+                if holds != holdsQueuedWrites.load(ordering: .relaxed) {
+                    holdsQueuedWrites.store(holds, ordering: .releasing)
+                }
+            }
+            return try body(&state)
+        }
     }
 
     /// Runs a mutation of `key` (of every key when nil), superseding queued writes for it
@@ -138,35 +127,21 @@ final class WriteCoordinator: @unchecked Sendable {
             mutationLock.lock()
             defer { mutationLock.unlock() }
             guard let key else {
-                return try gate.withExclusive {
-                    state.withLock { state in
-                        state.epoch &+= 1
-                        state.allKeysEpoch &+= 1
-                        state.pending.removeAll()
-                    }
-                    // Again at the end: a read begun meanwhile may have read what the body removed.
-                    defer { state.withLock { $0.allKeysEpoch &+= 1 } }
-                    return try body()
+                withState { state in
+                    state.epoch &+= 1
+                    state.pending.removeAll()
                 }
+                return try stripes.mutatingAllKeys(body)
             }
             let byteWise = ByteWiseKey(key)
-            return try gate.withShared {
-                let (entry, _) = keys.acquire(byteWise)
-                defer { keys.release(byteWise, entry) }
-                return try entry.lock.withLock {
-                    keys.bump(entry)
-                    // Bumped again at the end, still under the key's lock: a read that began
-                    // during the body (after the first bump) may have read a level before the
-                    // body changed it, and must not promote what it read.
-                    defer { keys.bump(entry) }
-                    // Supersedes a queued write of the key (`land` needs `mutationLock`).
-                    state.withLock { state in
-                        state.epoch &+= 1
-                        if supersedesQueuedWrite { state.pending[byteWise] = nil }
-                    }
-                    duringMutation?(key)
-                    return try body()
+            return try stripes.mutating(CollectionOfOne(byteWise)) {
+                // Supersedes a queued write of the key (`land` needs `mutationLock`).
+                withState { state in
+                    state.epoch &+= 1
+                    if supersedesQueuedWrite { state.pending[byteWise] = nil }
                 }
+                duringMutation?(key)
+                return try body()
             }
         }
     }
@@ -183,35 +158,19 @@ final class WriteCoordinator: @unchecked Sendable {
         }
     }
 
-    /// Runs a mutation of several keys at once (their locks taken in byte-wise order),
-    /// superseding queued writes for them.
+    /// Runs a mutation of several keys at once, superseding queued writes for them.
     func mutate<Result>(keys: [String], _ body: () throws -> Result) rethrows -> Result {
-        let sorted = Set(keys.map(ByteWiseKey.init)).sorted { $0.string.utf8.lexicographicallyPrecedes($1.string.utf8) }
+        let keys = Set(keys.map(ByteWiseKey.init))
         return try DeferredCallbacks.whileDeferring {
             mutationLock.lock()
             defer { mutationLock.unlock() }
-            return try gate.withShared {
-                try withKeyLocks(sorted[...]) {
-                    state.withLock { state in
-                        state.epoch &+= 1
-                        for key in sorted { state.pending[key] = nil }
-                    }
-                    return try body()
+            return try stripes.mutating(keys) {
+                withState { state in
+                    state.epoch &+= 1
+                    for key in keys { state.pending[key] = nil }
                 }
+                return try body()
             }
-        }
-    }
-
-    /// Runs `body` holding the locks of `keys` (each bumped, as one mutation of it).
-    private func withKeyLocks<Result>(_ keys: ArraySlice<ByteWiseKey>, _ body: () throws -> Result) rethrows -> Result {
-        guard let key = keys.first else { return try body() }
-        let (entry, _) = self.keys.acquire(key)
-        defer { self.keys.release(key, entry) }
-        return try entry.lock.withLock {
-            self.keys.bump(entry)
-            // Again at the end, as in `mutate(_:)`: a read begun meanwhile promotes nothing.
-            defer { self.keys.bump(entry) }
-            return try withKeyLocks(keys.dropFirst(), body)
         }
     }
 
@@ -226,15 +185,12 @@ final class WriteCoordinator: @unchecked Sendable {
             mutationLock.lock()
             defer { mutationLock.unlock() }
             let prefixBytes = Array(prefix.utf8)
-            state.withLock { state in
+            withState { state in
                 state.epoch &+= 1
                 state.pending = state.pending.filter { !$0.key.string.utf8.starts(with: prefixBytes) }
             }
             let result = try disk()
-            gate.withExclusive {
-                state.withLock { $0.allKeysEpoch &+= 1 }
-                memory()
-            }
+            stripes.mutatingAllKeys(memory)
             return result
         }
     }
@@ -246,7 +202,7 @@ final class WriteCoordinator: @unchecked Sendable {
                  then body: () -> Void) {
         let deadline = expiration.deadline(from: disk.configuration.clock())
         let generation = mutate(key) { () -> UInt64 in
-            let generation = state.withLock { state -> UInt64 in
+            let generation = withState { state -> UInt64 in
                 state.epoch &+= 1
                 state.pending[ByteWiseKey(key)] = Write(
                     generation: state.epoch, data: data, expiration: expiration,
@@ -288,6 +244,6 @@ final class WriteCoordinator: @unchecked Sendable {
             }
         }
         // Landing changes no value a reader can see, so the epoch stays.
-        state.withLock { $0.pending[ByteWiseKey(key)] = nil }
+        withState { $0.pending[ByteWiseKey(key)] = nil }
     }
 }

@@ -129,13 +129,30 @@ import Testing
         #expect(cache.memory.value(forKey: "A") == bytes(100, seed: 2))
         #expect(try cache.disk.value(forKey: "A") == bytes(100, seed: 2))
         #expect(try cache.value(forKey: "A") == bytes(100, seed: 2))
-        #expect(cache.writes.keysInUse == 0)
+    }
+
+    /// A read that begins while a write of its key is under way, and promotes before the
+    /// write ends, may hold the value the write replaces: the promotion is dropped at
+    /// once (it does not wait for the write), and memory keeps the write's value.
+    @Test func aPromotionDuringAWriteOfItsKeyIsDroppedWithoutWaiting() throws {
+        let fixture = CacheFixture()
+        defer { fixture.remove() }
+        let cache = try Self.cacheWithAOnDiskOnly(fixture)
+        let write = try #require(Self.holdWriteOpen(cache, value: bytes(100, seed: 2), forKey: "A"))
+        let promoted = BoundedCall { cache.writes.promote(cache.writes.beginRead("A")) {} }
+        write.finish()
+        #expect(promoted.finishedInTime, "the promotion waited for the write")
+        #expect(promoted.result == false)
+        #expect(cache.memory.value(forKey: "A") == bytes(100, seed: 2))
     }
 
     @Test func aPromotionIsDroppedOnlyIfItsOwnKeyChanged() throws {
         let fixture = CacheFixture()
         defer { fixture.remove() }
         let cache = try Self.cacheWithAOnDiskOnly(fixture)
+        // Keys of other stripes (a key of A's own stripe, 1 in 256, would drop it too).
+        let stripeOfA = KeyStripes.stripe(of: ByteWiseKey("A"))
+        #expect(["B", "C", "X"].allSatisfy { KeyStripes.stripe(of: ByteWiseKey($0)) != stripeOfA })
         // Another key's writes and removals meanwhile: the promotion stands.
         var token = cache.writes.beginRead("A")
         try cache.setValue(bytes(10), forKey: "B")
@@ -158,8 +175,22 @@ import Testing
         try cache.setValue(bytes(5), forKey: "A", diskWrite: .background)
         #expect(!cache.writes.promote(token) {})
         try cache.waitForBackgroundWrites()
-        // Nothing is left in the table once reads and writes are over.
-        #expect(cache.writes.keysInUse == 0)
+    }
+
+    /// A read that begins while `removeAll` runs (here, from its progress callback, after
+    /// memory was emptied and while the disk is being emptied) may have read a value the
+    /// removal is about to delete: its promotion is dropped. One that begins after promotes.
+    @Test func aReadBegunDuringRemoveAllPromotesNothing() throws {
+        let fixture = CacheFixture()
+        defer { fixture.remove() }
+        let cache = try Self.cacheWithAOnDiskOnly(fixture)
+        let during = MutexBox<WriteCoordinator.ReadToken?>(nil)
+        try cache.removeAll { _, _ in
+            during.withLock { if $0 == nil { $0 = cache.writes.beginRead("A") } }
+        }
+        let token = try #require(during.withLock { $0 })
+        #expect(!cache.writes.promote(token) {})
+        #expect(cache.writes.promote(cache.writes.beginRead("A")) {})
     }
 
     @Test func manyThreadsReadingAndWritingKeepEveryKeyConsistent() throws {
@@ -186,7 +217,6 @@ import Testing
             let onDisk = try cache.disk.value(forKey: key)
             if let inMemory = cache.memory.value(forKey: key) { #expect(inMemory == onDisk, "\(key)") }
         }
-        #expect(cache.writes.keysInUse == 0)
     }
 
     @Test func anEvictionCallbackMayWriteAnotherKey() throws {
