@@ -73,6 +73,15 @@ extension DiskCache {
         }
     }
 
+    /// The folder removeAll moves old data folders to (`<directory>/trash`, resolved).
+    var trashPath: String { path + "/trash" }
+
+    /// Sets (or clears, with nil) a hook that a read calls, without any lock, once it found
+    /// no write for its key in the buffer and is about to query the manifest.
+    func setReadWillQueryManifest(_ hook: (@Sendable (String) -> Void)?) {
+        reader.buffer.withLock { $0.readWillQueryManifest = hook }
+    }
+
     /// Marks a limit trim as running, as `trimToLimits` does; returns the set count it starts from.
     func markLimitTrimRunning() -> Int {
         store.withLock { storage in

@@ -104,12 +104,10 @@ import Testing
 
         init(_ cache: DiskCache, key: String) {
             let reached = DispatchSemaphore(value: 0)
-            cache.reader.buffer.withLock { state in
-                state.readWillQueryManifest = { [resume] read in
-                    guard read == key else { return }
-                    reached.signal()
-                    resume.wait()
-                }
+            cache.setReadWillQueryManifest { [resume] read in
+                guard read == key else { return }
+                reached.signal()
+                resume.wait()
             }
             Thread { [cache, result, done] in
                 let value = try? cache.value(forKey: key)
@@ -117,7 +115,7 @@ import Testing
                 done.signal()
             }.start()
             #expect(reached.wait(timeout: .now() + ConcurrencyCacheKeyLockTests.stuck) == .success)
-            cache.reader.buffer.withLock { $0.readWillQueryManifest = nil }
+            cache.setReadWillQueryManifest(nil)
         }
 
         /// Lets the read query the manifest and returns what it read.

@@ -63,7 +63,7 @@ import Testing
         cache.waitForBackgroundWork()
         let value = bytes(30_000, seed: 10)
         let reserved = try writeUnrecorded(value, forKey: "big", in: cache)
-        let trash = cache.store.withLock { $0.trashPath }
+        let trash = cache.trashPath
         // The hook runs under the store's lock, as the swap does.
         cache.hooks.dataFolderWillReturnFiles.setOnce { DiskCache.removeStaleTrash(in: trash) }
         try cache.removeAll()
@@ -82,7 +82,7 @@ import Testing
         defer { dir.remove() }
         let cache = try makeCache(dir)
         cache.waitForBackgroundWork()
-        let trash = cache.store.withLock { $0.trashPath }
+        let trash = cache.trashPath
         let name = FileNameHash.hex(1) + "-" + FileNameHash.hex(2)
         let left = trash + "/" + name + KVStorage.returningSuffix
         try FileStore.createSubfolder(left)
