@@ -22,46 +22,63 @@ extension KVStorage {
     /// waits for the commit thread; the timer covers callers going quiet.
     func scheduleGroupCommit() -> (armAt: Double, now: Double)? {
         let committer = groupCommitter
+        // One hold of the buffer's lock decides, unless a batch settles or starts here.
+        var view = buffer.withLock { ScheduleView($0) }
         // Reads of an idle store skip the clock and the timer's lock.
-        let (idle, inFlight) = buffer.withLock { ($0.pending.isEmpty, $0.detached) }
-        if idle, inFlight == nil, committer.isTimerIdle { return nil }
+        if view.pendingCount == 0, view.inFlight == nil, committer.isTimerIdle { return nil }
         let now = Condition.now()
         if isClosed {
             committer.isTimerIdle = true
             _ = committer.timer.update(deadline: nil, now: now)
             return nil
         }
-        if let batch = inFlight, batch.isApplied { settleDetachedCommit() }
-        if buffer.withLock({ $0.pending.isEmpty }) {
+        if let batch = view.inFlight, batch.isApplied {
+            settleDetachedCommit()
+            view = buffer.withLock { ScheduleView($0) }
+        }
+        if view.pendingCount == 0 {
             committer.deadline = nil
         } else {
             let deadline = committer.deadline ?? now + committer.delay
             committer.deadline = deadline
-            if deadline <= now || isWorthCommittingEarly(), batchInFlight() == nil {
+            if deadline <= now || isWorthCommittingEarly(view), view.inFlight == nil {
                 // Failures are recorded for the next write and flush to throw (see
                 // `commitFailed`); a busy commit keeps the writes for a retry.
                 try? commitInBackground()
-                if buffer.withLock({ $0.pending.isEmpty }) { committer.deadline = nil }
+                view = buffer.withLock { ScheduleView($0) }
+                if view.pendingCount == 0 { committer.deadline = nil }
             }
         }
         // A batch in flight is settled by the next call, or by the timer one delay later
         // (and only then can the pending writes behind it go).
-        let deadline = batchInFlight() != nil ? now + committer.delay : committer.deadline
+        let deadline = view.inFlight != nil ? now + committer.delay : committer.deadline
         committer.isTimerIdle = deadline == nil
         return committer.timer.update(deadline: deadline, now: now).map { ($0, now) }
     }
 
-    /// True when pending writes or buffered access times wait for a commit.
-    func hasWritesToCommit() -> Bool {
-        buffer.withLock { !$0.pending.isEmpty || !$0.accessTimes.isEmpty }
+    /// What the schedule reads of the buffer, in one hold of its lock.
+    private struct ScheduleView {
+        let pendingCount: Int
+        let pendingBytes: Int
+        let inFlight: DetachedCommit?
+
+        init(_ state: WriteBuffer.State) {
+            pendingCount = state.pending.count
+            pendingBytes = state.pending.bytes
+            inFlight = state.detached
+        }
     }
 
     /// True when enough writes are pending to start a detached commit before the
     /// delay is up: a quarter of the full buffer. A burst then commits on the
     /// commit thread while the caller goes on, instead of all at once later.
-    func isWorthCommittingEarly() -> Bool {
-        let (count, bytes) = buffer.withLock { ($0.pending.count, $0.pending.bytes) }
-        return count >= max(1, options.groupCommitMaxWrites / 4) || bytes >= batchByteLimit / 4
+    private func isWorthCommittingEarly(_ view: ScheduleView) -> Bool {
+        view.pendingCount >= max(1, options.groupCommitMaxWrites / 4) || view.pendingBytes >= batchByteLimit / 4
+    }
+
+    /// True when pending writes or buffered access times wait for a commit.
+    func hasWritesToCommit() -> Bool {
+        buffer.withLock { !$0.pending.isEmpty || !$0.accessTimes.isEmpty }
     }
 
     /// The batch in flight on the commit connection, if any.
