@@ -84,6 +84,14 @@ final class KeyStripes: @unchecked Sendable {
         }
     }
 
+    /// Runs `body` as a mutation of `key`.
+    func mutating<Result>(_ key: ByteWiseKey, _ body: () throws -> Result) rethrows -> Result {
+        let index = Self.stripe(of: key)
+        bump(index, by: Self.begin)
+        defer { bump(index, by: Self.end) }
+        return try body()
+    }
+
     /// Runs `body` as a mutation of `keys` (bumping each of their stripes once).
     func mutating<Result>(_ keys: some Sequence<ByteWiseKey>, _ body: () throws -> Result) rethrows -> Result {
         var indices = Set<Int>()

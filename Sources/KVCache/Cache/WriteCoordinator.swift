@@ -134,7 +134,7 @@ final class WriteCoordinator: @unchecked Sendable {
                 return try stripes.mutatingAllKeys(body)
             }
             let byteWise = ByteWiseKey(key)
-            return try stripes.mutating(CollectionOfOne(byteWise)) {
+            return try stripes.mutating(byteWise) {
                 // Supersedes a queued write of the key (`land` needs `mutationLock`).
                 withState { state in
                     state.epoch &+= 1
