@@ -23,6 +23,20 @@ import Testing
         #expect(composed._rawHashValue(seed: 3) == TableKey(ByteWiseKey("caf\u{E9}"))._rawHashValue(seed: 3))
     }
 
+    /// Equality reads the bytes unless both sides are the same string value (one storage,
+    /// or the same small string): long and short, shared and separately built, ASCII or not.
+    @Test func byteWiseKeysAreEqualExactlyWhenTheirBytesAre() {
+        for text in ["k", "café", "a key long enough to live in its own storage: \u{E9}"] {
+            let shared = ByteWiseKey(text)
+            let rebuilt = ByteWiseKey(String(decoding: Array(text.utf8), as: UTF8.self))
+            #expect(shared == shared)
+            #expect(shared == rebuilt)
+            #expect(shared != ByteWiseKey(text + "x"))
+            #expect(ByteWiseKey(String(text.dropLast()) + "?") != shared)
+        }
+        #expect(ByteWiseKey("caf\u{E9}") != ByteWiseKey("cafe\u{301}"))
+    }
+
     @Test func otherKeysHashAsTheyDo() {
         for seed in [0, 42] {
             #expect(TableKey(12_345)._rawHashValue(seed: seed) == 12_345._rawHashValue(seed: seed))
