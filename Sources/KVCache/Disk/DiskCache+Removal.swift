@@ -41,7 +41,7 @@ extension DiskCache {
             let step = try performWork(freesSpace: true, prepare: { storage in
                 try storage.requireWritable()
                 return work
-            }, finish: { storage, count in storage.buffer.withLock { $0.counters.evictions[.removed, default: 0] += count } })
+            }, finish: { storage, count in storage.countEvictions(count, reason: .removed) })
             removed += step
             if step < limit {
                 if reportsChange { reportDirectChange(.prefix(prefix)) }
@@ -64,7 +64,7 @@ extension DiskCache {
         progress(0, total)
         while true {
             let step = try performWork(freesSpace: true, prepare: { _ in KVStorage.removeSomeWork }) { storage, removed in
-                storage.buffer.withLock { $0.counters.evictions[.removed, default: 0] += removed }
+                storage.countEvictions(removed, reason: .removed)
             }
             if step == 0 { break }
             removed += step

@@ -73,8 +73,8 @@ extension DiskCache {
         }
     }
 
-    /// The folder removeAll moves old data folders to (`<directory>/trash`, resolved).
-    var trashPath: String { path + "/trash" }
+    /// The folder removeAll moves old data folders to.
+    var trashPath: String { store.withLock { $0.trashPath } }
 
     /// Sets (or clears, with nil) a hook that a read calls, without any lock, once it found
     /// no write for its key in the buffer and is about to query the manifest.

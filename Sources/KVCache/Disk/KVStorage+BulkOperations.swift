@@ -72,7 +72,7 @@ extension KVStorage {
     /// Accounts for a removeAll that removed `removed` entries; returns the swapped-out
     /// data folders to delete.
     func removedAll(_ removed: Int) -> [String] {
-        buffer.withLock { $0.counters.evictions[.removed, default: 0] += removed }
+        countEvictions(removed, reason: .removed)
         ensureReserve()
         defer { trashFolders = [] }
         return trashFolders

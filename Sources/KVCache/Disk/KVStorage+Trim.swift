@@ -72,7 +72,7 @@ extension KVStorage {
     /// Accounts for a trim step that removed `removed` entries.
     func trimmed(_ removed: Int, reason: EvictionReason) {
         guard removed > 0 else { return }
-        buffer.withLock { $0.counters.evictions[reason, default: 0] += removed }
+        countEvictions(removed, reason: reason)
         ensureReserve()
     }
 

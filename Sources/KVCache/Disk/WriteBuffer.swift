@@ -218,8 +218,13 @@ extension WriteBuffer.State {
     }
 }
 
-// The store's reads of the buffer: each takes the buffer's lock for its duration.
+// The store's calls on the buffer: each takes the buffer's lock for its duration.
 extension KVStorage {
+    /// Counts `count` entries removed for `reason` by a trim or a removal of many rows.
+    func countEvictions(_ count: Int, reason: EvictionReason) {
+        buffer.withLock { $0.counters.evictions[reason, default: 0] += count }
+    }
+
     /// The write this process made last for `key` and has not settled as committed.
     func latestWrite(forKey key: String) -> PendingWrites.Write? {
         buffer.withLock { $0.latestWrite(forKey: key) }

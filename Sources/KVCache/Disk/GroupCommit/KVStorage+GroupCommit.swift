@@ -354,7 +354,7 @@ extension KVStorage {
                 writes, accessTimes: times.map { ($0.key.string, $0.value) },
                 extendsExpirationOnAccess: options.extendsExpirationOnAccess, body)
         } catch {
-            if let totals = try? readTotals() { buffer.withLock { $0.committedTotals = totals } }
+            _ = try? refreshCommittedTotals()
             let disposition = commitFailed(error, writes: writes, accessTimes: times, batch: .storeConnection)
             throw CommitFailure(error: error, disposition: disposition)
         }
