@@ -21,9 +21,19 @@ struct ByteWiseKey: Hashable, Sendable {
     @inlinable
     init(_ string: String) { self.string = string }
 
-    @usableFromInline
+    // Inlinable with the identity test first: a look-up usually compares the key with the
+    // very string it was stored as, and then neither key is retained nor read.
+    @inlinable
     static func == (lhs: ByteWiseKey, rhs: ByteWiseKey) -> Bool {
-        let left = lhs.string.utf8, right = rhs.string.utf8
+        if unsafeBitCast(lhs.string, to: (UInt64, UInt64).self) == unsafeBitCast(rhs.string, to: (UInt64, UInt64).self) {
+            return true
+        }
+        return bytesEqual(lhs.string, rhs.string)
+    }
+
+    @usableFromInline
+    static func bytesEqual(_ lhs: String, _ rhs: String) -> Bool {
+        let left = lhs.utf8, right = rhs.utf8
         guard left.count == right.count else { return false }
         // Native strings (all keys in practice) compare with one memcmp.
         let compared = left.withContiguousStorageIfAvailable { left in

@@ -109,17 +109,24 @@ enum ByteHash {
         return withUnsafePointer(to: key) { pointer in
             // A `ByteWiseKey` is a string: the same layout.
             let string = UnsafeRawPointer(pointer).assumingMemoryBound(to: String.self)
-            return Key.self == ByteWiseKey.self ? bytes(of: string.pointee, start: start) : canonical(string, start: start)
+            return Key.self == ByteWiseKey.self ? bytes(of: string, start: start) : canonical(string, start: start)
         }
     }
 
-    /// The hash of a string's UTF-8 bytes as they are (for keys that compare byte-wise).
+    /// The hash of the UTF-8 bytes, as they are, of the string `string` points to (for
+    /// keys that compare byte-wise), read in place.
     @inlinable
-    static func bytes(of string: String, start: UInt64) -> UInt64 {
-        if let hash = string.utf8.withContiguousStorageIfAvailable({ hash(UnsafeRawBufferPointer($0), start: start) }) {
+    static func bytes(of string: UnsafePointer<String>, start: UInt64) -> UInt64 {
+        if let hash = string.pointee.utf8.withContiguousStorageIfAvailable({ hash(UnsafeRawBufferPointer($0), start: start) }) {
             return hash
         }
-        var copy = string
+        var copy = string.pointee
         return copy.withUTF8 { hash(UnsafeRawBufferPointer($0), start: start) }
+    }
+
+    /// The hash of a string's UTF-8 bytes as they are.
+    @inlinable
+    static func bytes(of string: String, start: UInt64) -> UInt64 {
+        withUnsafePointer(to: string) { bytes(of: $0, start: start) }
     }
 }
