@@ -1,99 +1,10 @@
 import Dispatch
 import Foundation
 
-/// Work that runs after the caller returns: group commits, access-time flushes,
-/// trims to the limits, the orphan sweep and trash deletion.
+/// Background work of a store: at open (trash deletion, the orphan sweep), on a period
+/// (auto-trim, metrics), and the trims to the limits and sweeps that calls schedule
+/// (`scheduleFollowUps`, in `DiskCache+StoreLock.swift`).
 extension DiskCache {
-    /// Called under the lock after every operation; cheap when nothing is due.
-    func scheduleFollowUps(_ storage: KVStorage) {
-        if let (armAt, now) = storage.scheduleGroupCommit() { armCommitTimer(at: armAt, now: now) }
-        guard !storage.isClosed else { return }
-        // Decided in one hold of the buffer's lock: readers, which hold no store lock,
-        // schedule these flushes too (`DiskReader`).
-        let limit = storage.options.accessBufferLimit
-        let flush = storage.buffer.withLock { state -> Bool? in
-            guard !state.accessTimes.isEmpty else { return nil }
-            if state.accessTimes.count >= limit, !state.isUrgentAccessFlushScheduled {
-                state.isUrgentAccessFlushScheduled = true
-                return true
-            } else if !state.isAccessFlushScheduled {
-                state.isAccessFlushScheduled = true
-                return false
-            }
-            return nil
-        }
-        if let urgent = flush {
-            if urgent {
-                commitThread.async { [weak self] in self?.runAccessTimeFlush(urgent: true) }
-            } else {
-                commitThread.asyncAfter(seconds: configuration.accessTimeFlushInterval.seconds) { [weak self] in
-                    self?.runAccessTimeFlush(urgent: false)
-                }
-            }
-        }
-        if !storage.isLimitTrimScheduled,
-           storage.exceeds(countLimit: configuration.countLimit, sizeLimit: configuration.sizeLimit) {
-            storage.isLimitTrimScheduled = true
-            backgroundQueue.async(group: backgroundWork) { [weak self] in self?.trimToLimits(periodic: false) }
-        }
-        if storage.needsOrphanSweep {
-            storage.needsOrphanSweep = false
-            backgroundQueue.async(group: backgroundWork) { [weak self] in
-                guard let self else { return }
-                _ = self.diagnostics.attempt("the orphan sweep", path: self.path) {
-                    try self.sweepOrphans(gracePeriod: self.configuration.orphanGracePeriod)
-                }
-            }
-        }
-    }
-
-    private func armCommitTimer(at deadline: Double, now: Double) {
-        commitThread.asyncAfter(seconds: deadline - now) { [weak self] in self?.commitTimerFired() }
-    }
-
-    private func commitTimerFired() {
-        let now = Condition.now()
-        switch commitSchedule.timerFired(at: now) {
-        case .idle:
-            return
-        case .rearm(let deadline):
-            armCommitTimer(at: deadline, now: now)
-        case .due:
-            // The follow-ups of this call start or settle the commit, and re-arm.
-            _ = try? perform { _ in }
-        }
-    }
-
-    /// Schedules what a read left to do, on the commit thread: never on the reader's.
-    func scheduleReadFollowUps(_ followUps: DiskReader.FollowUps) {
-        if followUps.contains(.urgentAccessFlush) {
-            commitThread.async { [weak self] in self?.runAccessTimeFlush(urgent: true) }
-        }
-        if followUps.contains(.accessFlush) {
-            commitThread.asyncAfter(seconds: configuration.accessTimeFlushInterval.seconds) { [weak self] in
-                self?.runAccessTimeFlush(urgent: false)
-            }
-        }
-        if followUps.contains(.commit) {
-            // The follow-ups of this call schedule the group commit of the queued removal.
-            commitThread.async { [weak self] in
-                _ = try? self?.perform { $0.buffer.withLock { $0.isCommitRequested = false } }
-            }
-        }
-    }
-
-    private func runAccessTimeFlush(urgent: Bool) {
-        try? perform { storage in
-            storage.buffer.withLock { state in
-                if urgent { state.isUrgentAccessFlushScheduled = false } else { state.isAccessFlushScheduled = false }
-            }
-            // Written on the commit thread, as a group commit: a thousand UPDATEs under
-            // the lock would hold up every reader. Behind a batch still committing, the
-            // times stay buffered, and the next read schedules this again.
-            try storage.commitInBackground()
-        }
-    }
-
     func startBackgroundWorkAtOpen() {
         if configuration.isReadOnly { return }
         // Never at open itself: a sweep lists every file, and open must stay flat in the store's size.

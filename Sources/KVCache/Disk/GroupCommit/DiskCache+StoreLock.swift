@@ -1,10 +1,14 @@
+import Dispatch
+
 /// Calls under the store's lock, and the waits they leave for outside it.
 ///
 /// A call declares what it needs from the commit connection (`KVStorage.WriterNeed`);
 /// what it would otherwise wait for under the lock is handed out as a ticket (the
 /// batch to wait for, `KVStorage.ticket(for:)`), waited for here without the lock,
 /// and the call is asked again. Past the busy timeout it waits under the lock; a
-/// batch with work (`performWork`) is tried three times.
+/// batch with work (`performWork`) is tried three times. Each call ends with its
+/// follow-ups (`scheduleFollowUps`): the group commit's schedule and timer, access-time
+/// flushes, trims to the limits, the orphan sweep.
 extension DiskCache {
     /// Runs `body` on the store under its lock, once what it `needs` from the commit
     /// connection is there. What it would wait for under the lock (the batch in flight,
@@ -109,6 +113,98 @@ extension DiskCache {
                     throw error.kvCacheError(path: storage.manifestPath)
                 }
             }
+        }
+    }
+
+    // MARK: - Follow-ups: what a call under the lock leaves to run after it
+
+    /// Called under the lock after every operation; cheap when nothing is due.
+    func scheduleFollowUps(_ storage: KVStorage) {
+        if let (armAt, now) = storage.scheduleGroupCommit() { armCommitTimer(at: armAt, now: now) }
+        guard !storage.isClosed else { return }
+        // Decided in one hold of the buffer's lock: readers, which hold no store lock,
+        // schedule these flushes too (`DiskReader`).
+        let limit = storage.options.accessBufferLimit
+        let flush = storage.buffer.withLock { state -> Bool? in
+            guard !state.accessTimes.isEmpty else { return nil }
+            if state.accessTimes.count >= limit, !state.isUrgentAccessFlushScheduled {
+                state.isUrgentAccessFlushScheduled = true
+                return true
+            } else if !state.isAccessFlushScheduled {
+                state.isAccessFlushScheduled = true
+                return false
+            }
+            return nil
+        }
+        if let urgent = flush {
+            if urgent {
+                commitThread.async { [weak self] in self?.runAccessTimeFlush(urgent: true) }
+            } else {
+                commitThread.asyncAfter(seconds: configuration.accessTimeFlushInterval.seconds) { [weak self] in
+                    self?.runAccessTimeFlush(urgent: false)
+                }
+            }
+        }
+        if !storage.isLimitTrimScheduled,
+           storage.exceeds(countLimit: configuration.countLimit, sizeLimit: configuration.sizeLimit) {
+            storage.isLimitTrimScheduled = true
+            backgroundQueue.async(group: backgroundWork) { [weak self] in self?.trimToLimits(periodic: false) }
+        }
+        if storage.needsOrphanSweep {
+            storage.needsOrphanSweep = false
+            backgroundQueue.async(group: backgroundWork) { [weak self] in
+                guard let self else { return }
+                _ = self.diagnostics.attempt("the orphan sweep", path: self.path) {
+                    try self.sweepOrphans(gracePeriod: self.configuration.orphanGracePeriod)
+                }
+            }
+        }
+    }
+
+    private func armCommitTimer(at deadline: Double, now: Double) {
+        commitThread.asyncAfter(seconds: deadline - now) { [weak self] in self?.commitTimerFired() }
+    }
+
+    private func commitTimerFired() {
+        let now = Condition.now()
+        switch commitSchedule.timerFired(at: now) {
+        case .idle:
+            return
+        case .rearm(let deadline):
+            armCommitTimer(at: deadline, now: now)
+        case .due:
+            // The follow-ups of this call start or settle the commit, and re-arm.
+            _ = try? perform { _ in }
+        }
+    }
+
+    /// Schedules what a read left to do, on the commit thread: never on the reader's.
+    func scheduleReadFollowUps(_ followUps: DiskReader.FollowUps) {
+        if followUps.contains(.urgentAccessFlush) {
+            commitThread.async { [weak self] in self?.runAccessTimeFlush(urgent: true) }
+        }
+        if followUps.contains(.accessFlush) {
+            commitThread.asyncAfter(seconds: configuration.accessTimeFlushInterval.seconds) { [weak self] in
+                self?.runAccessTimeFlush(urgent: false)
+            }
+        }
+        if followUps.contains(.commit) {
+            // The follow-ups of this call schedule the group commit of the queued removal.
+            commitThread.async { [weak self] in
+                _ = try? self?.perform { $0.buffer.withLock { $0.isCommitRequested = false } }
+            }
+        }
+    }
+
+    private func runAccessTimeFlush(urgent: Bool) {
+        try? perform { storage in
+            storage.buffer.withLock { state in
+                if urgent { state.isUrgentAccessFlushScheduled = false } else { state.isAccessFlushScheduled = false }
+            }
+            // Written on the commit thread, as a group commit: a thousand UPDATEs under
+            // the lock would hold up every reader. Behind a batch still committing, the
+            // times stay buffered, and the next read schedules this again.
+            try storage.commitInBackground()
         }
     }
 }
