@@ -49,7 +49,7 @@ extension Cache {
             let now = disk.configuration.clock()
             failSafeRetries.record(key, error: error, now: now, until: now + failSafe.retryInterval.seconds)
         }
-        counters.withLock { $0.failSafeServes &+= 1 }
+        counters.failSafeServes.wrappingAdd(1, ordering: .relaxed)
         disk.diagnostics.failed("computing \(key) (fail-safe: serving its value that expired at \(stale.expiredAt))",
                                 error, path: disk.path)
         return .stale(stale.value, expiredAt: stale.expiredAt, error: error)
@@ -60,7 +60,7 @@ extension Cache {
     func servingStaleWithoutRetrying(_ key: String) async -> LoadResult<Value>? {
         guard let failSafe, let error = failSafeRetries.error(forKey: key, now: disk.configuration.clock()),
               let stale = await expiredValue(forKey: key, within: failSafe) else { return nil }
-        counters.withLock { $0.failSafeServes &+= 1 }
+        counters.failSafeServes.wrappingAdd(1, ordering: .relaxed)
         return .stale(stale.value, expiredAt: stale.expiredAt, error: error)
     }
 

@@ -136,16 +136,16 @@ extension Cache {
         let now = disk.configuration.clock()
         guard deadline.timeIntervalSince1970 - now <= rule.dueWithin else { return }
         refreshes.start(ByteWiseKey(key)) {
-            self.counters.withLock { $0.refreshes &+= 1 }
+            self.counters.refreshes.wrappingAdd(1, ordering: .relaxed)
             do {
                 let value = try await compute()
                 let stored = try await self.disk.onWorkPool {
                     try self.replace(key, with: value, ifExpirationIs: .at(deadline), expiration: rule.expiration,
                                      diskWrite: diskWrite)
                 }
-                if !stored { self.counters.withLock { $0.discardedRefreshes &+= 1 } }
+                if !stored { self.counters.discardedRefreshes.wrappingAdd(1, ordering: .relaxed) }
             } catch {
-                self.counters.withLock { $0.failedRefreshes &+= 1 }
+                self.counters.failedRefreshes.wrappingAdd(1, ordering: .relaxed)
             }
         }
     }
@@ -171,7 +171,7 @@ extension Cache {
     }
 
     private func countJoinedLoad(unless ranOwnLoad: MutexBox<Bool>) {
-        if !ranOwnLoad.withLock({ $0 }) { counters.withLock { $0.joinedLoads &+= 1 } }
+        if !ranOwnLoad.withLock({ $0 }) { counters.joinedLoads.wrappingAdd(1, ordering: .relaxed) }
     }
 
     /// The load `value(forKey:orCompute:)` runs once for concurrent callers.
@@ -199,7 +199,7 @@ extension Cache {
         _ key: String, expiration: Expiration, diskWrite: DiskWrite,
         compute: @escaping @Sendable () async throws -> Value
     ) async throws -> LoadResult<Value> {
-        counters.withLock { $0.computations &+= 1 }
+        counters.computations.wrappingAdd(1, ordering: .relaxed)
         let value: Value
         do {
             value = try await compute()

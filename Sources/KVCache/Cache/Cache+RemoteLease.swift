@@ -28,7 +28,7 @@ extension Cache {
                 break
             }
             if let lease {
-                if waited { counters.withLock { $0.remoteLeaseTimeouts &+= 1 } }
+                if waited { counters.remoteLeaseTimeouts.wrappingAdd(1, ordering: .relaxed) }
                 let result: Result<LoadResult<Value>, any Error>
                 do {
                     result = .success(try await computeAndStore(key, expiration: expiration, diskWrite: diskWrite,
@@ -42,7 +42,7 @@ extension Cache {
             }
             if !waited {
                 waited = true
-                counters.withLock { $0.remoteLeaseWaits &+= 1 }
+                counters.remoteLeaseWaits.wrappingAdd(1, ordering: .relaxed)
                 didWaitForRemoteLease(key)
             }
             // The holder's change may come between the look below and this wait: the
@@ -52,7 +52,7 @@ extension Cache {
             if let found = try await holdersValue(forKey: key, remote: remote) { return found }
             if clock.now >= deadline { break }
         }
-        if waited { counters.withLock { $0.remoteLeaseTimeouts &+= 1 } }
+        if waited { counters.remoteLeaseTimeouts.wrappingAdd(1, ordering: .relaxed) }
         return try await computeAndStore(key, expiration: expiration, diskWrite: diskWrite, compute: compute)
     }
 

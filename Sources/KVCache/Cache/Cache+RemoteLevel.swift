@@ -19,7 +19,7 @@ extension Cache {
         }
         // Expired entries are the remote level's to leave out (see `RemoteLevel.entry`).
         guard let entry, let (value, found) = decodeRemote(entry, forKey: key) else { return nil }
-        counters.withLock { $0.remoteHits &+= 1 }
+        counters.remoteHits.wrappingAdd(1, ordering: .relaxed)
         // The level answers: operations queued while it did not are replayed now.
         if let remoteRecovery, !remoteRecovery.isEmpty { remoteRecovery.drainSoon() }
         promotion = found
@@ -33,7 +33,7 @@ extension Cache {
         do {
             value = try coder.decode(entry.data)
         } catch {
-            counters.withLock { $0.decodingFailures &+= 1 }
+            counters.decodingFailures.wrappingAdd(1, ordering: .relaxed)
             remoteFailed("decoding \(key)", error)
             return nil
         }
@@ -59,7 +59,7 @@ extension Cache {
         for (key, entry) in entries {
             if let decoded = decodeRemote(entry, forKey: key) { found[key] = decoded }
         }
-        counters.withLock { $0.remoteHits &+= found.count }
+        counters.remoteHits.wrappingAdd(found.count, ordering: .relaxed)
         return found
     }
 
@@ -131,7 +131,7 @@ extension Cache {
         guard let remote else { return }
         if let remoteRecovery, remoteRecovery.appendIfRecovering(operation) { return }
         do {
-            try operation.perform(on: remote) { counters.withLock { $0.remoteValuesTooLarge &+= 1 } }
+            try operation.perform(on: remote) { counters.remoteValuesTooLarge.wrappingAdd(1, ordering: .relaxed) }
         } catch {
             remoteFailed(operation.description, error)
             if let remoteRecovery, RemoteOperation.isRetryable(error) { remoteRecovery.appendFailed(operation) }
@@ -152,7 +152,7 @@ extension Cache {
     }
 
     func remoteFailed(_ what: String, _ error: any Error) {
-        counters.withLock { $0.remoteErrors &+= 1 }
+        counters.remoteErrors.wrappingAdd(1, ordering: .relaxed)
         disk.diagnostics.failed("the remote level, \(what),", error, path: disk.path)
     }
 
@@ -161,7 +161,7 @@ extension Cache {
     func remoteChanged(_ change: RemoteChange) {
         switch change {
         case .key(let key):
-            counters.withLock { $0.remoteChanges &+= 1 }
+            counters.remoteChanges.wrappingAdd(1, ordering: .relaxed)
             // Another node's write is newer than this node's queued one.
             remoteRecovery?.dropQueued(forKey: key)
             writes.mutate(key) {
@@ -173,7 +173,7 @@ extension Cache {
             // A load waiting for another node's value of the key looks now.
             remoteChangeWaiters.wake(key)
         case .prefix(let prefix):
-            counters.withLock { $0.remoteChanges &+= 1 }
+            counters.remoteChanges.wrappingAdd(1, ordering: .relaxed)
             remoteRecovery?.dropQueued(withPrefix: prefix)
             _ = disk.diagnostics.attempt("dropping the keys with prefix \(prefix), changed on another node", path: disk.path) {
                 try writes.removeValues(withPrefix: prefix, disk: {
@@ -181,7 +181,7 @@ extension Cache {
                 }, memory: { memory.removeValues(withPrefix: prefix) })
             }
         case .resynchronize:
-            counters.withLock { $0.remoteResynchronizations &+= 1 }
+            counters.remoteResynchronizations.wrappingAdd(1, ordering: .relaxed)
             // Subscribed again: the level answers, so what was queued meanwhile goes now.
             remoteRecovery?.drainSoon()
             guard remoteResynchronization != .nothing else { return }

@@ -1,22 +1,24 @@
-/// The facade's own counters: plain integers behind one short lock.
-struct CacheCounters {
-    var diskHits = 0
-    var misses = 0
-    var sets = 0
-    var decodingFailures = 0
-    var computations = 0
-    var joinedLoads = 0
-    var refreshes = 0
-    var failedRefreshes = 0
-    var discardedRefreshes = 0
-    var failSafeServes = 0
-    var remoteLeaseWaits = 0
-    var remoteLeaseTimeouts = 0
-    var remoteHits = 0
-    var remoteErrors = 0
-    var remoteValuesTooLarge = 0
-    var remoteChanges = 0
-    var remoteResynchronizations = 0
+import Synchronization
+
+/// The facade's own counters, each an atomic integer: a read path counts without a lock.
+final class CacheCounters: Sendable {
+    let diskHits = Atomic<Int>(0)
+    let misses = Atomic<Int>(0)
+    let sets = Atomic<Int>(0)
+    let decodingFailures = Atomic<Int>(0)
+    let computations = Atomic<Int>(0)
+    let joinedLoads = Atomic<Int>(0)
+    let refreshes = Atomic<Int>(0)
+    let failedRefreshes = Atomic<Int>(0)
+    let discardedRefreshes = Atomic<Int>(0)
+    let failSafeServes = Atomic<Int>(0)
+    let remoteLeaseWaits = Atomic<Int>(0)
+    let remoteLeaseTimeouts = Atomic<Int>(0)
+    let remoteHits = Atomic<Int>(0)
+    let remoteErrors = Atomic<Int>(0)
+    let remoteValuesTooLarge = Atomic<Int>(0)
+    let remoteChanges = Atomic<Int>(0)
+    let remoteResynchronizations = Atomic<Int>(0)
 }
 
 extension Cache {
@@ -123,19 +125,20 @@ extension Cache {
 
     /// A snapshot of the cache's counters and both levels' statistics.
     public var statistics: Statistics {
-        let counters = counters.withLock { $0 }
         let memory = memory.statistics
+        let counters = counters
+        func load(_ counter: borrowing Atomic<Int>) -> Int { counter.load(ordering: .relaxed) }
         var statistics = Statistics(
-            memoryHits: memory.hits, diskHits: counters.diskHits, remoteHits: counters.remoteHits,
-            remoteErrors: counters.remoteErrors, remoteValuesTooLarge: counters.remoteValuesTooLarge,
-            remoteChanges: counters.remoteChanges, remoteResynchronizations: counters.remoteResynchronizations,
-            misses: counters.misses,
-            sets: counters.sets, decodingFailures: counters.decodingFailures,
-            computations: counters.computations, joinedLoads: counters.joinedLoads,
-            failedBackgroundWrites: writes.failureCount, refreshes: counters.refreshes,
-            failedRefreshes: counters.failedRefreshes, discardedRefreshes: counters.discardedRefreshes,
-            failSafeServes: counters.failSafeServes, remoteLeaseWaits: counters.remoteLeaseWaits,
-            remoteLeaseTimeouts: counters.remoteLeaseTimeouts, memory: memory, disk: disk.statistics)
+            memoryHits: memory.hits, diskHits: load(counters.diskHits), remoteHits: load(counters.remoteHits),
+            remoteErrors: load(counters.remoteErrors), remoteValuesTooLarge: load(counters.remoteValuesTooLarge),
+            remoteChanges: load(counters.remoteChanges), remoteResynchronizations: load(counters.remoteResynchronizations),
+            misses: load(counters.misses),
+            sets: load(counters.sets), decodingFailures: load(counters.decodingFailures),
+            computations: load(counters.computations), joinedLoads: load(counters.joinedLoads),
+            failedBackgroundWrites: writes.failureCount, refreshes: load(counters.refreshes),
+            failedRefreshes: load(counters.failedRefreshes), discardedRefreshes: load(counters.discardedRefreshes),
+            failSafeServes: load(counters.failSafeServes), remoteLeaseWaits: load(counters.remoteLeaseWaits),
+            remoteLeaseTimeouts: load(counters.remoteLeaseTimeouts), memory: memory, disk: disk.statistics)
         if let remoteRecovery { statistics.remoteRecovery = remoteRecovery.counts }
         return statistics
     }

@@ -62,7 +62,7 @@ public final class Cache<Value: Sendable>: Sendable {
     let cost: (@Sendable (Value) -> Int64)?
     let removesUndecodableValues: Bool
     @usableFromInline let writes: WriteCoordinator
-    let counters = MutexBox(CacheCounters())
+    let counters = CacheCounters()
     let loads: SingleFlight<ByteWiseKey, LoadResult<Value>>
     let refreshes = BackgroundRefreshes()
     /// `configuration.failSafe`, and the keys it serves stale without computing for now.
@@ -134,7 +134,7 @@ public final class Cache<Value: Sendable>: Sendable {
             remoteRecovery = RemoteRecoveryQueue(configuration: configuration.remoteRecovery,
                                                  diagnostics: disk.diagnostics, path: disk.path,
                                                  probe: { try remote.probe() }) { operation in
-                try operation.perform(on: remote) { counters.withLock { $0.remoteValuesTooLarge &+= 1 } }
+                try operation.perform(on: remote) { counters.remoteValuesTooLarge.wrappingAdd(1, ordering: .relaxed) }
             }
         } else {
             remoteRecovery = nil
@@ -232,21 +232,21 @@ public final class Cache<Value: Sendable>: Sendable {
         guard let entry else {
             guard readsRemote else { return nil }  // the caller reads the remote level, and counts
             if let value = readRemote(forKey: key, promotion: &promotion) { return value }
-            counters.withLock { $0.misses &+= 1 }
+            counters.misses.wrappingAdd(1, ordering: .relaxed)
             return nil
         }
         let value: Value
         do {
             value = try coder.decode(entry.data)
         } catch {
-            counters.withLock { $0.decodingFailures &+= 1 }
+            counters.decodingFailures.wrappingAdd(1, ordering: .relaxed)
             if removesUndecodableValues {
                 // Only if nothing replaced it meanwhile: the new value may decode.
                 try writes.mutateIfUnchanged(token) { try disk.removeValue(forKey: key, reportsChange: false) }
             }
             throw KVCacheError.decodingFailed(key: key, message: String(describing: error), underlyingError: error)
         }
-        counters.withLock { $0.diskHits &+= 1 }
+        counters.diskHits.wrappingAdd(1, ordering: .relaxed)
         promotion.cost = cost(of: value, encodedSize: entry.data.count)
         promotion.expiration = entry.expiration
         return value
@@ -365,7 +365,7 @@ public final class Cache<Value: Sendable>: Sendable {
             guard try disk.setValueIfAbsent(data, forKey: key, expiration: expiration, extendedData: nil,
                                            reportsChange: false) else { return false }
             memory.setValue(value, forKey: key, cost: cost, expiration: expiration)
-            counters.withLock { $0.sets &+= 1 }
+            counters.sets.wrappingAdd(1, ordering: .relaxed)
             writeRemote(data, forKey: key, expiration: expiration)
             return true
         }
@@ -424,7 +424,7 @@ public final class Cache<Value: Sendable>: Sendable {
         let remoteHits = readRemote(forKeys: localMisses.map(\.key))
         for (key, token) in localMisses {
             guard let (value, promotion) = remoteHits[key] else {
-                counters.withLock { $0.misses &+= 1 }
+                counters.misses.wrappingAdd(1, ordering: .relaxed)
                 continue
             }
             promote(value, forKey: key, token: token, promotion)
@@ -527,7 +527,7 @@ public final class Cache<Value: Sendable>: Sendable {
     func prepareWrite(_ value: Value, forKey key: String) throws -> (data: Data, cost: Int64) {
         try validate(key)
         let data = try encode(value)
-        counters.withLock { $0.sets &+= 1 }
+        counters.sets.wrappingAdd(1, ordering: .relaxed)
         return (data, cost(of: value, encodedSize: data.count))
     }
 

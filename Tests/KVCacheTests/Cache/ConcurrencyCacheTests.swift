@@ -1,3 +1,4 @@
+import Dispatch
 import KVCacheTestSupport
 import Foundation
 import Testing
@@ -27,6 +28,28 @@ struct ConcurrencyCacheTests {
             }
         }
         #expect(cache.statistics.sets > 0)
+    }
+
+    /// The facade's counters take no lock: reads on several threads at once are each
+    /// counted, once.
+    @Test func countersCountEveryReadFromManyThreads() throws {
+        let fixture = CacheFixture()
+        defer { fixture.remove() }
+        let cache = try fixture.make { $0.memory.countLimit = 1 }
+        try cache.setValue(Data([1]), forKey: "stored-a")
+        try cache.setValue(Data([2]), forKey: "stored-b")
+        let threads = 4, reads = 2_000
+        DispatchQueue.concurrentPerform(iterations: threads) { thread in
+            for read in 0..<reads {
+                // A miss, then a hit that alternates keys, so memory (one entry) keeps
+                // sending reads to the disk.
+                _ = try? cache.value(forKey: "absent-\(thread)-\(read)")
+                _ = try? cache.value(forKey: read.isMultiple(of: 2) ? "stored-a" : "stored-b")
+            }
+        }
+        let statistics = cache.statistics
+        #expect(statistics.misses == threads * reads)
+        #expect(statistics.memoryHits + statistics.diskHits == threads * reads)
     }
 
     /// Writes made directly through `cache.disk` while other threads read (and promote)
