@@ -57,6 +57,12 @@ extension Cache {
             cache.setValue(value, forKey: ByteWiseKey(key), cost: cost, expiration: expiration)
         }
 
+        /// Stores a value read from a level below after a miss here (a promotion).
+        @inlinable
+        func promote(_ value: Value, forKey key: String, cost: Int64, expiration: Expiration) {
+            cache.store(value, forKey: ByteWiseKey(key), cost: cost, expiration: expiration, mayBeStored: false)
+        }
+
         /// See ``MemoryCache/removeValue(forKey:)``.
         @discardableResult
         public func removeValue(forKey key: String) -> Value? {

@@ -213,7 +213,7 @@ public final class Cache<Value: Sendable>: Sendable {
     func promote(_ value: Value, forKey key: String, token: WriteCoordinator.ReadToken, _ promotion: Promotion) {
         writes.promote(token) {
             if let data = promotion.remoteData { storeRemoteHitOnDisk(data, forKey: key, expiration: promotion.expiration) }
-            memory.setValue(value, forKey: key, cost: promotion.cost, expiration: promotion.expiration)
+            memory.promote(value, forKey: key, cost: promotion.cost, expiration: promotion.expiration)
         }
     }
 

@@ -75,12 +75,6 @@ extension KVStorage {
         countEvictions(removed, reason: reason)
         ensureReserve()
     }
-
-    /// True when the store holds more than its count or size limit.
-    func exceeds(countLimit: Int, sizeLimit: Int64) -> Bool {
-        let totals = buffer.withLock { $0.committedTotals }
-        return totals.count > countLimit || totals.size > sizeLimit
-    }
 }
 
 extension KVStorage.Transaction {

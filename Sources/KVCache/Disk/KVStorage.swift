@@ -264,6 +264,13 @@ final class KVStorage {
         if let replaced { files.remove(replaced) }
     }
 
+    /// True when the store holds more than its count or size limit (then a call's
+    /// follow-ups schedule a trim).
+    func exceeds(countLimit: Int, sizeLimit: Int64) -> Bool {
+        let totals = buffer.withLock { $0.committedTotals }
+        return totals.count > countLimit || totals.size > sizeLimit
+    }
+
     /// Removes `key`; false if it was not stored.
     @discardableResult
     func removeValue(forKey key: String) throws -> Bool {

@@ -293,13 +293,21 @@ public final class MemoryCache<Key: Hashable & Sendable, Value: Sendable>: @unch
     ///   - expiration: When the entry stops being returned.
     @inlinable
     public func setValue(_ value: Value, forKey key: Key, cost: Int64 = 0, expiration: Expiration = .never) {
+        store(value, forKey: key, cost: cost, expiration: expiration, mayBeStored: true)
+    }
+
+    /// `setValue`, for a caller that has just missed `key` (`mayBeStored: false`): it
+    /// skips the look-up for an in-place replacement, which would almost always fail.
+    @inlinable
+    func store(_ value: Value, forKey key: Key, cost: Int64, expiration: Expiration, mayBeStored: Bool) {
         var deadline = Double.infinity
         var lifetime = 0.0
         // Hashed once for the stripe and the sketch; LRU's one table needs no hash.
         let hash = isAdaptive ? storage.stripeHash.unseeded(key) : 0
         let tableHash = storage.tableHash(of: key)
         if case .never = expiration {
-            if replacesInPlace, replaceInPlace(value, forKey: key, hash: hash, tableHash: tableHash, cost: max(cost, 0)) {
+            if replacesInPlace, mayBeStored,
+               replaceInPlace(value, forKey: key, hash: hash, tableHash: tableHash, cost: max(cost, 0)) {
                 return
             }
         } else {
