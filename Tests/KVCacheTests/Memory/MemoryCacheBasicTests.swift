@@ -21,6 +21,20 @@ import Testing
         #expect(cache.totalCost == 3)
     }
 
+    /// A promotion's store skips the in-place look-up; a key stored meanwhile is still
+    /// replaced, not duplicated, for the default policy and for LRU.
+    @Test(arguments: [EvictionPolicy.adaptive, .lru])
+    func aStoreThatSkipsTheInPlaceLookUpReplacesAStoredKey(policy: EvictionPolicy) throws {
+        let cache: MemoryCache<String, Int> = try makeCache(.init(autoTrimInterval: nil, policy: policy))
+        cache.setValue(1, forKey: "a", cost: 3)
+        cache.store(2, forKey: "a", cost: 3, expiration: .never, mayBeStored: false)
+        cache.store(3, forKey: "b", cost: 4, expiration: .never, mayBeStored: false)
+        #expect(cache["a"] == 2)
+        #expect(cache["b"] == 3)
+        #expect(cache.count == 2)
+        #expect(cache.totalCost == 7)
+    }
+
     @Test func removeValueReturnsTheOldValue() throws {
         let cache: MemoryCache<String, Int> = try makeCache()
         cache.setValue(1, forKey: "a", cost: 5)
