@@ -126,7 +126,6 @@ extension Cache {
     /// A snapshot of the cache's counters and both levels' statistics.
     public var statistics: Statistics {
         let memory = memory.statistics
-        let counters = counters
         func load(_ counter: borrowing Atomic<Int>) -> Int { counter.load(ordering: .relaxed) }
         var statistics = Statistics(
             memoryHits: memory.hits, diskHits: load(counters.diskHits), remoteHits: load(counters.remoteHits),

@@ -264,11 +264,9 @@ final class KVStorage {
         if let replaced { files.remove(replaced) }
     }
 
-    /// True when the store holds more than its count or size limit (then a call's
-    /// follow-ups schedule a trim).
+    /// True when the store holds more than its count or size limit.
     func exceeds(countLimit: Int, sizeLimit: Int64) -> Bool {
-        let totals = buffer.withLock { $0.committedTotals }
-        return totals.count > countLimit || totals.size > sizeLimit
+        buffer.withLock { $0.exceeds(countLimit: countLimit, sizeLimit: sizeLimit) }
     }
 
     /// Removes `key`; false if it was not stored.

@@ -110,6 +110,11 @@ final class WriteBuffer: @unchecked Sendable {
 // The life of a write in the buffer, as verbs on its state: the store calls them inside
 // one `withLock`, so each change and its bookkeeping are seen together.
 extension WriteBuffer.State {
+    /// True when the committed totals are over the count or size limit.
+    func exceeds(countLimit: Int, sizeLimit: Int64) -> Bool {
+        committedTotals.count > countLimit || committedTotals.size > sizeLimit
+    }
+
     /// Stages a caller's set or removal of `key` (a newer write replaces an older one)
     /// and counts it; returns the file of a staged set it replaced, for the caller to delete.
     mutating func stage(_ write: PendingWrites.Write, forKey key: String) -> String? {

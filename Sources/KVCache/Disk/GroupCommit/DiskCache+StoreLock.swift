@@ -122,19 +122,22 @@ extension DiskCache {
     func scheduleFollowUps(_ storage: KVStorage) {
         if let (armAt, now) = storage.scheduleGroupCommit() { armCommitTimer(at: armAt, now: now) }
         guard !storage.isClosed else { return }
-        // Decided in one hold of the buffer's lock: readers, which hold no store lock,
-        // schedule these flushes too (`DiskReader`).
+        // Decided in one hold of the buffer's lock, with whether a trim is due: readers,
+        // which hold no store lock, schedule these flushes too (`DiskReader`).
         let limit = storage.options.accessBufferLimit
-        let flush = storage.buffer.withLock { state -> Bool? in
-            guard !state.accessTimes.isEmpty else { return nil }
+        let checksLimits = !storage.isLimitTrimScheduled
+        let (flush, exceedsLimits) = storage.buffer.withLock { state -> (Bool?, Bool) in
+            let exceeds = checksLimits
+                && state.exceeds(countLimit: configuration.countLimit, sizeLimit: configuration.sizeLimit)
+            guard !state.accessTimes.isEmpty else { return (nil, exceeds) }
             if state.accessTimes.count >= limit, !state.isUrgentAccessFlushScheduled {
                 state.isUrgentAccessFlushScheduled = true
-                return true
+                return (true, exceeds)
             } else if !state.isAccessFlushScheduled {
                 state.isAccessFlushScheduled = true
-                return false
+                return (false, exceeds)
             }
-            return nil
+            return (nil, exceeds)
         }
         if let urgent = flush {
             if urgent {
@@ -145,8 +148,7 @@ extension DiskCache {
                 }
             }
         }
-        if !storage.isLimitTrimScheduled,
-           storage.exceeds(countLimit: configuration.countLimit, sizeLimit: configuration.sizeLimit) {
+        if exceedsLimits {
             storage.isLimitTrimScheduled = true
             backgroundQueue.async(group: backgroundWork) { [weak self] in self?.trimToLimits(periodic: false) }
         }
