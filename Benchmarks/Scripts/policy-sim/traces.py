@@ -12,8 +12,9 @@ def load(name):
             if not p: continue
             s,c=int(p[0]),int(p[1])
             keys.extend(range(s,s+c))
-    else:
-        keys=[int(l) for l in gzip.open(f'{D}/gli.trace.gz','rt') if l.strip() and l.strip()!='*']
+    else:  # gli and the LIRS traces (lirs-zigzag, ...): one integer per line, '*' lines skipped
+        f=f'{D}/{name}.trace.gz'
+        keys=[int(s) for s in (l.strip() for l in gzip.open(f,'rt')) if s and s!='*']
     return keys
 if __name__=='__main__':
     for n in ['web07','web12','oltp','gli']:
