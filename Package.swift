@@ -16,6 +16,8 @@ let package = Package(
         .library(name: "KVCacheVapor", targets: ["KVCacheVapor"]),
         // A Hummingbird 2 PersistDriver (the Hummingbird trait).
         .library(name: "KVCacheHummingbird", targets: ["KVCacheHummingbird"]),
+        // An RFC 9111 HTTP cache over a Cache<Data> (the HTTP trait).
+        .library(name: "KVCacheHTTP", targets: ["KVCacheHTTP"]),
     ],
     // Optional integrations, off by default: a package that depends on KVCache without
     // enabling one fetches and builds nothing for it (trait-guarded dependencies are not
@@ -27,6 +29,7 @@ let package = Package(
         .trait(name: "Tracing", description: "A swift-distributed-tracing span for each Cache load and each call to the remote level."),
         .trait(name: "Vapor", description: "The KVCacheVapor product: a Vapor 4 Cache driver over a two-level KVCache, bounded and kept across restarts."),
         .trait(name: "Hummingbird", description: "KVCachePersistDriver: a Hummingbird 2 PersistDriver backed by a Cache<Data> (product KVCacheHummingbird)."),
+        .trait(name: "HTTP", description: "The KVCacheHTTP product: an RFC 9111 HTTP cache (private or shared) over a Cache<Data>, in swift-http-types' vocabulary."),
         .default(enabledTraits: []),
     ],
     dependencies: [
@@ -36,6 +39,7 @@ let package = Package(
         .package(url: "https://github.com/apple/swift-distributed-tracing", from: "1.7.0"),
         .package(url: "https://github.com/vapor/vapor", from: "4.122.0"),
         .package(url: "https://github.com/hummingbird-project/hummingbird", from: "2.28.0"),
+        .package(url: "https://github.com/apple/swift-http-types", from: "1.8.0"),
     ],
     targets: [
         .systemLibrary(
@@ -129,6 +133,21 @@ let package = Package(
             dependencies: [
                 "KVCache", "KVCacheRedis", "KVCacheTestSupport",
                 .product(name: "InMemoryTracing", package: "swift-distributed-tracing", condition: .when(traits: ["Tracing"])),
+            ]
+        ),
+        // Empty unless the HTTP trait is on (its code is under #if HTTP).
+        .target(
+            name: "KVCacheHTTP",
+            dependencies: [
+                "KVCache",
+                .product(name: "HTTPTypes", package: "swift-http-types", condition: .when(traits: ["HTTP"])),
+            ]
+        ),
+        .testTarget(
+            name: "KVCacheHTTPTests",
+            dependencies: [
+                "KVCache", "KVCacheHTTP",
+                .product(name: "HTTPTypes", package: "swift-http-types", condition: .when(traits: ["HTTP"])),
             ]
         ),
         .testTarget(

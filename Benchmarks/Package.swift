@@ -10,10 +10,15 @@ let package = Package(
     products: [
         .executable(name: "kvcache-bench", targets: ["kvcache-bench"]),
         .executable(name: "kvcache", targets: ["kvcache"]),
+        .executable(name: "kvcache-proxy", targets: ["kvcache-proxy"]),
     ],
     dependencies: [
-        // The Hummingbird trait: KVCacheHummingbird for `kvcache-bench persist`.
-        .package(name: "KVCache", path: "..", traits: ["Hummingbird"]),
+        // The Hummingbird trait: KVCacheHummingbird for `kvcache-bench persist`; HTTP: KVCacheHTTP
+        // for `kvcache-proxy`.
+        .package(name: "KVCache", path: "..", traits: ["Hummingbird", "HTTP"]),
+        // kvcache-proxy's client to the upstream, and its server's logger.
+        .package(url: "https://github.com/swift-server/async-http-client", from: "1.37.0"),
+        .package(url: "https://github.com/apple/swift-log", from: "1.16.2"),
         .package(url: "https://github.com/hummingbird-project/hummingbird", from: "2.28.0"),
         .package(url: "https://github.com/apple/swift-argument-parser", from: "1.5.0"),
         // Insecure.MD5 names the file-per-key strategy's files, as SDWebImage and Kingfisher do.
@@ -59,6 +64,19 @@ let package = Package(
             name: "kvcache",
             dependencies: [
                 .product(name: "KVCache", package: "KVCache"),
+                .product(name: "ArgumentParser", package: "swift-argument-parser"),
+            ]
+        ),
+        // A caching reverse proxy: KVCacheHTTP between Hummingbird and AsyncHTTPClient.
+        .executableTarget(
+            name: "kvcache-proxy",
+            dependencies: [
+                .product(name: "KVCache", package: "KVCache"),
+                .product(name: "KVCacheHTTP", package: "KVCache"),
+                // The server core only: Hummingbird's Application sets every response's Date.
+                .product(name: "HummingbirdCore", package: "hummingbird"),
+                .product(name: "AsyncHTTPClient", package: "async-http-client"),
+                .product(name: "Logging", package: "swift-log"),
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
             ]
         ),

@@ -1,0 +1,102 @@
+import AsyncHTTPClient
+import Foundation
+import HTTPTypes
+import HummingbirdCore
+import KVCacheHTTP
+import NIOCore
+import NIOHTTP1
+
+/// The origin a proxy forwards to: its scheme, authority and path prefix.
+struct Upstream: Sendable {
+    let scheme: String
+    let authority: String
+    let pathPrefix: String
+
+    init?(_ string: String) {
+        guard let components = URLComponents(string: string), let scheme = components.scheme?.lowercased(),
+              scheme == "http" || scheme == "https", let host = components.host, !host.isEmpty
+        else { return nil }
+        self.scheme = scheme
+        authority = components.port.map { "\(host):\($0)" } ?? host
+        pathPrefix = components.percentEncodedPath.hasSuffix("/")
+            ? String(components.percentEncodedPath.dropLast()) : components.percentEncodedPath
+    }
+}
+
+/// Answers each request through the cache, which forwards what it cannot answer upstream.
+struct ProxyResponder: Sendable {
+    let cache: HTTPCache
+    let upstream: Upstream
+    let client: HTTPClient
+    /// Bodies larger than this, sent or received, are refused with 502.
+    static let bodyLimit = 256 << 20
+
+    /// Fields about one connection, never forwarded (RFC 9110 §7.6.1), and those the client
+    /// library sets itself.
+    static let notForwarded: Set<String> = [
+        "connection", "keep-alive", "proxy-connection", "te", "transfer-encoding", "upgrade", "host",
+        "content-length", "proxy-authorization", "trailer",
+    ]
+
+    func respond(to request: Request) async -> Response {
+        var head = request.head
+        // NIO's parser reports M-SEARCH as "MSEARCH" (a method no client can send otherwise).
+        if head.method.rawValue == "MSEARCH", let method = HTTPRequest.Method("M-SEARCH") { head.method = method }
+        head.scheme = upstream.scheme
+        head.authority = upstream.authority
+        head.path = upstream.pathPrefix + (head.path ?? "/")
+        let requestNominated = Self.nominated(by: head.headerFields)
+        head.headerFields = head.headerFields.filter {
+            !Self.notForwarded.contains($0.name.canonicalName) && !requestNominated.contains($0.name.canonicalName)
+        }
+        var body: Data?
+        let client = self.client
+        do {
+            if head.method != .get && head.method != .head {
+                let buffer = try await request.body.collect(upTo: Self.bodyLimit)
+                body = Data(buffer.readableBytesView)
+            }
+            let answer = try await cache.response(for: head, body: body) { request, body in
+                try await Self.send(request, body: body, with: client)
+            }
+            let nominated = Self.nominated(by: answer.response.headerFields)
+            var fields = answer.response.headerFields.filter {
+                !Self.notForwarded.contains($0.name.canonicalName) && !nominated.contains($0.name.canonicalName)
+            }
+            if head.method == .head, let length = answer.response.headerFields[.contentLength] {
+                fields[.contentLength] = length
+            }
+            return Response(status: answer.response.status, headers: fields,
+                            body: ResponseBody(byteBuffer: ByteBuffer(bytes: answer.body)))
+        } catch {
+            FileHandle.standardError.write(Data("kvcache-proxy: \(head.method) \(head.path ?? ""): \(error)\n".utf8))
+            return Response(status: .badGateway)
+        }
+    }
+
+    /// The fields a `Connection` header names, which belong to that connection only.
+    static func nominated(by fields: HTTPFields) -> Set<String> {
+        Set(fields[values: .connection].flatMap { $0.split(separator: ",") }
+            .map { $0.trimmingCharacters(in: .whitespaces).lowercased() })
+    }
+
+    static func send(_ request: HTTPRequest, body: Data?, with client: HTTPClient) async throws -> (HTTPResponse, Data) {
+        let url = "\(request.scheme ?? "http")://\(request.authority ?? "")\(request.path ?? "/")"
+        var outgoing = HTTPClientRequest(url: url)
+        // NIO writes its own spelling of some methods (M-SEARCH as "MSEARCH"): other than the
+        // common ones, send the method's name as it is.
+        let common: Set<String> = ["GET", "HEAD", "POST", "PUT", "DELETE", "OPTIONS", "PATCH", "TRACE"]
+        outgoing.method = common.contains(request.method.rawValue)
+            ? NIOHTTP1.HTTPMethod(rawValue: request.method.rawValue) : .RAW(value: request.method.rawValue)
+        for field in request.headerFields { outgoing.headers.add(name: field.name.rawName, value: field.value) }
+        if let body { outgoing.body = .bytes(ByteBuffer(bytes: body)) }
+        let response = try await client.execute(outgoing, timeout: .seconds(60))
+        let bytes = request.method == .head ? ByteBuffer() : try await response.body.collect(upTo: bodyLimit)
+        var fields = HTTPFields()
+        for (name, value) in response.headers {
+            if let fieldName = HTTPField.Name(name) { fields.append(HTTPField(name: fieldName, value: value)) }
+        }
+        let status = HTTPResponse.Status(code: Int(response.status.code), reasonPhrase: response.status.reasonPhrase)
+        return (HTTPResponse(status: status, headerFields: fields), Data(bytes.readableBytesView))
+    }
+}

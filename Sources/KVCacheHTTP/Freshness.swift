@@ -1,0 +1,76 @@
+#if HTTP
+/// How old a stored response is and how long it stays fresh (RFC 9111 §4.2), for one mode.
+struct Freshness: Sendable {
+    /// Seconds the response stays fresh from its generation (§4.2.1).
+    let lifetime: Double
+    /// Its current age in seconds (§4.2.3).
+    let age: Double
+    let cacheControl: CacheControl
+
+    init(of stored: StoredResponse, mode: HTTPCache.Mode, heuristic: HTTPCache.Heuristic, now: Double) {
+        cacheControl = stored.cacheControl
+        lifetime = Self.lifetime(of: stored, cacheControl: cacheControl, mode: mode, heuristic: heuristic)
+        age = Self.age(of: stored, now: now)
+    }
+
+    var isFresh: Bool { lifetime > age }
+    /// Seconds past its lifetime (0 while fresh).
+    var staleness: Double { max(0, age - lifetime) }
+
+    /// Whether a stale response may be served without validation (§4.2.4): not when the
+    /// response says it must be revalidated.
+    func mayServeStale(mode: HTTPCache.Mode) -> Bool {
+        if cacheControl.has("must-revalidate") || cacheControl.has("no-cache") { return false }
+        if mode == .shared && (cacheControl.has("proxy-revalidate") || cacheControl.has("s-maxage")) { return false }
+        return true
+    }
+
+    static func lifetime(of stored: StoredResponse, cacheControl: CacheControl, mode: HTTPCache.Mode,
+                         heuristic: HTTPCache.Heuristic) -> Double {
+        if mode == .shared, let sMaxAge = cacheControl.seconds("s-maxage") {
+            return Double(sMaxAge.value ?? 0)
+        }
+        if let maxAge = cacheControl.seconds("max-age") {
+            return Double(maxAge.value ?? 0)
+        }
+        let expiresValues = stored.values("expires")
+        if !expiresValues.isEmpty {
+            // An invalid date, "0" among them, means already expired (§5.3).
+            guard let expires = HTTPDate.parse(expiresValues[0]) else { return 0 }
+            return max(0, expires - stored.dateValue)
+        }
+        // Heuristic freshness (§4.2.2): only for the status codes defined as heuristically
+        // cacheable, or with `public`, and only from Last-Modified.
+        guard heuristic.fraction > 0,
+              HTTPCache.heuristicallyCacheable.contains(stored.status) || cacheControl.has("public"),
+              let lastModified = stored.values("last-modified").first.flatMap(HTTPDate.parse)
+        else { return 0 }
+        let date = stored.dateValue
+        guard date > lastModified else { return 0 }
+        return min((date - lastModified) * heuristic.fraction, heuristic.maximum.seconds)
+    }
+
+    static func age(of stored: StoredResponse, now: Double) -> Double {
+        // The first member of the first line counts (RFC 9110 §5.3: lines form one list).
+        let ageValue = stored.values("age").first.flatMap { line -> Double? in
+            let trimmed = (line.split(separator: ",", omittingEmptySubsequences: false).first ?? "").trimmingHTTPWhitespace()
+            guard !trimmed.isEmpty, trimmed.utf8.allSatisfy({ $0 >= 0x30 && $0 <= 0x39 }) else { return nil }
+            return trimmed.utf8.count > 10 ? 2_147_483_648 : Double(trimmed) ?? nil
+        } ?? 0
+        let date = stored.dateValue
+        let apparentAge = max(0, stored.responseTime - date)
+        let responseDelay = max(0, stored.responseTime - stored.requestTime)
+        let correctedAgeValue = ageValue + responseDelay
+        let correctedInitialAge = max(apparentAge, correctedAgeValue)
+        let residentTime = max(0, now - stored.responseTime)
+        return correctedInitialAge + residentTime
+    }
+}
+
+extension Duration {
+    var seconds: Double {
+        let (whole, attoseconds) = components
+        return Double(whole) + Double(attoseconds) / 1e18
+    }
+}
+#endif

@@ -1,0 +1,259 @@
+#if HTTP
+import Foundation
+import HTTPTypes
+import KVCache
+
+/// GET and HEAD: serve a stored response, revalidate it, or fetch and store (RFC 9111 §4).
+extension HTTPCache {
+    func read(_ request: HTTPRequest, key: String, transport: @escaping Transport) async throws -> HTTPCacheResponse {
+        let directives = RequestDirectives(request)
+        let record = load(key)
+        // A single byte range is served from a stored complete response; anything else about
+        // ranges goes to the origin, and partial responses are not stored.
+        if let rangeValue = request.headerFields[.range] {
+            if request.method == .get, request.headerFields[.ifRange] == nil, let range = ByteRange.parse(rangeValue),
+               let record, let index = record.selectIndex(for: request), record.variants[index].status == 200 {
+                let stored = record.variants[index]
+                let freshness = Freshness(of: stored, mode: configuration.mode, heuristic: configuration.heuristic, now: now)
+                if directives.accepts(stored, freshness, mode: configuration.mode) {
+                    return serve(stored, range: range, age: freshness.age, outcome: freshness.isFresh ? .hit : .staleHit)
+                }
+            }
+            let (response, body) = try await transport(request, nil)
+            return HTTPCacheResponse(response: response, body: body, outcome: .passedThrough)
+        }
+        if let record, let index = record.selectIndex(for: request) {
+            let stored = record.variants[index]
+            let freshness = Freshness(of: stored, mode: configuration.mode, heuristic: configuration.heuristic, now: now)
+            if directives.accepts(stored, freshness, mode: configuration.mode) {
+                return serve(stored, age: freshness.age, to: request, outcome: freshness.isFresh ? .hit : .staleHit)
+            }
+            if !directives.noCache, !freshness.isFresh, !freshness.requiresValidation, freshness.mayServeStale(mode: configuration.mode),
+               let window = freshness.cacheControl.seconds("stale-while-revalidate")?.value,
+               freshness.staleness <= Double(window) {
+                revalidateInBackground(request, key: key, transport: transport)
+                return serve(stored, age: freshness.age, to: request, outcome: .staleHit)
+            }
+            if directives.onlyIfCached { return Self.unsatisfiable() }
+            return try await validate(request, key: key, record: record, index: index, freshness: freshness,
+                                      directives: directives, transport: transport)
+        }
+        if directives.onlyIfCached { return Self.unsatisfiable() }
+        return try await fetch(request, key: key, record: record, transport: transport)
+    }
+
+    /// Asks the origin whether the stored response may still be used (§4.3.1).
+    func validate(_ request: HTTPRequest, key: String, record: StoredResponses, index: Int, freshness: Freshness,
+                  directives: RequestDirectives, transport: @escaping Transport) async throws -> HTTPCacheResponse {
+        let stored = record.variants[index]
+        var conditional = request
+        let etag = stored.values("etag").first
+        let lastModified = stored.values("last-modified").first
+        if etag != nil || lastModified != nil {
+            for name in [HTTPField.Name.ifNoneMatch, .ifModifiedSince, .ifMatch, .ifUnmodifiedSince, .ifRange] {
+                conditional.headerFields[name] = nil
+            }
+            if let etag { conditional.headerFields[.ifNoneMatch] = etag }
+            if let lastModified { conditional.headerFields[.ifModifiedSince] = lastModified }
+        }
+        let requestTime = now
+        let response: HTTPResponse
+        let body: Data
+        do {
+            (response, body) = try await transport(conditional, nil)
+        } catch {
+            if directives.allowsStaleIfError(freshness, mode: configuration.mode)
+                || (configuration.servesStaleWhenUnreachable && freshness.mayServeStale(mode: configuration.mode)) {
+                return serve(stored, age: freshness.age, to: request, outcome: .staleHit)
+            }
+            throw error
+        }
+        let responseTime = now
+        if response.status.code == 304 {
+            // A 304 whose strong validator differs is about another representation (§4.3.4).
+            if let newTag = response.headerFields[.eTag], let etag, !newTag.hasPrefix("W/"), newTag != etag {
+                return try await fetch(request.withoutConditionals, key: key, record: record, transport: transport)
+            }
+            var updated = stored
+            updated.update(with: response, requestTime: requestTime, responseTime: responseTime)
+            var record = record
+            record.variants[index] = updated
+            save(record, forKey: key)
+            let age = Freshness.age(of: updated, now: now)
+            return serve(updated, age: age, to: request, outcome: .revalidated)
+        }
+        if response.status.code >= 500, directives.allowsStaleIfError(freshness, mode: configuration.mode) {
+            return serve(stored, age: freshness.age, to: request, outcome: .staleHit)
+        }
+        return finish(request, response: response, body: body, key: key, record: record,
+                      requestTime: requestTime, responseTime: responseTime)
+    }
+
+    /// Sends the request as it is and stores the answer when allowed.
+    func fetch(_ request: HTTPRequest, key: String, record: StoredResponses?,
+               transport: @escaping Transport) async throws -> HTTPCacheResponse {
+        let requestTime = now
+        let (response, body) = try await transport(request, nil)
+        return finish(request, response: response, body: body, key: key, record: record,
+                      requestTime: requestTime, responseTime: now)
+    }
+
+    func finish(_ request: HTTPRequest, response: HTTPResponse, body: Data, key: String, record: StoredResponses?,
+                requestTime: Double, responseTime: Double) -> HTTPCacheResponse {
+        var response = response
+        // A recipient with a clock adds the Date a response lacks (RFC 9110 §6.6.1).
+        if response.headerFields[.date] == nil { response.headerFields[.date] = HTTPDate.format(responseTime) }
+        if request.method == .get {
+            if isStorable(response, body: body, for: request) {
+                store(response, body: body, for: request, key: key, record: record,
+                      requestTime: requestTime, responseTime: responseTime)
+            }
+        } else if request.method == .head, response.status.code == 200, var record,
+                  let index = record.selectIndex(for: request), record.variants[index].sameValidators(as: response) {
+            // A HEAD response freshens the stored GET response it describes (§4.3.5).
+            record.variants[index].update(with: response, requestTime: requestTime, responseTime: responseTime)
+            save(record, forKey: key)
+        }
+        return HTTPCacheResponse(response: response, body: body, outcome: .miss)
+    }
+
+    /// A stored response as an answer to `request`: with its current age, without a body for
+    /// HEAD, and as a 304 when the request's own conditions hold (§4.3.2).
+    func serve(_ stored: StoredResponse, age: Double, to request: HTTPRequest,
+               outcome: HTTPCacheResponse.Outcome) -> HTTPCacheResponse {
+        var response = stored.response
+        response.headerFields[.age] = String(Int(min(age, 2_147_483_648).rounded(.down)))
+        if stored.status == 200, request.conditionsHold(for: stored) == false {
+            response.status = .notModified
+            for name in [HTTPField.Name.contentLength, .contentType, .contentEncoding] { response.headerFields[name] = nil }
+            return HTTPCacheResponse(response: response, body: Data(), outcome: outcome)
+        }
+        return HTTPCacheResponse(response: response, body: request.method == .head ? Data() : stored.body, outcome: outcome)
+    }
+
+    /// A range of a stored complete response: a 206, or a 416 when the range selects nothing.
+    func serve(_ stored: StoredResponse, range: ByteRange, age: Double,
+               outcome: HTTPCacheResponse.Outcome) -> HTTPCacheResponse {
+        var response = stored.response
+        response.headerFields[.age] = String(Int(min(age, 2_147_483_648).rounded(.down)))
+        response.headerFields[.contentLength] = nil
+        let length = stored.body.count
+        guard let bytes = range.resolve(length: length) else {
+            response.status = .rangeNotSatisfiable
+            response.headerFields[.contentRange] = "bytes */\(length)"
+            return HTTPCacheResponse(response: response, body: Data(), outcome: outcome)
+        }
+        response.status = .partialContent
+        response.headerFields[.contentRange] = "bytes \(bytes.lowerBound)-\(bytes.upperBound - 1)/\(length)"
+        let start = stored.body.startIndex
+        return HTTPCacheResponse(response: response, body: Data(stored.body[(start + bytes.lowerBound)..<(start + bytes.upperBound)]),
+                                 outcome: outcome)
+    }
+
+    static func unsatisfiable() -> HTTPCacheResponse {
+        HTTPCacheResponse(response: HTTPResponse(status: .gatewayTimeout), body: Data(), outcome: .unsatisfiable)
+    }
+
+    func revalidateInBackground(_ request: HTTPRequest, key: String, transport: @escaping Transport) {
+        revalidations.start(key: key) { [self] in
+            guard let record = load(key), let index = record.selectIndex(for: request) else { return }
+            let freshness = Freshness(of: record.variants[index], mode: configuration.mode,
+                                      heuristic: configuration.heuristic, now: now)
+            _ = try? await validate(request, key: key, record: record, index: index, freshness: freshness,
+                                    directives: RequestDirectives(request), transport: transport)
+        }
+    }
+}
+
+/// What a request's `Cache-Control` asks of stored responses (RFC 9111 §5.2.1).
+struct RequestDirectives {
+    let control: CacheControl
+    let noCache: Bool
+    let onlyIfCached: Bool
+    let noStore: Bool
+
+    init(_ request: HTTPRequest) {
+        let lines = request.headerFields[values: .cacheControl]
+        control = CacheControl(lines)
+        // `Pragma: no-cache` counts only without Cache-Control (RFC 9111 §5.4).
+        let pragmaNoCache = lines.isEmpty
+            && request.headerFields[values: .pragmaField].contains { $0.lowercased().contains("no-cache") }
+        noCache = control.has("no-cache") || pragmaNoCache
+        onlyIfCached = control.has("only-if-cached")
+        noStore = control.has("no-store")
+    }
+
+    /// Whether `stored` may answer without contacting the origin.
+    func accepts(_ stored: StoredResponse, _ freshness: Freshness, mode: HTTPCache.Mode) -> Bool {
+        if noCache || freshness.requiresValidation { return false }
+        if let maxAge = control.seconds("max-age")?.value, freshness.age > Double(maxAge) { return false }
+        if let minFresh = control.seconds("min-fresh")?.value, freshness.lifetime - freshness.age < Double(minFresh) {
+            return false
+        }
+        if freshness.isFresh { return true }
+        guard control.has("max-stale"), freshness.mayServeStale(mode: mode) else { return false }
+        guard let limit = control.seconds("max-stale") else { return false }
+        switch limit {
+        case .invalid: return control.directives["max-stale"] == .some(nil)  // no value: any staleness
+        case .seconds(let seconds): return freshness.staleness <= Double(seconds)
+        }
+    }
+
+    /// Whether a stale response may stand in for an error (RFC 5861 §4).
+    func allowsStaleIfError(_ freshness: Freshness, mode: HTTPCache.Mode) -> Bool {
+        guard freshness.mayServeStale(mode: mode) else { return false }
+        if freshness.isFresh { return true }
+        let window = [freshness.cacheControl.seconds("stale-if-error")?.value, control.seconds("stale-if-error")?.value]
+            .compactMap { $0 }.max()
+        guard let window else { return false }
+        return freshness.staleness <= Double(window)
+    }
+}
+
+extension Freshness {
+    /// `no-cache` on the response: every use needs a successful validation (§5.2.2.4).
+    var requiresValidation: Bool { cacheControl.has("no-cache") }
+}
+
+extension HTTPRequest {
+    /// Whether the request's own `If-None-Match` or `If-Modified-Since` hold against a
+    /// stored 200 (§4.3.2): nil when it has neither; false means "not modified".
+    func conditionsHold(for stored: StoredResponse) -> Bool? {
+        guard method == .get || method == .head else { return nil }
+        if let ifNoneMatch = headerFields[.ifNoneMatch] {
+            let tags = ifNoneMatch.split(separator: ",").map { $0.trimmingHTTPWhitespace() }
+            if tags.contains("*") { return false }
+            guard let etag = stored.values("etag").first else { return true }
+            return !tags.contains { EntityTag.weaklyEqual($0, etag.trimmingHTTPWhitespace()) }
+        }
+        if let ifModifiedSince = headerFields[.ifModifiedSince].flatMap(HTTPDate.parse) {
+            let modified = stored.values("last-modified").first.flatMap(HTTPDate.parse)
+                ?? stored.values("date").first.flatMap(HTTPDate.parse) ?? stored.responseTime
+            return modified > ifModifiedSince
+        }
+        return nil
+    }
+
+    var withoutConditionals: HTTPRequest {
+        var request = self
+        for name in [HTTPField.Name.ifNoneMatch, .ifModifiedSince, .ifMatch, .ifUnmodifiedSince, .ifRange] {
+            request.headerFields[name] = nil
+        }
+        return request
+    }
+}
+
+extension HTTPField.Name {
+    /// `Pragma` (RFC 9111 §5.4), which swift-http-types does not name.
+    static let pragmaField = HTTPField.Name("Pragma")!
+}
+
+enum EntityTag {
+    static func weaklyEqual(_ a: some StringProtocol, _ b: some StringProtocol) -> Bool {
+        func opaque(_ tag: some StringProtocol) -> Substring {
+            tag.hasPrefix("W/") ? Substring(tag.dropFirst(2)) : Substring(tag)
+        }
+        return opaque(a) == opaque(b)
+    }
+}
+#endif

@@ -1,0 +1,178 @@
+#if HTTP
+import Foundation
+import HTTPTypes
+import KVCache
+
+/// An HTTP cache (RFC 9111) over a ``Cache`` of bytes: it answers requests from stored
+/// responses while they are fresh, revalidates stale ones with conditional requests, and
+/// stores what the origin sends when the rules allow.
+///
+/// Give it a transport (the function that sends a request to the origin) per call:
+/// ```swift
+/// let http = HTTPCache(storage: try Cache<Data>(directory: dir, coder: DataCoder()))
+/// let answer = try await http.response(for: request) { request, body in
+///     try await client.send(request, body)   // (HTTPResponse, Data)
+/// }
+/// ```
+///
+/// The cache key is the whole URL: scheme, authority and path with its query. A private
+/// cache (a browser's, one client's) may store responses marked `private`; a shared cache
+/// (a proxy's, a service's) honours `s-maxage`, `proxy-revalidate`, `private` and requests
+/// with `Authorization`.
+public final class HTTPCache: Sendable {
+    /// Whose cache this is, which decides what it may store and for how long.
+    public enum Mode: Sendable, Hashable {
+        /// One client's cache, like a browser's.
+        case `private`
+        /// A cache that serves many clients: a proxy, a CDN node, a service.
+        case shared
+    }
+
+    /// Freshness for responses that give none (RFC 9111 §4.2.2): a fraction of the time
+    /// since `Last-Modified`, at most `maximum`.
+    public struct Heuristic: Sendable, Hashable {
+        public var fraction: Double
+        public var maximum: Duration
+
+        /// 10 % of the time since the last modification, at most a day; a fraction of 0 turns
+        /// heuristic freshness off.
+        public init(fraction: Double = 0.1, maximum: Duration = .seconds(86_400)) {
+            self.fraction = fraction
+            self.maximum = maximum
+        }
+    }
+
+    public struct Configuration: Sendable {
+        public var mode: Mode
+        public var heuristic: Heuristic
+        /// Responses with a larger body are passed through and not stored.
+        public var maximumBodySize: Int
+        /// Stored responses to one URL that differ by `Vary`; the oldest goes first.
+        public var maximumVariants: Int
+        /// Whether a stale response is served when the transport throws (the origin cannot
+        /// be reached), unless the response forbids it (`must-revalidate`, `no-cache`, and in
+        /// a shared cache `proxy-revalidate` and `s-maxage`). RFC 9111 §4.2.4 allows it.
+        public var servesStaleWhenUnreachable: Bool
+
+        public init(mode: Mode = .private, heuristic: Heuristic = .init(),
+                    maximumBodySize: Int = 64 << 20, maximumVariants: Int = 8,
+                    servesStaleWhenUnreachable: Bool = true) {
+            self.mode = mode
+            self.heuristic = heuristic
+            self.maximumBodySize = maximumBodySize
+            self.maximumVariants = maximumVariants
+            self.servesStaleWhenUnreachable = servesStaleWhenUnreachable
+        }
+    }
+
+    /// Sends a request (with its body, if any) to the origin and returns its answer.
+    public typealias Transport = @Sendable (HTTPRequest, Data?) async throws -> (HTTPResponse, Data)
+
+    /// Where responses are kept: every level of the cache (memory, disk, remote) serves.
+    public let storage: Cache<Data>
+    public let configuration: Configuration
+    /// Seconds since 1970; tests move it by hand.
+    let clock: @Sendable () -> Double
+    let revalidations = BackgroundRevalidations()
+
+    /// - Throws: `KVCacheError.invalidArgument` for a heuristic fraction outside 0...1, a
+    ///   negative heuristic maximum, or a limit below 1.
+    public convenience init(storage: Cache<Data>, configuration: Configuration = .init()) throws {
+        try self.init(storage: storage, configuration: configuration, clock: { Date().timeIntervalSince1970 })
+    }
+
+    init(storage: Cache<Data>, configuration: Configuration, clock: @escaping @Sendable () -> Double) throws {
+        let heuristic = configuration.heuristic
+        guard heuristic.fraction.isFinite, (0...1).contains(heuristic.fraction), heuristic.maximum >= .zero else {
+            throw KVCacheError(code: .invalidArgument, message: "heuristic.fraction must be within 0...1 and heuristic.maximum at least zero")
+        }
+        guard configuration.maximumBodySize >= 1, configuration.maximumVariants >= 1 else {
+            throw KVCacheError(code: .invalidArgument, message: "maximumBodySize and maximumVariants must be at least 1")
+        }
+        self.storage = storage
+        self.configuration = configuration
+        self.clock = clock
+    }
+
+    /// The status codes a response may be stored with and given heuristic freshness
+    /// (RFC 9110 §15.1).
+    static let heuristicallyCacheable: Set<Int> = [200, 203, 204, 300, 301, 308, 404, 405, 410, 414, 501]
+
+    /// Status codes this cache understands (for `must-understand`).
+    static let understood: Set<Int> = [200, 203, 204, 300, 301, 302, 303, 307, 308, 404, 405, 410, 414, 501]
+
+    /// Answers `request`: from a stored response when one may be used, otherwise through
+    /// `transport`, storing what comes back when the rules allow.
+    ///
+    /// - Throws: what `transport` throws, unless a stored response may be served instead
+    ///   (`stale-if-error`).
+    public func response(for request: HTTPRequest, body: Data? = nil,
+                         transport: @escaping Transport) async throws -> HTTPCacheResponse {
+        guard let key = key(for: request) else {
+            let (response, responseBody) = try await transport(request, body)
+            return HTTPCacheResponse(response: response, body: responseBody, outcome: .passedThrough)
+        }
+        switch request.method {
+        case .get, .head:
+            return try await read(request, key: key, transport: transport)
+        case .options, .trace:
+            let (response, responseBody) = try await transport(request, body)
+            return HTTPCacheResponse(response: response, body: responseBody, outcome: .passedThrough)
+        default:
+            let (response, responseBody) = try await transport(request, body)
+            if (200..<400).contains(response.status.code) { invalidate(after: request, key: key, response: response) }
+            return HTTPCacheResponse(response: response, body: responseBody, outcome: .passedThrough)
+        }
+    }
+
+    /// Waits until the revalidations started to serve stale responses
+    /// (`stale-while-revalidate`) have finished.
+    public func waitForBackgroundRevalidations() async {
+        await revalidations.waitForAll()
+    }
+
+    /// The storage key of the request's URL, or nil when it has none or is too long to store.
+    func key(for request: HTTPRequest) -> String? {
+        guard let scheme = request.scheme, let authority = request.authority, let path = request.path else { return nil }
+        let key = Self.key(scheme: scheme, authority: authority, path: path)
+        return key.utf8.count <= storage.disk.configuration.maxKeyLength ? key : nil
+    }
+
+    static func key(scheme: String, authority: String, path: String) -> String {
+        "http:\(scheme.lowercased())://\(authority.lowercased())\(path)"
+    }
+
+    var now: Double { clock() }
+}
+
+/// What ``HTTPCache/response(for:body:transport:)`` returns.
+public struct HTTPCacheResponse: Sendable {
+    public var response: HTTPResponse
+    public var body: Data
+    public var outcome: Outcome
+
+    /// Where the response came from.
+    public enum Outcome: Sendable, Hashable {
+        /// A stored response, fresh.
+        case hit
+        /// A stored response, stale: allowed by the request (`max-stale`), or by the response
+        /// while it is revalidated in the background (`stale-while-revalidate`) or while the
+        /// origin fails (`stale-if-error`).
+        case staleHit
+        /// A stored response, confirmed by the origin with a 304.
+        case revalidated
+        /// The origin's response to a request the cache could not answer.
+        case miss
+        /// A request the cache does not answer (unsafe or uncacheable methods, ranges).
+        case passedThrough
+        /// `only-if-cached` with nothing stored that may be served: a 504.
+        case unsatisfiable
+    }
+
+    public init(response: HTTPResponse, body: Data, outcome: Outcome) {
+        self.response = response
+        self.body = body
+        self.outcome = outcome
+    }
+}
+#endif
