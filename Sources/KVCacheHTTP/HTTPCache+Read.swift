@@ -7,7 +7,7 @@ import KVCache
 extension HTTPCache {
     func read(_ request: HTTPRequest, key: String, transport: @escaping Transport) async throws -> HTTPCacheResponse {
         let directives = RequestDirectives(request)
-        let record = load(key)
+        let record = await load(key)
         // A single byte range is served from a stored complete response; anything else about
         // ranges goes to the origin, and partial responses are not stored.
         if let rangeValue = request.headerFields[.range] {
@@ -74,18 +74,22 @@ extension HTTPCache {
             if let newTag = response.headerFields[.eTag], let etag, !newTag.hasPrefix("W/"), newTag != etag {
                 return try await fetch(request.withoutConditionals, key: key, record: record, transport: transport)
             }
+            var notModified = response
+            // Without a Date of its own, the 304 would leave the stored Date, and the
+            // freshened response would look as old as the first one (RFC 9110 §6.6.1).
+            if notModified.headerFields[.date] == nil { notModified.headerFields[.date] = HTTPDate.format(responseTime) }
             var updated = stored
-            updated.update(with: response, requestTime: requestTime, responseTime: responseTime)
+            updated.update(with: notModified, requestTime: requestTime, responseTime: responseTime)
             var record = record
             record.variants[index] = updated
-            save(record, forKey: key)
+            await save(record, forKey: key)
             let age = Freshness.age(of: updated, now: now)
             return serve(updated, age: age, to: request, outcome: .revalidated)
         }
         if response.status.code >= 500, directives.allowsStaleIfError(freshness, mode: configuration.mode) {
             return serve(stored, age: freshness.age, to: request, outcome: .staleHit)
         }
-        return finish(request, response: response, body: body, key: key, record: record,
+        return await finish(request, response: response, body: body, key: key, record: record,
                       requestTime: requestTime, responseTime: responseTime)
     }
 
@@ -94,25 +98,25 @@ extension HTTPCache {
                transport: @escaping Transport) async throws -> HTTPCacheResponse {
         let requestTime = now
         let (response, body) = try await transport(request, nil)
-        return finish(request, response: response, body: body, key: key, record: record,
+        return await finish(request, response: response, body: body, key: key, record: record,
                       requestTime: requestTime, responseTime: now)
     }
 
     func finish(_ request: HTTPRequest, response: HTTPResponse, body: Data, key: String, record: StoredResponses?,
-                requestTime: Double, responseTime: Double) -> HTTPCacheResponse {
+                requestTime: Double, responseTime: Double) async -> HTTPCacheResponse {
         var response = response
         // A recipient with a clock adds the Date a response lacks (RFC 9110 §6.6.1).
         if response.headerFields[.date] == nil { response.headerFields[.date] = HTTPDate.format(responseTime) }
         if request.method == .get {
             if isStorable(response, body: body, for: request) {
-                store(response, body: body, for: request, key: key, record: record,
+                await store(response, body: body, for: request, key: key, record: record,
                       requestTime: requestTime, responseTime: responseTime)
             }
         } else if request.method == .head, response.status.code == 200, var record,
                   let index = record.selectIndex(for: request), record.variants[index].sameValidators(as: response) {
             // A HEAD response freshens the stored GET response it describes (§4.3.5).
             record.variants[index].update(with: response, requestTime: requestTime, responseTime: responseTime)
-            save(record, forKey: key)
+            await save(record, forKey: key)
         }
         return HTTPCacheResponse(response: response, body: body, outcome: .miss)
     }
@@ -156,7 +160,7 @@ extension HTTPCache {
 
     func revalidateInBackground(_ request: HTTPRequest, key: String, transport: @escaping Transport) {
         revalidations.start(key: key) { [self] in
-            guard let record = load(key), let index = record.selectIndex(for: request) else { return }
+            guard let record = await load(key), let index = record.selectIndex(for: request) else { return }
             let freshness = Freshness(of: record.variants[index], mode: configuration.mode,
                                       heuristic: configuration.heuristic, now: now)
             _ = try? await validate(request, key: key, record: record, index: index, freshness: freshness,

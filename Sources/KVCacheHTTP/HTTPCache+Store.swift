@@ -31,7 +31,7 @@ extension HTTPCache {
     }
 
     func store(_ response: HTTPResponse, body: Data, for request: HTTPRequest, key: String, record: StoredResponses?,
-               requestTime: Double, responseTime: Double) {
+               requestTime: Double, responseTime: Double) async {
         let varyValues = Self.varyNames(of: response).map {
             StoredResponse.VaryValue(name: $0, value: request.normalizedValue(of: $0))
         }
@@ -43,25 +43,25 @@ extension HTTPCache {
         if variants.count > configuration.maximumVariants {
             variants.removeFirst(variants.count - configuration.maximumVariants)
         }
-        save(StoredResponses(variants: variants), forKey: key)
+        await save(StoredResponses(variants: variants), forKey: key)
     }
 
     /// The record under `key`, or nil when there is none or it cannot be read (a damaged or
     /// foreign value counts as a miss, and the next store replaces it).
-    func load(_ key: String) -> StoredResponses? {
-        guard let data = try? storage.value(forKey: key) else { return nil }
+    func load(_ key: String) async -> StoredResponses? {
+        guard let data = try? await storage.value(forKey: key) else { return nil }
         return StoredResponses(decoding: data)
     }
 
     /// A failed write leaves the cache without this response: the request was answered anyway.
-    func save(_ record: StoredResponses, forKey key: String) {
-        try? storage.setValue(record.encoded(), forKey: key)
+    func save(_ record: StoredResponses, forKey key: String) async {
+        try? await storage.setValue(record.encoded(), forKey: key)
     }
 
     /// After an unsafe method succeeded: the target URL and the same-origin URLs its
     /// `Location` and `Content-Location` name (§4.4).
-    func invalidate(after request: HTTPRequest, key: String, response: HTTPResponse) {
-        try? storage.removeValue(forKey: key)
+    func invalidate(after request: HTTPRequest, key: String, response: HTTPResponse) async {
+        try? await storage.removeValue(forKey: key)
         guard let scheme = request.scheme, let authority = request.authority, let path = request.path,
               let base = URL(string: "\(scheme)://\(authority)\(path)")
         else { return }
@@ -76,7 +76,7 @@ extension HTTPCache {
             else { continue }
             let targetPath = (components.percentEncodedPath.isEmpty ? "/" : components.percentEncodedPath)
                 + (components.percentEncodedQuery.map { "?\($0)" } ?? "")
-            try? storage.removeValue(forKey: Self.key(scheme: scheme, authority: authority, path: targetPath))
+            try? await storage.removeValue(forKey: Self.key(scheme: scheme, authority: authority, path: targetPath))
         }
     }
 

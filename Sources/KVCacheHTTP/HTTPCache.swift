@@ -120,7 +120,7 @@ public final class HTTPCache: Sendable {
             return HTTPCacheResponse(response: response, body: responseBody, outcome: .passedThrough)
         default:
             let (response, responseBody) = try await transport(request, body)
-            if (200..<400).contains(response.status.code) { invalidate(after: request, key: key, response: response) }
+            if (200..<400).contains(response.status.code) { await invalidate(after: request, key: key, response: response) }
             return HTTPCacheResponse(response: response, body: responseBody, outcome: .passedThrough)
         }
     }
