@@ -30,6 +30,8 @@ let package = Package(
         .trait(name: "Vapor", description: "The KVCacheVapor product: a Vapor 4 Cache driver over a two-level KVCache, bounded and kept across restarts."),
         .trait(name: "Hummingbird", description: "KVCachePersistDriver: a Hummingbird 2 PersistDriver backed by a Cache<Data> (product KVCacheHummingbird)."),
         .trait(name: "HTTP", description: "The KVCacheHTTP product: an RFC 9111 HTTP cache (private or shared) over a Cache<Data>, in swift-http-types' vocabulary."),
+        .trait(name: "OpenAPI", description: "HTTPCacheMiddleware in KVCacheHTTP: the HTTP cache as a swift-openapi-runtime ClientMiddleware (turns on HTTP).",
+               enabledTraits: ["HTTP"]),
         .default(enabledTraits: []),
     ],
     dependencies: [
@@ -40,6 +42,7 @@ let package = Package(
         .package(url: "https://github.com/vapor/vapor", from: "4.122.0"),
         .package(url: "https://github.com/hummingbird-project/hummingbird", from: "2.28.0"),
         .package(url: "https://github.com/apple/swift-http-types", from: "1.8.0"),
+        .package(url: "https://github.com/apple/swift-openapi-runtime", from: "1.13.0"),
     ],
     targets: [
         .systemLibrary(
@@ -141,6 +144,7 @@ let package = Package(
             dependencies: [
                 "KVCache",
                 .product(name: "HTTPTypes", package: "swift-http-types", condition: .when(traits: ["HTTP"])),
+                .product(name: "OpenAPIRuntime", package: "swift-openapi-runtime", condition: .when(traits: ["OpenAPI"])),
             ]
         ),
         .testTarget(
@@ -148,6 +152,7 @@ let package = Package(
             dependencies: [
                 "KVCache", "KVCacheHTTP",
                 .product(name: "HTTPTypes", package: "swift-http-types", condition: .when(traits: ["HTTP"])),
+                .product(name: "OpenAPIRuntime", package: "swift-openapi-runtime", condition: .when(traits: ["OpenAPI"])),
             ]
         ),
         .testTarget(

@@ -5,7 +5,8 @@ import KVCache
 
 /// GET and HEAD: serve a stored response, revalidate it, or fetch and store (RFC 9111 §4).
 extension HTTPCache {
-    func read(_ request: HTTPRequest, key: String, transport: @escaping Transport) async throws -> HTTPCacheResponse {
+    func read(_ request: HTTPRequest, key: String, revalidatesInBackground: Bool,
+              transport: @escaping Transport) async throws -> HTTPCacheResponse {
         let directives = RequestDirectives(request)
         let record = await load(key)
         // A single byte range is served from a stored complete response; anything else about
@@ -28,7 +29,7 @@ extension HTTPCache {
             if directives.accepts(stored, freshness, mode: configuration.mode) {
                 return serve(stored, age: freshness.age, to: request, outcome: freshness.isFresh ? .hit : .staleHit)
             }
-            if !directives.noCache, !freshness.isFresh, !freshness.requiresValidation, freshness.mayServeStale(mode: configuration.mode),
+            if revalidatesInBackground, !directives.noCache, !freshness.isFresh, !freshness.requiresValidation, freshness.mayServeStale(mode: configuration.mode),
                let window = freshness.cacheControl.seconds("stale-while-revalidate")?.value,
                freshness.staleness <= Double(window) {
                 revalidateInBackground(request, key: key, transport: transport)

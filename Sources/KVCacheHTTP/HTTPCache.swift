@@ -108,13 +108,20 @@ public final class HTTPCache: Sendable {
     ///   (`stale-if-error`).
     public func response(for request: HTTPRequest, body: Data? = nil,
                          transport: @escaping Transport) async throws -> HTTPCacheResponse {
+        try await response(for: request, body: body, revalidatesInBackground: true, transport: transport)
+    }
+
+    /// Without background work, `transport` is not used after this returns: a stale response
+    /// that `stale-while-revalidate` allows is revalidated before the answer instead.
+    func response(for request: HTTPRequest, body: Data?, revalidatesInBackground: Bool,
+                  transport: @escaping Transport) async throws -> HTTPCacheResponse {
         guard let key = key(for: request) else {
             let (response, responseBody) = try await transport(request, body)
             return HTTPCacheResponse(response: response, body: responseBody, outcome: .passedThrough)
         }
         switch request.method {
         case .get, .head:
-            return try await read(request, key: key, transport: transport)
+            return try await read(request, key: key, revalidatesInBackground: revalidatesInBackground, transport: transport)
         case .options, .trace:
             let (response, responseBody) = try await transport(request, body)
             return HTTPCacheResponse(response: response, body: responseBody, outcome: .passedThrough)

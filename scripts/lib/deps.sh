@@ -25,6 +25,10 @@ kvcache_package_present() {
         gzip) command -v gzip >/dev/null 2>&1 ;;
         redis-server) command -v redis-server >/dev/null 2>&1 ;;
         redis-tools) command -v redis-cli >/dev/null 2>&1 ;;
+        # The HTTP cache test suite (../shared/cache-tests) runs on node 18 or later, and
+        # scores nginx's proxy_cache beside kvcache-proxy.
+        nodejs) command -v node >/dev/null 2>&1 ;;
+        nginx-light) command -v nginx >/dev/null 2>&1 || [ -x /usr/sbin/nginx ] ;;
         *) echo "$kvcache_script_name: no check for package $1" >&2; return 1 ;;
     esac
 }
