@@ -19,6 +19,7 @@ let package = Package(
         // kvcache-proxy's client to the upstream, and its server's logger.
         .package(url: "https://github.com/swift-server/async-http-client", from: "1.37.0"),
         .package(url: "https://github.com/apple/swift-log", from: "1.16.2"),
+        .package(url: "https://github.com/apple/swift-http-types", from: "1.8.0"),
         .package(url: "https://github.com/hummingbird-project/hummingbird", from: "2.28.0"),
         .package(url: "https://github.com/apple/swift-argument-parser", from: "1.5.0"),
         // Insecure.MD5 names the file-per-key strategy's files, as SDWebImage and Kingfisher do.
@@ -51,6 +52,8 @@ let package = Package(
                 .product(name: "KVCache", package: "KVCache"),
                 .product(name: "KVCacheRedis", package: "KVCache"),
                 .product(name: "KVCacheHummingbird", package: "KVCache"),
+                .product(name: "KVCacheHTTP", package: "KVCache"),
+                .product(name: "HTTPTypes", package: "swift-http-types"),
                 .product(name: "Hummingbird", package: "hummingbird"),
                 .product(name: "HummingbirdTesting", package: "hummingbird"),
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
@@ -73,6 +76,7 @@ let package = Package(
             dependencies: [
                 .product(name: "KVCache", package: "KVCache"),
                 .product(name: "KVCacheHTTP", package: "KVCache"),
+                .product(name: "HTTPTypes", package: "swift-http-types"),
                 // The server core only: Hummingbird's Application sets every response's Date.
                 .product(name: "HummingbirdCore", package: "hummingbird"),
                 .product(name: "AsyncHTTPClient", package: "async-http-client"),

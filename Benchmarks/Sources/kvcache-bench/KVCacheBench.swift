@@ -13,7 +13,7 @@ struct KVCacheBench: ParsableCommand {
             release build. Progress goes to stderr, tables to stdout.
             """,
         subcommands: [All.self, Memory.self, Disk.self, Cache.self, Threshold.self, Concurrency.self,
-                      HitRatio.self, Remote.self, Persist.self, RenderReport.self, RemotePeer.self],
+                      HitRatio.self, Remote.self, Persist.self, HTTP.self, RenderReport.self, RemotePeer.self],
         defaultSubcommand: All.self)
 }
 

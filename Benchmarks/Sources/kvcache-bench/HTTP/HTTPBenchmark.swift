@@ -1,0 +1,129 @@
+import Foundation
+#if canImport(FoundationNetworking)
+import FoundationNetworking
+#endif
+import HTTPTypes
+import KVCache
+import KVCacheHTTP
+
+/// `kvcache-bench http`: the HTTP cache's own cost per request, with an origin that answers
+/// in process, against a `Cache<Data>` doing the storage work that request needs at least,
+/// and Foundation's `URLCache` (memory only) for the fresh hit.
+struct HTTPBenchmark: Sendable {
+    static let suite = "http"
+    static let bodySize = 1_024
+    static let urls = 1_000
+
+    var scale: CommonOptions.Scale
+    var runCount: Int
+    var workspace: Workspace
+
+    init(options: CommonOptions, workspace: Workspace) {
+        scale = options.scale
+        runCount = options.runCount
+        self.workspace = workspace
+    }
+
+    var operations: Int {
+        switch scale {
+        case .quick: return 2_000
+        case .summary, .standard: return 20_000
+        case .full: return 100_000
+        }
+    }
+
+    static let group = "1 KB responses, 1,000 URLs"
+
+    func run() throws -> [Comparison] {
+        try PersistBenchmark.blocking { try await measure() }
+    }
+
+    static func request(_ index: Int) -> HTTPRequest {
+        HTTPRequest(method: .get, scheme: "http", authority: "origin.test", path: "/item/\(index)")
+    }
+
+    func measure() async throws -> [Comparison] {
+        let directory = try workspace.makeDirectory("http")
+        defer { workspace.remove(directory) }
+        let body = Data(repeating: 0x61, count: Self.bodySize)
+        let fresh: HTTPFields = [.cacheControl: "max-age=86400", .contentType: "application/octet-stream"]
+        let validated: HTTPFields = [.cacheControl: "max-age=0", .eTag: "\"v1\""]
+        let storage = try Cache<Data>(directory: directory.appendingPathComponent("http"), coder: DataCoder())
+        let floor = try Cache<Data>(directory: directory.appendingPathComponent("floor"), coder: DataCoder())
+        defer {
+            try? storage.close()
+            try? floor.close()
+        }
+        let http = try HTTPCache(storage: storage, configuration: .init(mode: .shared))
+        let freshOrigin: HTTPCache.Transport = { _, _ in (HTTPResponse(status: .ok, headerFields: fresh), body) }
+        let validatingOrigin: HTTPCache.Transport = { request, _ in
+            request.headerFields[.ifNoneMatch] == "\"v1\""
+                ? (HTTPResponse(status: .notModified, headerFields: validated), Data())
+                : (HTTPResponse(status: .ok, headerFields: validated), body)
+        }
+        let urlCache = URLCache(memoryCapacity: 256 << 20, diskCapacity: 0, diskPath: nil)
+        for index in 0..<Self.urls {
+            _ = try await http.response(for: Self.request(index), transport: freshOrigin)
+            _ = try await http.response(for: Self.request(Self.urls + index), transport: validatingOrigin)
+            try await floor.setValue(body, forKey: "item-\(index)")
+            let url = URL(string: "http://origin.test/item/\(index)")!
+            let response = HTTPURLResponse(url: url, statusCode: 200, httpVersion: "HTTP/1.1",
+                                           headerFields: ["Cache-Control": "max-age=86400"])!
+            urlCache.storeCachedResponse(CachedURLResponse(response: response, data: body), for: URLRequest(url: url))
+        }
+        let requests = (0..<Self.urls).map(Self.request)
+        let revalidations = (0..<Self.urls).map { Self.request(Self.urls + $0) }
+        let urlRequests = (0..<Self.urls).map { URLRequest(url: URL(string: "http://origin.test/item/\($0)")!) }
+        let count = operations
+        Progress.log("http: \(count) requests per run and strategy, \(runCount) runs")
+
+        var hits = SampleSet(), revalidated = SampleSet(), misses = SampleSet()
+        var missBase = 2 * Self.urls
+        for _ in 0..<runCount {
+            hits.record("Cache<Data> get", isFloor: true, nanoseconds: try await time(count) { index in
+                _ = try await floor.value(forKey: "item-\(index % Self.urls)")
+            }, operations: count)
+            hits.record("HTTPCache", isFloor: false, nanoseconds: try await time(count) { index in
+                _ = try await http.response(for: requests[index % Self.urls], transport: freshOrigin)
+            }, operations: count)
+            hits.record("URLCache (memory)", isFloor: false, nanoseconds: try await time(count) { index in
+                _ = urlCache.cachedResponse(for: urlRequests[index % Self.urls])
+            }, operations: count)
+            revalidated.record("Cache<Data> get + set", isFloor: true, nanoseconds: try await time(count) { index in
+                let key = "item-\(index % Self.urls)"
+                if let value = try await floor.value(forKey: key) { try await floor.setValue(value, forKey: key) }
+            }, operations: count)
+            revalidated.record("HTTPCache", isFloor: false, nanoseconds: try await time(count) { index in
+                _ = try await http.response(for: revalidations[index % Self.urls], transport: validatingOrigin)
+            }, operations: count)
+            let base = missBase
+            misses.record("Cache<Data> get + set", isFloor: true, nanoseconds: try await time(count) { index in
+                let key = "miss-\(base + index)"
+                if try await floor.value(forKey: key) == nil { try await floor.setValue(body, forKey: key) }
+            }, operations: count)
+            misses.record("HTTPCache", isFloor: false, nanoseconds: try await time(count) { index in
+                _ = try await http.response(for: Self.request(base + index), transport: freshOrigin)
+            }, operations: count)
+            missBase += count
+        }
+        var comparisons: [Comparison] = []
+        for (samples, workload, note) in [
+            (hits, "fresh hit", "Served from the memory level; the origin is not asked."),
+            (revalidated, "revalidated hit (304)", "Stale (max-age=0, an ETag): a conditional request, a 304 from the in-process origin, the stored record updated."),
+            (misses, "miss, stored", "A new URL each time: the origin's 200 (max-age) is stored; the floor checks for the key and sets it."),
+        ] {
+            var comparison = Comparison(suite: Self.suite, group: Self.group, workload: workload, operationsPerRun: count)
+            samples.fill(&comparison)
+            comparison.notes.append(note)
+            comparisons.append(comparison)
+        }
+        return comparisons
+    }
+
+    /// Nanoseconds for `count` calls of `body` with the call's index.
+    func time(_ count: Int, _ body: (Int) async throws -> Void) async throws -> UInt64 {
+        let start = Clock.now()
+        for index in 0..<count { try await body(index) }
+        return Clock.now() - start
+    }
+}
