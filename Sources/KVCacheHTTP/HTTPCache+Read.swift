@@ -29,7 +29,8 @@ extension HTTPCache {
             if directives.accepts(stored, freshness, mode: configuration.mode) {
                 return serve(stored, age: freshness.age, to: request, outcome: freshness.isFresh ? .hit : .staleHit)
             }
-            if revalidatesInBackground, !directives.noCache, !freshness.isFresh, !freshness.requiresValidation, freshness.mayServeStale(mode: configuration.mode),
+            if revalidatesInBackground, !directives.noCache, !freshness.isFresh, !freshness.requiresValidation,
+               freshness.mayServeStale(mode: configuration.mode),
                let window = freshness.cacheControl.seconds("stale-while-revalidate")?.value,
                freshness.staleness <= Double(window) {
                 revalidateInBackground(request, key: key, transport: transport)

@@ -31,7 +31,9 @@ public final class HTTPCache: Sendable {
     /// Freshness for responses that give none (RFC 9111 §4.2.2): a fraction of the time
     /// since `Last-Modified`, at most `maximum`.
     public struct Heuristic: Sendable, Hashable {
+        /// The share of the time since `Last-Modified` a response stays fresh (0...1).
         public var fraction: Double
+        /// The longest heuristic lifetime.
         public var maximum: Duration
 
         /// 10 % of the time since the last modification, at most a day; a fraction of 0 turns
@@ -42,8 +44,11 @@ public final class HTTPCache: Sendable {
         }
     }
 
+    /// What the cache may store, and its limits.
     public struct Configuration: Sendable {
+        /// Private (one client's) or shared (many clients').
         public var mode: Mode
+        /// Freshness for responses that give none.
         public var heuristic: Heuristic
         /// Responses with a larger body are passed through and not stored.
         public var maximumBodySize: Int
@@ -54,6 +59,8 @@ public final class HTTPCache: Sendable {
         /// a shared cache `proxy-revalidate` and `s-maxage`). RFC 9111 §4.2.4 allows it.
         public var servesStaleWhenUnreachable: Bool
 
+        /// A private cache with 10 % heuristic freshness, bodies up to 64 MiB, 8 variants
+        /// per URL, and stale answers while the origin is unreachable.
         public init(mode: Mode = .private, heuristic: Heuristic = .init(),
                     maximumBodySize: Int = 64 << 20, maximumVariants: Int = 8,
                     servesStaleWhenUnreachable: Bool = true) {
@@ -70,11 +77,14 @@ public final class HTTPCache: Sendable {
 
     /// Where responses are kept: every level of the cache (memory, disk, remote) serves.
     public let storage: Cache<Data>
+    /// The configuration given at init.
     public let configuration: Configuration
     /// Seconds since 1970; tests move it by hand.
     let clock: @Sendable () -> Double
     let revalidations = BackgroundRevalidations()
 
+    /// A cache that keeps its responses in `storage`.
+    ///
     /// - Throws: `KVCacheError.invalidArgument` for a heuristic fraction outside 0...1, a
     ///   negative heuristic maximum, or a limit below 1.
     public convenience init(storage: Cache<Data>, configuration: Configuration = .init()) throws {
@@ -154,8 +164,11 @@ public final class HTTPCache: Sendable {
 
 /// What ``HTTPCache/response(for:body:transport:)`` returns.
 public struct HTTPCacheResponse: Sendable {
+    /// The response to give the client, with `Age` when it comes from the cache.
     public var response: HTTPResponse
+    /// Its body (empty for HEAD, a 304 or a 504).
     public var body: Data
+    /// Where it came from.
     public var outcome: Outcome
 
     /// Where the response came from.
@@ -176,6 +189,7 @@ public struct HTTPCacheResponse: Sendable {
         case unsatisfiable
     }
 
+    /// A response, its body, and where it came from.
     public init(response: HTTPResponse, body: Data, outcome: Outcome) {
         self.response = response
         self.body = body

@@ -15,12 +15,16 @@ import OpenAPIRuntime
 /// that says it is larger passes through unstored). `stale-while-revalidate` revalidates
 /// before answering, since the middleware's `next` may not be used after it returns.
 public struct HTTPCacheMiddleware: ClientMiddleware {
+    /// The cache that answers and stores.
     public let cache: HTTPCache
 
+    /// A middleware that answers from `cache`.
     public init(cache: HTTPCache) {
         self.cache = cache
     }
 
+    /// Answers GET and HEAD from the cache or through `next`, storing what may be stored;
+    /// passes other methods to `next` and invalidates what a success changed.
     public func intercept(
         _ request: HTTPRequest, body: HTTPBody?, baseURL: URL, operationID: String,
         next: @Sendable (HTTPRequest, HTTPBody?, URL) async throws -> (HTTPResponse, HTTPBody?)
