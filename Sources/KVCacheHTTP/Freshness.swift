@@ -1,4 +1,6 @@
 #if HTTP
+import KVCache
+
 /// How old a stored response is and how long it stays fresh (RFC 9111 §4.2), for one mode.
 struct Freshness: Sendable {
     /// Seconds the response stays fresh from its generation (§4.2.1).
@@ -64,13 +66,6 @@ struct Freshness: Sendable {
         let correctedInitialAge = max(apparentAge, correctedAgeValue)
         let residentTime = max(0, now - stored.responseTime)
         return correctedInitialAge + residentTime
-    }
-}
-
-extension Duration {
-    var seconds: Double {
-        let (whole, attoseconds) = components
-        return Double(whole) + Double(attoseconds) / 1e18
     }
 }
 #endif

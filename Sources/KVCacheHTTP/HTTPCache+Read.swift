@@ -52,9 +52,7 @@ extension HTTPCache {
         let etag = stored.values("etag").first
         let lastModified = stored.values("last-modified").first
         if etag != nil || lastModified != nil {
-            for name in [HTTPField.Name.ifNoneMatch, .ifModifiedSince, .ifMatch, .ifUnmodifiedSince, .ifRange] {
-                conditional.headerFields[name] = nil
-            }
+            conditional = request.withoutConditionals
             if let etag { conditional.headerFields[.ifNoneMatch] = etag }
             if let lastModified { conditional.headerFields[.ifModifiedSince] = lastModified }
         }
@@ -76,12 +74,10 @@ extension HTTPCache {
             if let newTag = response.headerFields[.eTag], let etag, !newTag.hasPrefix("W/"), newTag != etag {
                 return try await fetch(request.withoutConditionals, key: key, record: record, transport: transport)
             }
-            var notModified = response
             // Without a Date of its own, the 304 would leave the stored Date, and the
-            // freshened response would look as old as the first one (RFC 9110 §6.6.1).
-            if notModified.headerFields[.date] == nil { notModified.headerFields[.date] = HTTPDate.format(responseTime) }
+            // freshened response would look as old as the first one.
             var updated = stored
-            updated.update(with: notModified, requestTime: requestTime, responseTime: responseTime)
+            updated.update(with: response.dated(responseTime), requestTime: requestTime, responseTime: responseTime)
             var record = record
             record.variants[index] = updated
             await save(record, forKey: key)
@@ -106,9 +102,7 @@ extension HTTPCache {
 
     func finish(_ request: HTTPRequest, response: HTTPResponse, body: Data, key: String, record: StoredResponses?,
                 requestTime: Double, responseTime: Double) async -> HTTPCacheResponse {
-        var response = response
-        // A recipient with a clock adds the Date a response lacks (RFC 9110 §6.6.1).
-        if response.headerFields[.date] == nil { response.headerFields[.date] = HTTPDate.format(responseTime) }
+        let response = response.dated(responseTime)
         if request.method == .get {
             if isStorable(response, body: body, for: request) {
                 await store(response, body: body, for: request, key: key, record: record,
@@ -127,8 +121,7 @@ extension HTTPCache {
     /// HEAD, and as a 304 when the request's own conditions hold (§4.3.2).
     func serve(_ stored: StoredResponse, age: Double, to request: HTTPRequest,
                outcome: HTTPCacheResponse.Outcome) -> HTTPCacheResponse {
-        var response = stored.response
-        response.headerFields[.age] = String(Int(min(age, 2_147_483_648).rounded(.down)))
+        var response = stored.response(age: age)
         if stored.status == 200, request.conditionsHold(for: stored) == false {
             response.status = .notModified
             for name in [HTTPField.Name.contentLength, .contentType, .contentEncoding] { response.headerFields[name] = nil }
@@ -140,8 +133,7 @@ extension HTTPCache {
     /// A range of a stored complete response: a 206, or a 416 when the range selects nothing.
     func serve(_ stored: StoredResponse, range: ByteRange, age: Double,
                outcome: HTTPCacheResponse.Outcome) -> HTTPCacheResponse {
-        var response = stored.response
-        response.headerFields[.age] = String(Int(min(age, 2_147_483_648).rounded(.down)))
+        var response = stored.response(age: age)
         response.headerFields[.contentLength] = nil
         let length = stored.body.count
         guard let bytes = range.resolve(length: length) else {
@@ -246,6 +238,17 @@ extension HTTPRequest {
             request.headerFields[name] = nil
         }
         return request
+    }
+}
+
+extension HTTPResponse {
+    /// The response with a `Date` of `time` if it has none: a recipient with a clock adds
+    /// the Date a response lacks (RFC 9110 §6.6.1).
+    func dated(_ time: Double) -> HTTPResponse {
+        guard headerFields[.date] == nil else { return self }
+        var response = self
+        response.headerFields[.date] = HTTPDate.format(time)
+        return response
     }
 }
 

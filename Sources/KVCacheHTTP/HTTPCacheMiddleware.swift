@@ -2,6 +2,7 @@
 import Foundation
 import HTTPTypes
 import OpenAPIRuntime
+import Synchronization
 
 /// A swift-openapi-runtime `ClientMiddleware` that answers an OpenAPI client's requests from
 /// an ``HTTPCache`` and stores what the server sends back (package trait `OpenAPI`).
@@ -72,12 +73,13 @@ public struct HTTPCacheMiddleware: ClientMiddleware {
 }
 
 /// A response too large to store, handed back to the caller as it came.
-private final class PassedThrough: @unchecked Sendable {
-    // Written once by the transport, read after it returned: no concurrent access.
-    private(set) var value: (HTTPResponse, HTTPBody?)?
+private final class PassedThrough: Sendable {
+    private let stored = Mutex<(HTTPResponse, HTTPBody?)?>(nil)
+
+    var value: (HTTPResponse, HTTPBody?)? { stored.withLock { $0 } }
 
     func set(_ response: HTTPResponse, _ body: HTTPBody) {
-        value = (response, body)
+        stored.withLock { $0 = (response, body) }
     }
 }
 #endif

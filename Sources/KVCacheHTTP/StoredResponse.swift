@@ -19,6 +19,14 @@ struct StoredResponse: Sendable {
     struct Field: Sendable, Equatable {
         var name: String
         var value: String
+
+        /// Whether the field is named `lowercased`, compared without case and without
+        /// lower-casing the stored name (a hit asks several names of every field).
+        func isNamed(_ lowercased: String) -> Bool {
+            name.utf8.elementsEqual(lowercased.utf8) { stored, asked in
+                (stored >= 0x41 && stored <= 0x5A ? stored | 0x20 : stored) == asked
+            }
+        }
     }
 
     struct VaryValue: Sendable, Equatable {
@@ -53,13 +61,7 @@ struct StoredResponse: Sendable {
 
     /// The values of the fields named `name` (lower-cased), in order.
     func values(_ name: String) -> [String] {
-        fields.compactMap { $0.name.lowercased() == name ? $0.value : nil }
-    }
-
-    /// All of a field's lines joined with commas, or nil when absent.
-    func value(_ name: String) -> String? {
-        let all = values(name)
-        return all.isEmpty ? nil : all.joined(separator: ", ")
+        fields.compactMap { $0.isNamed(name) ? $0.value : nil }
     }
 
     var cacheControl: CacheControl { CacheControl(values("cache-control")) }
@@ -73,6 +75,13 @@ struct StoredResponse: Sendable {
             if let name = HTTPField.Name(field.name) { headerFields.append(HTTPField(name: name, value: field.value)) }
         }
         return HTTPResponse(status: .init(code: status, reasonPhrase: reasonPhrase), headerFields: headerFields)
+    }
+
+    /// The stored response as the cache serves it: with its current `Age`, in whole seconds.
+    func response(age: Double) -> HTTPResponse {
+        var response = response
+        response.headerFields[.age] = String(Int(min(age, 2_147_483_648).rounded(.down)))
+        return response
     }
 
     /// Hop-by-hop fields and those about one connection are not stored (RFC 9111 §3.1).

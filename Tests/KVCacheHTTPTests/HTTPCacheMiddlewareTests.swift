@@ -51,8 +51,10 @@ import Testing
             #expect(try await String(collecting: try #require(body), upTo: 1024) == "payload")
         }
         #expect(next.calls.withLock { $0 } == 1)
-        // The key is the whole URL, base path included.
-        #expect(fixture.cache.key(for: HTTPCacheFixture.request("/pets")) != nil)
+        // The key is the whole URL, base path included: nothing is stored under the path alone.
+        let relative = try #require(fixture.cache.key(for: HTTPRequest(method: .get, scheme: "https", authority: "api.example",
+                                                                        path: "/pets?limit=2")))
+        #expect(try await fixture.storage.value(forKey: relative) == nil)
         let key = try #require(fixture.cache.key(for: HTTPRequest(method: .get, scheme: "https", authority: "api.example",
                                                                    path: "/v1/pets?limit=2")))
         #expect(try await fixture.storage.value(forKey: key) != nil)
