@@ -39,7 +39,7 @@ struct Freshness: Sendable {
         if !expiresValues.isEmpty {
             // An invalid date, "0" among them, means already expired (§5.3).
             guard let expires = HTTPDate.parse(expiresValues[0]) else { return 0 }
-            return max(0, expires - stored.dateValue)
+            return max(0, expires - stored.date)
         }
         // Heuristic freshness (§4.2.2): only for the status codes defined as heuristically
         // cacheable, or with `public`, and only from Last-Modified.
@@ -47,7 +47,7 @@ struct Freshness: Sendable {
               HTTPCache.heuristicallyCacheable.contains(stored.status) || cacheControl.has("public"),
               let lastModified = stored.values("last-modified").first.flatMap(HTTPDate.parse)
         else { return 0 }
-        let date = stored.dateValue
+        let date = stored.date
         guard date > lastModified else { return 0 }
         return min((date - lastModified) * heuristic.fraction, heuristic.maximum.seconds)
     }
@@ -59,7 +59,7 @@ struct Freshness: Sendable {
             guard !trimmed.isEmpty, trimmed.utf8.allSatisfy({ $0 >= 0x30 && $0 <= 0x39 }) else { return nil }
             return trimmed.utf8.count > 10 ? 2_147_483_648 : Double(trimmed) ?? nil
         } ?? 0
-        let date = stored.dateValue
+        let date = stored.date
         let apparentAge = max(0, stored.responseTime - date)
         let responseDelay = max(0, stored.responseTime - stored.requestTime)
         let correctedAgeValue = ageValue + responseDelay

@@ -12,6 +12,9 @@ struct StoredResponse: Sendable {
     /// When the request that produced it was sent and its answer received (seconds since 1970).
     var requestTime: Double
     var responseTime: Double
+    /// The origin's `Date`, or `responseTime` if it has none that parses: parsed when the
+    /// response arrives and kept in the record, since every hit needs it for its age.
+    var date: Double
     /// Lower-cased field names from `Vary`, each with the request's value (nil: absent).
     var varyValues: [VaryValue]
     var body: Data
@@ -44,17 +47,20 @@ struct StoredResponse: Sendable {
         }
         self.requestTime = requestTime
         self.responseTime = responseTime
+        date = responseTime
         self.varyValues = varyValues
         self.body = body
+        date = parsedDate()
     }
 
-    init(status: Int, reasonPhrase: String, fields: [Field], requestTime: Double, responseTime: Double,
+    init(status: Int, reasonPhrase: String, fields: [Field], requestTime: Double, responseTime: Double, date: Double,
          varyValues: [VaryValue], body: Data) {
         self.status = status
         self.reasonPhrase = reasonPhrase
         self.fields = fields
         self.requestTime = requestTime
         self.responseTime = responseTime
+        self.date = date
         self.varyValues = varyValues
         self.body = body
     }
@@ -66,8 +72,7 @@ struct StoredResponse: Sendable {
 
     var cacheControl: CacheControl { CacheControl(values("cache-control")) }
 
-    /// The origin's `Date`, or when the response arrived if it has none that parses.
-    var dateValue: Double { values("date").first.flatMap(HTTPDate.parse) ?? responseTime }
+    private func parsedDate() -> Double { values("date").first.flatMap(HTTPDate.parse) ?? responseTime }
 
     var response: HTTPResponse {
         var headerFields = HTTPFields()
@@ -117,6 +122,7 @@ struct StoredResponse: Sendable {
         }
         self.requestTime = requestTime
         self.responseTime = responseTime
+        date = parsedDate()
     }
 }
 
@@ -126,7 +132,7 @@ struct StoredResponses: Sendable {
 
     /// A stored record's bytes start with this, then a version.
     private static let magic: [UInt8] = Array("KVHTTP".utf8)
-    private static let version: UInt8 = 1
+    private static let version: UInt8 = 2
 
     func encoded() -> Data {
         var writer = ByteWriter()
@@ -138,6 +144,7 @@ struct StoredResponses: Sendable {
             writer.string(variant.reasonPhrase)
             writer.integer(variant.requestTime.bitPattern)
             writer.integer(variant.responseTime.bitPattern)
+            writer.integer(variant.date.bitPattern)
             writer.integer(UInt32(variant.varyValues.count))
             for vary in variant.varyValues {
                 writer.string(vary.name)
@@ -166,6 +173,9 @@ struct StoredResponses: Sendable {
         for _ in 0..<count {
             guard let status = reader.integer(UInt32.self), status <= 999, let reason = reader.string(),
                   let requestTime = reader.integer(UInt64.self), let responseTime = reader.integer(UInt64.self),
+                  let date = reader.integer(UInt64.self),
+                  // A time that is not finite would make the age NaN: damaged, not a response.
+                  [requestTime, responseTime, date].allSatisfy({ Double(bitPattern: $0).isFinite }),
                   let varyCount = reader.integer(UInt32.self), varyCount <= 1024
             else { return nil }
             var varyValues: [StoredResponse.VaryValue] = []
@@ -183,7 +193,7 @@ struct StoredResponses: Sendable {
             variants.append(StoredResponse(
                 status: Int(status), reasonPhrase: reason, fields: fields,
                 requestTime: Double(bitPattern: requestTime), responseTime: Double(bitPattern: responseTime),
-                varyValues: varyValues, body: body))
+                date: Double(bitPattern: date), varyValues: varyValues, body: body))
         }
         guard reader.isAtEnd else { return nil }
         self.variants = variants
