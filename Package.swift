@@ -32,6 +32,8 @@ let package = Package(
         .trait(name: "HTTP", description: "The KVCacheHTTP product: an RFC 9111 HTTP cache (private or shared) over a Cache<Data>, in swift-http-types' vocabulary."),
         .trait(name: "OpenAPI", description: "HTTPCacheMiddleware in KVCacheHTTP: the HTTP cache as a swift-openapi-runtime ClientMiddleware (turns on HTTP).",
                enabledTraits: ["HTTP"]),
+        .trait(name: "AsyncHTTPClient", description: "CachingHTTPClient in KVCacheHTTP: an AsyncHTTPClient whose requests the HTTP cache answers, revalidates and stores (turns on HTTP).",
+               enabledTraits: ["HTTP"]),
         .default(enabledTraits: []),
     ],
     dependencies: [
@@ -43,6 +45,8 @@ let package = Package(
         .package(url: "https://github.com/hummingbird-project/hummingbird", from: "2.28.0"),
         .package(url: "https://github.com/apple/swift-http-types", from: "1.8.0"),
         .package(url: "https://github.com/apple/swift-openapi-runtime", from: "1.13.0"),
+        .package(url: "https://github.com/swift-server/async-http-client", from: "1.37.0"),
+        .package(url: "https://github.com/apple/swift-nio", from: "2.101.2"),
     ],
     targets: [
         .systemLibrary(
@@ -145,6 +149,7 @@ let package = Package(
                 "KVCache",
                 .product(name: "HTTPTypes", package: "swift-http-types", condition: .when(traits: ["HTTP"])),
                 .product(name: "OpenAPIRuntime", package: "swift-openapi-runtime", condition: .when(traits: ["OpenAPI"])),
+                .product(name: "AsyncHTTPClient", package: "async-http-client", condition: .when(traits: ["AsyncHTTPClient"])),
             ]
         ),
         .testTarget(
@@ -153,6 +158,10 @@ let package = Package(
                 "KVCache", "KVCacheHTTP",
                 .product(name: "HTTPTypes", package: "swift-http-types", condition: .when(traits: ["HTTP"])),
                 .product(name: "OpenAPIRuntime", package: "swift-openapi-runtime", condition: .when(traits: ["OpenAPI"])),
+                .product(name: "AsyncHTTPClient", package: "async-http-client", condition: .when(traits: ["AsyncHTTPClient"])),
+                // A real origin server for the client's tests.
+                .product(name: "NIOPosix", package: "swift-nio", condition: .when(traits: ["AsyncHTTPClient"])),
+                .product(name: "NIOHTTP1", package: "swift-nio", condition: .when(traits: ["AsyncHTTPClient"])),
             ]
         ),
         .testTarget(

@@ -1,0 +1,121 @@
+#if AsyncHTTPClient
+import AsyncHTTPClient
+import Foundation
+import HTTPTypes
+import KVCache
+import NIOCore
+import NIOHTTP1
+
+/// An AsyncHTTPClient in front of an ``HTTPCache``: a GET or HEAD is answered from a stored
+/// response while it may be used, a stale one is revalidated with a conditional request, and
+/// what the origin sends is stored when the rules allow. Other methods go to the origin and
+/// invalidate what is stored for their URL.
+///
+/// ```swift
+/// let client = try CachingHTTPClient(cache: HTTPCache(storage: storage))
+/// let answer = try await client.execute(
+///     HTTPRequest(method: .get, scheme: "https", authority: "example.com", path: "/items?page=2"))
+/// answer.response.status; answer.body; answer.outcome   // .hit, .revalidated, .miss, ...
+/// try await client.shutdown()
+/// ```
+///
+/// The client given must not follow redirects or decompress bodies, the defaults of
+/// ``init(cache:timeout:maximumResponseBodySize:)``'s own client: a redirect it followed
+/// would be stored under the first URL, and a body it decoded under the encoded one's fields.
+public struct CachingHTTPClient: Sendable {
+    /// Sends the requests the cache cannot answer.
+    public let client: HTTPClient
+    /// Answers requests from stored responses and stores new ones.
+    public let cache: HTTPCache
+    /// The longest a request to the origin may take before its response starts.
+    public let timeout: TimeAmount
+    /// The largest response body read from the origin: a larger one throws
+    /// `NIOTooManyBytesError`, and nothing is stored.
+    public let maximumResponseBodySize: Int
+    private let ownsClient: Bool
+
+    /// A caching client over `client`, which must neither follow redirects nor decompress.
+    ///
+    /// - Throws: `KVCacheError.invalidArgument` for a timeout or body limit below 1.
+    public init(client: HTTPClient, cache: HTTPCache, timeout: TimeAmount = .seconds(30),
+                maximumResponseBodySize: Int = 256 << 20) throws {
+        try self.init(client: client, ownsClient: false, cache: cache, timeout: timeout,
+                      maximumResponseBodySize: maximumResponseBodySize)
+    }
+
+    /// A caching client over a client of its own (no redirects followed, no decompression),
+    /// which ``shutdown()`` shuts down.
+    ///
+    /// - Throws: `KVCacheError.invalidArgument` for a timeout or body limit below 1.
+    public init(cache: HTTPCache, timeout: TimeAmount = .seconds(30), maximumResponseBodySize: Int = 256 << 20) throws {
+        try Self.check(timeout: timeout, maximumResponseBodySize: maximumResponseBodySize)
+        let client = HTTPClient(eventLoopGroupProvider: .singleton, configuration: .init(
+            redirectConfiguration: .disallow, decompression: .disabled))
+        try self.init(client: client, ownsClient: true, cache: cache, timeout: timeout,
+                      maximumResponseBodySize: maximumResponseBodySize)
+    }
+
+    private init(client: HTTPClient, ownsClient: Bool, cache: HTTPCache, timeout: TimeAmount,
+                 maximumResponseBodySize: Int) throws {
+        try Self.check(timeout: timeout, maximumResponseBodySize: maximumResponseBodySize)
+        self.client = client
+        self.ownsClient = ownsClient
+        self.cache = cache
+        self.timeout = timeout
+        self.maximumResponseBodySize = maximumResponseBodySize
+    }
+
+    private static func check(timeout: TimeAmount, maximumResponseBodySize: Int) throws {
+        guard timeout.nanoseconds > 0, maximumResponseBodySize >= 1 else {
+            throw KVCacheError(code: .invalidArgument, message: "timeout and maximumResponseBodySize must be positive")
+        }
+    }
+
+    /// Answers `request` from the cache, or through the origin; `body` is sent with methods
+    /// that have one.
+    ///
+    /// - Throws: what the client throws (the origin cannot be reached, a body over
+    ///   ``maximumResponseBodySize``), unless a stored response may be served instead.
+    public func execute(_ request: HTTPRequest, body: Data? = nil) async throws -> HTTPCacheResponse {
+        let (client, timeout, limit) = (self.client, self.timeout, maximumResponseBodySize)
+        return try await cache.response(for: request, body: body) { request, body in
+            try await Self.send(request, body: body, with: client, timeout: timeout, maximumResponseBodySize: limit)
+        }
+    }
+
+    /// Shuts down the client this one made; a client given at init is left to its owner.
+    public func shutdown() async throws {
+        if ownsClient { try await client.shutdown() }
+    }
+
+    /// Sends `request` to its origin with `client`, bypassing any cache, and reads the whole
+    /// response (none for HEAD).
+    ///
+    /// - Throws: what `client` throws, `NIOTooManyBytesError` for a body over
+    ///   `maximumResponseBodySize`, and `KVCacheError.invalidArgument` for a request without
+    ///   a scheme, authority or path.
+    public static func send(_ request: HTTPRequest, body: Data?, with client: HTTPClient, timeout: TimeAmount,
+                            maximumResponseBodySize: Int) async throws -> (HTTPResponse, Data) {
+        guard let scheme = request.scheme, let authority = request.authority, let path = request.path else {
+            throw KVCacheError(code: .invalidArgument, message: "a request needs a scheme, an authority and a path")
+        }
+        var outgoing = HTTPClientRequest(url: "\(scheme)://\(authority)\(path)")
+        // NIO writes its own spelling of some methods (M-SEARCH as "MSEARCH"): other than the
+        // common ones, the method goes out by its name as given.
+        outgoing.method = commonMethods.contains(request.method.rawValue)
+            ? HTTPMethod(rawValue: request.method.rawValue) : .RAW(value: request.method.rawValue)
+        for field in request.headerFields { outgoing.headers.add(name: field.name.rawName, value: field.value) }
+        if let body { outgoing.body = .bytes(ByteBuffer(bytes: body)) }
+        let response = try await client.execute(outgoing, timeout: timeout)
+        let bytes = request.method == .head ? ByteBuffer() : try await response.body.collect(upTo: maximumResponseBodySize)
+        var fields = HTTPFields()
+        for (name, value) in response.headers {
+            if let fieldName = HTTPField.Name(name) { fields.append(HTTPField(name: fieldName, value: value)) }
+        }
+        let status = HTTPResponse.Status(code: Int(response.status.code), reasonPhrase: response.status.reasonPhrase)
+        return (HTTPResponse(status: status, headerFields: fields), Data(bytes.readableBytesView))
+    }
+
+    private static let commonMethods: Set<String> = ["GET", "HEAD", "POST", "PUT", "DELETE", "OPTIONS", "PATCH", "TRACE"]
+}
+#endif
