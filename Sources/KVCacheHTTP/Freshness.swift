@@ -53,19 +53,7 @@ struct Freshness: Sendable {
     }
 
     static func age(of stored: StoredResponse, now: Double) -> Double {
-        // The first member of the first line counts (RFC 9110 §5.3: lines form one list).
-        let ageValue = stored.values("age").first.flatMap { line -> Double? in
-            let trimmed = (line.split(separator: ",", omittingEmptySubsequences: false).first ?? "").trimmingHTTPWhitespace()
-            guard !trimmed.isEmpty, trimmed.utf8.allSatisfy({ $0 >= 0x30 && $0 <= 0x39 }) else { return nil }
-            return trimmed.utf8.count > 10 ? 2_147_483_648 : Double(trimmed) ?? nil
-        } ?? 0
-        let date = stored.date
-        let apparentAge = max(0, stored.responseTime - date)
-        let responseDelay = max(0, stored.responseTime - stored.requestTime)
-        let correctedAgeValue = ageValue + responseDelay
-        let correctedInitialAge = max(apparentAge, correctedAgeValue)
-        let residentTime = max(0, now - stored.responseTime)
-        return correctedInitialAge + residentTime
+        stored.correctedInitialAge + max(0, now - stored.responseTime)
     }
 }
 #endif

@@ -50,18 +50,25 @@ extension HTTPCache {
     /// foreign value counts as a miss, and the next store replaces it).
     func load(_ key: String) async -> StoredResponses? {
         guard let data = try? await storage.value(forKey: key) else { return nil }
-        return StoredResponses(decoding: data)
+        return decoded.record(forKey: key, in: data)
     }
 
     /// A failed write leaves the cache without this response: the request was answered anyway.
     func save(_ record: StoredResponses, forKey key: String) async {
-        try? await storage.setValue(record.encoded(), forKey: key)
+        let bytes = record.encoded()
+        do {
+            try await storage.setValue(bytes, forKey: key)
+            decoded.remember(record, encodedAs: bytes, forKey: key)
+        } catch {
+            decoded.forget(key)
+        }
     }
 
     /// After an unsafe method succeeded: the target URL and the same-origin URLs its
     /// `Location` and `Content-Location` name (§4.4).
     func invalidate(after request: HTTPRequest, key: String, response: HTTPResponse) async {
         try? await storage.removeValue(forKey: key)
+        decoded.forget(key)
         guard let scheme = request.scheme, let authority = request.authority, let path = request.path,
               let base = URL(string: "\(scheme)://\(authority)\(path)")
         else { return }
@@ -76,7 +83,9 @@ extension HTTPCache {
             else { continue }
             let targetPath = (components.percentEncodedPath.isEmpty ? "/" : components.percentEncodedPath)
                 + (components.percentEncodedQuery.map { "?\($0)" } ?? "")
-            try? await storage.removeValue(forKey: Self.key(scheme: scheme, authority: authority, path: targetPath))
+            let targetKey = Self.key(scheme: scheme, authority: authority, path: targetPath)
+            try? await storage.removeValue(forKey: targetKey)
+            decoded.forget(targetKey)
         }
     }
 

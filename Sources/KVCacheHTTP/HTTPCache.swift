@@ -82,6 +82,7 @@ public final class HTTPCache: Sendable {
     /// Seconds since 1970; tests move it by hand.
     let clock: @Sendable () -> Double
     let revalidations = BackgroundRevalidations()
+    let decoded = DecodedRecords()
 
     /// A cache that keeps its responses in `storage`.
     ///

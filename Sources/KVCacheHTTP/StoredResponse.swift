@@ -5,19 +5,28 @@ import HTTPTypes
 /// One stored response to a URL: what the origin sent, when it was asked and answered, and
 /// the values of the request's fields its `Vary` names (the variant it answers).
 struct StoredResponse: Sendable {
-    var status: Int
-    var reasonPhrase: String
+    let status: Int
+    let reasonPhrase: String
     /// Header fields in the order received, names as received.
-    var fields: [Field]
+    private(set) var fields: [Field]
     /// When the request that produced it was sent and its answer received (seconds since 1970).
-    var requestTime: Double
-    var responseTime: Double
+    private(set) var requestTime: Double
+    private(set) var responseTime: Double
     /// The origin's `Date`, or `responseTime` if it has none that parses: parsed when the
     /// response arrives and kept in the record, since every hit needs it for its age.
-    var date: Double
+    private(set) var date: Double
     /// Lower-cased field names from `Vary`, each with the request's value (nil: absent).
-    var varyValues: [VaryValue]
-    var body: Data
+    let varyValues: [VaryValue]
+    let body: Data
+
+    // Derived from the fields and times once, when the response is built, decoded or
+    // updated, not on every hit (`derive()`).
+    /// Its `Cache-Control` directives.
+    private(set) var cacheControl = CacheControl([])
+    /// The response as served, without `Age`.
+    private(set) var response = HTTPResponse(status: .ok)
+    /// Its age when it was received (RFC 9111 §4.2.3): the age is this plus the time since.
+    private(set) var correctedInitialAge: Double = 0
 
     struct Field: Sendable, Equatable {
         var name: String
@@ -51,6 +60,7 @@ struct StoredResponse: Sendable {
         self.varyValues = varyValues
         self.body = body
         date = parsedDate()
+        derive()
     }
 
     init(status: Int, reasonPhrase: String, fields: [Field], requestTime: Double, responseTime: Double, date: Double,
@@ -63,6 +73,25 @@ struct StoredResponse: Sendable {
         self.date = date
         self.varyValues = varyValues
         self.body = body
+        derive()
+    }
+
+    private mutating func derive() {
+        cacheControl = CacheControl(values("cache-control"))
+        var headerFields = HTTPFields()
+        for field in fields {
+            if let name = HTTPField.Name(field.name) { headerFields.append(HTTPField(name: name, value: field.value)) }
+        }
+        response = HTTPResponse(status: .init(code: status, reasonPhrase: reasonPhrase), headerFields: headerFields)
+        // The first member of the first line counts (RFC 9110 §5.3: lines form one list).
+        let ageValue = values("age").first.flatMap { line -> Double? in
+            let trimmed = (line.split(separator: ",", omittingEmptySubsequences: false).first ?? "").trimmingHTTPWhitespace()
+            guard !trimmed.isEmpty, trimmed.utf8.allSatisfy({ $0 >= 0x30 && $0 <= 0x39 }) else { return nil }
+            return trimmed.utf8.count > 10 ? 2_147_483_648 : Double(trimmed) ?? nil
+        } ?? 0
+        let apparentAge = max(0, responseTime - date)
+        let responseDelay = max(0, responseTime - requestTime)
+        correctedInitialAge = max(apparentAge, ageValue + responseDelay)
     }
 
     /// The values of the fields named `name` (lower-cased), in order.
@@ -70,17 +99,7 @@ struct StoredResponse: Sendable {
         fields.compactMap { $0.isNamed(name) ? $0.value : nil }
     }
 
-    var cacheControl: CacheControl { CacheControl(values("cache-control")) }
-
     private func parsedDate() -> Double { values("date").first.flatMap(HTTPDate.parse) ?? responseTime }
-
-    var response: HTTPResponse {
-        var headerFields = HTTPFields()
-        for field in fields {
-            if let name = HTTPField.Name(field.name) { headerFields.append(HTTPField(name: name, value: field.value)) }
-        }
-        return HTTPResponse(status: .init(code: status, reasonPhrase: reasonPhrase), headerFields: headerFields)
-    }
 
     /// The stored response as the cache serves it: with its current `Age`, in whole seconds.
     func response(age: Double) -> HTTPResponse {
@@ -123,6 +142,7 @@ struct StoredResponse: Sendable {
         self.requestTime = requestTime
         self.responseTime = responseTime
         date = parsedDate()
+        derive()
     }
 }
 

@@ -156,5 +156,32 @@ import Testing
         #expect(try await fixture.get("/a", [.ifModifiedSince: since], from: origin).response.status == .notModified)
         #expect(origin.count == 1)
     }
+
+    /// A hit reuses the record it decoded last only while the storage returns those very
+    /// bytes: what another writer stores under the URL (another HTTPCache over the same
+    /// storage, as another process would) is served from its next hit.
+    @Test func aResponseAnotherWriterStoresIsServedNotTheOneDecodedBefore() async throws {
+        let fixture = try HTTPCacheFixture()
+        defer { fixture.remove() }
+        let other = try HTTPCache(storage: fixture.storage, configuration: .init(mode: .shared), clock: { fixture.clock.now })
+        let origin = HTTPTestOrigin { _, number in
+            (HTTPResponse(status: .ok, headerFields: [.cacheControl: "max-age=100"]), Data("version \(number)".utf8))
+        }
+        _ = try await fixture.get("/a", from: origin)
+        #expect(try await fixture.get("/a", from: origin).text == "version 1")
+
+        let refetched = try await other.response(for: HTTPCacheFixture.request("/a", [.cacheControl: "no-cache"]),
+                                                 transport: origin.transport)
+        #expect(refetched.text == "version 2")
+        let hit = try await fixture.get("/a", from: origin)
+        #expect(hit.outcome == .hit && hit.text == "version 2")
+
+        // Equal bytes in a new buffer are decoded again, and serve the same.
+        let key = try #require(fixture.cache.key(for: HTTPCacheFixture.request("/a")))
+        let bytes = try #require(try await fixture.storage.value(forKey: key))
+        try await fixture.storage.setValue(Data(Array(bytes)), forKey: key)
+        #expect(try await fixture.get("/a", from: origin).text == "version 2")
+        #expect(origin.count == 2)
+    }
 }
 #endif
