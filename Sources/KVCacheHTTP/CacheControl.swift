@@ -30,12 +30,13 @@ struct CacheControl: Sendable {
         }
     }
 
-    func has(_ name: String) -> Bool { directives[name] != nil }
+    // Most requests have no Cache-Control: answer those without hashing the name.
+    func has(_ name: String) -> Bool { !directives.isEmpty && directives[name] != nil }
 
     /// A directive's delta-seconds (RFC 9111 §1.2.2): `nil` when absent, `.invalid` when
     /// its value is not a non-negative integer, and 2^31 for any value past that.
     func seconds(_ name: String) -> DeltaSeconds? {
-        guard let entry = directives[name] else { return nil }
+        guard !directives.isEmpty, let entry = directives[name] else { return nil }
         guard let value = entry, !value.isEmpty, value.utf8.allSatisfy({ $0 >= 0x30 && $0 <= 0x39 }) else {
             return .invalid
         }

@@ -76,8 +76,8 @@ extension HTTPCache {
             }
             // Without a Date of its own, the 304 would leave the stored Date, and the
             // freshened response would look as old as the first one.
-            var updated = stored
-            updated.update(with: response.dated(responseTime), requestTime: requestTime, responseTime: responseTime)
+            let updated = stored.updated(with: response.dated(responseTime), requestTime: requestTime,
+                                         responseTime: responseTime)
             var record = record
             record.variants[index] = updated
             await save(record, forKey: key)
@@ -111,7 +111,8 @@ extension HTTPCache {
         } else if request.method == .head, response.status.code == 200, var record,
                   let index = record.selectIndex(for: request), record.variants[index].sameValidators(as: response) {
             // A HEAD response freshens the stored GET response it describes (§4.3.5).
-            record.variants[index].update(with: response, requestTime: requestTime, responseTime: responseTime)
+            record.variants[index] = record.variants[index].updated(with: response, requestTime: requestTime,
+                                                                    responseTime: responseTime)
             await save(record, forKey: key)
         }
         return HTTPCacheResponse(response: response, body: body, outcome: .miss)
@@ -210,7 +211,7 @@ struct RequestDirectives {
 
 extension Freshness {
     /// `no-cache` on the response: every use needs a successful validation (§5.2.2.4).
-    var requiresValidation: Bool { cacheControl.has("no-cache") }
+    var requiresValidation: Bool { stored.requiresValidation }
 }
 
 extension HTTPRequest {

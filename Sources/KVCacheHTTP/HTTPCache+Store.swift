@@ -101,13 +101,14 @@ extension HTTPCache {
 extension StoredResponses {
     /// The newest stored response whose `Vary` fields match the request's (§4.1).
     func selectIndex(for request: HTTPRequest) -> Int? {
-        variants.indices.last { variants[$0].matches(request) }
+        if variants.count == 1 { return variants[0].matches(request) ? 0 : nil }
+        return variants.indices.last { variants[$0].matches(request) }
     }
 }
 
 extension StoredResponse {
     func matches(_ request: HTTPRequest) -> Bool {
-        varyValues.allSatisfy { $0.name != "*" && request.normalizedValue(of: $0.name) == $0.value }
+        varyValues.isEmpty || varyValues.allSatisfy { $0.name != "*" && request.normalizedValue(of: $0.name) == $0.value }
     }
 
     /// Whether a response's validators are this stored response's (§4.3.5): the same strong

@@ -4,29 +4,42 @@ import HTTPTypes
 
 /// One stored response to a URL: what the origin sent, when it was asked and answered, and
 /// the values of the request's fields its `Vary` names (the variant it answers).
-struct StoredResponse: Sendable {
+///
+/// Immutable, and a class: a hit reads one without copying its fields, and a 304 or HEAD
+/// update makes a new one (`updated(with:requestTime:responseTime:)`).
+final class StoredResponse: Sendable {
     let status: Int
     let reasonPhrase: String
     /// Header fields in the order received, names as received.
-    private(set) var fields: [Field]
+    let fields: [Field]
     /// When the request that produced it was sent and its answer received (seconds since 1970).
-    private(set) var requestTime: Double
-    private(set) var responseTime: Double
+    let requestTime: Double
+    let responseTime: Double
     /// The origin's `Date`, or `responseTime` if it has none that parses: parsed when the
     /// response arrives and kept in the record, since every hit needs it for its age.
-    private(set) var date: Double
+    let date: Double
     /// Lower-cased field names from `Vary`, each with the request's value (nil: absent).
     let varyValues: [VaryValue]
     let body: Data
 
-    // Derived from the fields and times once, when the response is built, decoded or
-    // updated, not on every hit (`derive()`).
+    // Derived once, when the response is built or decoded, not on every hit.
     /// Its `Cache-Control` directives.
-    private(set) var cacheControl = CacheControl([])
+    let cacheControl: CacheControl
     /// The response as served, without `Age`.
-    private(set) var response = HTTPResponse(status: .ok)
+    let response: HTTPResponse
     /// Its age when it was received (RFC 9111 §4.2.3): the age is this plus the time since.
-    private(set) var correctedInitialAge: Double = 0
+    let correctedInitialAge: Double
+    /// Its freshness lifetime from `s-maxage`, `max-age` or `Expires`, in a shared and in a
+    /// private cache; nil where it has none (then heuristics may apply).
+    let sharedLifetime: Double?
+    let privateLifetime: Double?
+    /// Seconds from `Last-Modified` to `Date`, where heuristic freshness may use them.
+    let heuristicSpan: Double?
+    /// `no-cache`: every use needs a successful validation (§5.2.2.4).
+    let requiresValidation: Bool
+    /// Directives that forbid serving it stale (§4.2.4): in any cache, and in a shared one.
+    let forbidsStale: Bool
+    let forbidsStaleWhenShared: Bool
 
     struct Field: Sendable, Equatable {
         var name: String
@@ -46,21 +59,17 @@ struct StoredResponse: Sendable {
         var value: String?
     }
 
-    init(response: HTTPResponse, body: Data, varyValues: [VaryValue], requestTime: Double, responseTime: Double) {
-        status = response.status.code
-        reasonPhrase = response.status.reasonPhrase
+    /// A response as it arrives: its `Date` parsed, or `responseTime` when it has none.
+    convenience init(response: HTTPResponse, body: Data, varyValues: [VaryValue], requestTime: Double,
+                     responseTime: Double) {
         let nominated = Self.connectionNominated(by: response.headerFields)
-        fields = response.headerFields.compactMap { field in
+        let fields = response.headerFields.compactMap { field in
             StoredResponse.isStored(field.name) && !nominated.contains(field.name.canonicalName)
                 ? Field(name: field.name.rawName, value: field.value) : nil
         }
-        self.requestTime = requestTime
-        self.responseTime = responseTime
-        date = responseTime
-        self.varyValues = varyValues
-        self.body = body
-        date = parsedDate()
-        derive()
+        self.init(status: response.status.code, reasonPhrase: response.status.reasonPhrase, fields: fields,
+                  requestTime: requestTime, responseTime: responseTime,
+                  date: Self.parsedDate(in: fields, responseTime: responseTime), varyValues: varyValues, body: body)
     }
 
     init(status: Int, reasonPhrase: String, fields: [Field], requestTime: Double, responseTime: Double, date: Double,
@@ -73,18 +82,14 @@ struct StoredResponse: Sendable {
         self.date = date
         self.varyValues = varyValues
         self.body = body
-        derive()
-    }
-
-    private mutating func derive() {
-        cacheControl = CacheControl(values("cache-control"))
+        cacheControl = CacheControl(Self.values("cache-control", in: fields))
         var headerFields = HTTPFields()
         for field in fields {
             if let name = HTTPField.Name(field.name) { headerFields.append(HTTPField(name: name, value: field.value)) }
         }
         response = HTTPResponse(status: .init(code: status, reasonPhrase: reasonPhrase), headerFields: headerFields)
         // The first member of the first line counts (RFC 9110 §5.3: lines form one list).
-        let ageValue = values("age").first.flatMap { line -> Double? in
+        let ageValue = Self.values("age", in: fields).first.flatMap { line -> Double? in
             let trimmed = (line.split(separator: ",", omittingEmptySubsequences: false).first ?? "").trimmingHTTPWhitespace()
             guard !trimmed.isEmpty, trimmed.utf8.allSatisfy({ $0 >= 0x30 && $0 <= 0x39 }) else { return nil }
             return trimmed.utf8.count > 10 ? 2_147_483_648 : Double(trimmed) ?? nil
@@ -92,14 +97,41 @@ struct StoredResponse: Sendable {
         let apparentAge = max(0, responseTime - date)
         let responseDelay = max(0, responseTime - requestTime)
         correctedInitialAge = max(apparentAge, ageValue + responseDelay)
+
+        let control = cacheControl
+        let expires = Self.values("expires", in: fields).first.map { value in
+            // An invalid date, "0" among them, means already expired (§5.3).
+            HTTPDate.parse(value).map { max(0, $0 - date) } ?? 0
+        }
+        let maxAge = control.seconds("max-age").map { Double($0.value ?? 0) } ?? expires
+        privateLifetime = maxAge
+        sharedLifetime = control.seconds("s-maxage").map { Double($0.value ?? 0) } ?? maxAge
+        // Heuristic freshness (§4.2.2): only for the status codes defined as heuristically
+        // cacheable, or with `public`, and only from Last-Modified.
+        if HTTPCache.heuristicallyCacheable.contains(status) || control.has("public"),
+           let lastModified = Self.values("last-modified", in: fields).first.flatMap(HTTPDate.parse),
+           date > lastModified {
+            heuristicSpan = date - lastModified
+        } else {
+            heuristicSpan = nil
+        }
+        requiresValidation = control.has("no-cache")
+        forbidsStale = control.has("must-revalidate") || requiresValidation
+        forbidsStaleWhenShared = forbidsStale || control.has("proxy-revalidate") || control.has("s-maxage")
     }
 
     /// The values of the fields named `name` (lower-cased), in order.
     func values(_ name: String) -> [String] {
+        Self.values(name, in: fields)
+    }
+
+    private static func values(_ name: String, in fields: [Field]) -> [String] {
         fields.compactMap { $0.isNamed(name) ? $0.value : nil }
     }
 
-    private func parsedDate() -> Double { values("date").first.flatMap(HTTPDate.parse) ?? responseTime }
+    private static func parsedDate(in fields: [Field], responseTime: Double) -> Double {
+        values("date", in: fields).first.flatMap(HTTPDate.parse) ?? responseTime
+    }
 
     /// The stored response as the cache serves it: with its current `Age`, in whole seconds.
     func response(age: Double) -> HTTPResponse {
@@ -125,9 +157,9 @@ struct StoredResponse: Sendable {
         "proxy-authenticate", "proxy-authentication-info", "trailer",
     ]
 
-    /// Replaces the stored fields with those of a 304 or HEAD response to a validation
-    /// (RFC 9111 §3.2), keeping `Content-Length`, which describes the stored body.
-    mutating func update(with response: HTTPResponse, requestTime: Double, responseTime: Double) {
+    /// This response with the fields of a 304 or HEAD response to a validation in place of
+    /// its own (RFC 9111 §3.2), keeping `Content-Length`, which describes the stored body.
+    func updated(with response: HTTPResponse, requestTime: Double, responseTime: Double) -> StoredResponse {
         let kept: Set<String> = ["content-length"]
         var replaced = Set<String>()
         let nominated = Self.connectionNominated(by: response.headerFields)
@@ -135,14 +167,14 @@ struct StoredResponse: Sendable {
             let name = field.name.canonicalName
             if !kept.contains(name) { replaced.insert(name) }
         }
+        var fields = self.fields
         fields.removeAll { replaced.contains($0.name.lowercased()) }
         for field in response.headerFields where replaced.contains(field.name.canonicalName) {
             fields.append(Field(name: field.name.rawName, value: field.value))
         }
-        self.requestTime = requestTime
-        self.responseTime = responseTime
-        date = parsedDate()
-        derive()
+        return StoredResponse(status: status, reasonPhrase: reasonPhrase, fields: fields, requestTime: requestTime,
+                              responseTime: responseTime, date: Self.parsedDate(in: fields, responseTime: responseTime),
+                              varyValues: varyValues, body: body)
     }
 }
 
