@@ -15,7 +15,7 @@ let package = Package(
     dependencies: [
         // The Hummingbird trait: KVCacheHummingbird for `kvcache-bench persist`; HTTP: KVCacheHTTP
         // for `kvcache-proxy`.
-        .package(name: "KVCache", path: "..", traits: ["Hummingbird", "HTTP"]),
+        .package(name: "KVCache", path: "..", traits: ["Hummingbird", "HTTP", "AsyncHTTPClient"]),
         // kvcache-proxy's client to the upstream, and its server's logger.
         .package(url: "https://github.com/swift-server/async-http-client", from: "1.37.0"),
         .package(url: "https://github.com/apple/swift-log", from: "1.16.2"),

@@ -58,7 +58,10 @@ struct KVCacheProxy: AsyncParsableCommand {
         // nginx's 75 s), so a request is rarely sent on a connection the server is closing.
         clientConfiguration.connectionPool = .init(idleTimeout: .seconds(3))
         let client = HTTPClient(eventLoopGroupProvider: .singleton, configuration: clientConfiguration)
-        let responder = ProxyResponder(cache: http, upstream: upstream, client: client)
+        let responder = ProxyResponder(
+            client: try CachingHTTPClient(client: client, cache: http, timeout: .seconds(60),
+                                          maximumResponseBodySize: ProxyResponder.bodyLimit),
+            upstream: upstream)
         // HummingbirdCore's server rather than Hummingbird's Application, which would replace
         // the Date of every response, stored ones included (RFC 9110 §6.6.1: a cache keeps it).
         let server = try HTTPServerBuilder.http1().buildServer(

@@ -1,10 +1,8 @@
-import AsyncHTTPClient
 import Foundation
 import HTTPTypes
 import HummingbirdCore
 import KVCacheHTTP
 import NIOCore
-import NIOHTTP1
 
 /// The origin a proxy forwards to: its scheme, authority and path prefix.
 struct Upstream: Sendable {
@@ -25,9 +23,8 @@ struct Upstream: Sendable {
 
 /// Answers each request through the cache, which forwards what it cannot answer upstream.
 struct ProxyResponder: Sendable {
-    let cache: HTTPCache
+    let client: CachingHTTPClient
     let upstream: Upstream
-    let client: HTTPClient
     /// Bodies larger than this, sent or received, are refused with 502.
     static let bodyLimit = 256 << 20
 
@@ -50,15 +47,12 @@ struct ProxyResponder: Sendable {
             !Self.notForwarded.contains($0.name.canonicalName) && !requestNominated.contains($0.name.canonicalName)
         }
         var body: Data?
-        let client = self.client
         do {
             if head.method != .get && head.method != .head {
                 let buffer = try await request.body.collect(upTo: Self.bodyLimit)
                 body = Data(buffer.readableBytesView)
             }
-            let answer = try await cache.response(for: head, body: body) { request, body in
-                try await Self.send(request, body: body, with: client)
-            }
+            let answer = try await client.execute(head, body: body)
             let nominated = Self.nominated(by: answer.response.headerFields)
             var fields = answer.response.headerFields.filter {
                 !Self.notForwarded.contains($0.name.canonicalName) && !nominated.contains($0.name.canonicalName)
@@ -78,25 +72,5 @@ struct ProxyResponder: Sendable {
     static func nominated(by fields: HTTPFields) -> Set<String> {
         Set(fields[values: .connection].flatMap { $0.split(separator: ",") }
             .map { $0.trimmingCharacters(in: .whitespaces).lowercased() })
-    }
-
-    static func send(_ request: HTTPRequest, body: Data?, with client: HTTPClient) async throws -> (HTTPResponse, Data) {
-        let url = "\(request.scheme ?? "http")://\(request.authority ?? "")\(request.path ?? "/")"
-        var outgoing = HTTPClientRequest(url: url)
-        // NIO writes its own spelling of some methods (M-SEARCH as "MSEARCH"): other than the
-        // common ones, send the method's name as it is.
-        let common: Set<String> = ["GET", "HEAD", "POST", "PUT", "DELETE", "OPTIONS", "PATCH", "TRACE"]
-        outgoing.method = common.contains(request.method.rawValue)
-            ? NIOHTTP1.HTTPMethod(rawValue: request.method.rawValue) : .RAW(value: request.method.rawValue)
-        for field in request.headerFields { outgoing.headers.add(name: field.name.rawName, value: field.value) }
-        if let body { outgoing.body = .bytes(ByteBuffer(bytes: body)) }
-        let response = try await client.execute(outgoing, timeout: .seconds(60))
-        let bytes = request.method == .head ? ByteBuffer() : try await response.body.collect(upTo: bodyLimit)
-        var fields = HTTPFields()
-        for (name, value) in response.headers {
-            if let fieldName = HTTPField.Name(name) { fields.append(HTTPField(name: fieldName, value: value)) }
-        }
-        let status = HTTPResponse.Status(code: Int(response.status.code), reasonPhrase: response.status.reasonPhrase)
-        return (HTTPResponse(status: status, headerFields: fields), Data(bytes.readableBytesView))
     }
 }
