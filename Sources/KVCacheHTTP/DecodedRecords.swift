@@ -34,13 +34,8 @@ final class DecodedRecords: Sendable {
             entries.removeValue(forKey: key)
             return nil
         }
-        remember(record, encodedAs: bytes, forKey: key)
-        return record
-    }
-
-    /// Records that `bytes`, now stored under `key`, hold `record`.
-    func remember(_ record: StoredResponses, encodedAs bytes: Data, forKey key: String) {
         entries.setValue(Entry(bytes: bytes, record: record), forKey: key, cost: Int64(bytes.count))
+        return record
     }
 
     func forget(_ key: String) {

@@ -54,14 +54,11 @@ extension HTTPCache {
     }
 
     /// A failed write leaves the cache without this response: the request was answered anyway.
+    /// The next hit decodes what was stored, so its record shares the stored bytes (the record
+    /// in hand holds the body in a buffer of its own).
     func save(_ record: StoredResponses, forKey key: String) async {
-        let bytes = record.encoded()
-        do {
-            try await storage.setValue(bytes, forKey: key)
-            decoded.remember(record, encodedAs: bytes, forKey: key)
-        } catch {
-            decoded.forget(key)
-        }
+        try? await storage.setValue(record.encoded(), forKey: key)
+        decoded.forget(key)
     }
 
     /// After an unsafe method succeeded: the target URL and the same-origin URLs its
