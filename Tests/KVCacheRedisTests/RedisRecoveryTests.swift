@@ -236,16 +236,20 @@ struct RedisRecoveryTests {
         try await onOwnThread {
             let server = try OwnRedisServer()
             defer { server.stop() }
-            let node = try Node(namespace: "n", address: server.address, configureLevel: Self.fastFailure) {
+            // Not `fastFailure`: there the big set, the first call of the outage, would leave
+            // its SET in the server's socket, carried out on resume in a race with the queued
+            // removal; and a break of 250 ms lets later writes reach the stopped server too.
+            let node = try Node(namespace: "n", address: server.address, configureLevel: Self.failFastUntilResumed) {
                 $0.remoteRecovery = RemoteRecovery(maxBytes: 1_000, retryInterval: .milliseconds(20))
             }
             try node.cache.setValue(bytes(10, seed: 1), forKey: "big")
             server.pause()
+            try node.cache.setValue(bytes(4), forKey: "probe")
             try node.cache.setValue(bytes(2_000, seed: 2), forKey: "big")
             try node.cache.setValue(bytes(10, seed: 3), forKey: "small")
             try node.cache.touch("small", expiration: .after(.seconds(600)))
             let statistics = node.cache.statistics.remoteRecovery
-            #expect(statistics.pending == 2 && statistics.pendingBytes < 100)
+            #expect(statistics.pending == 3 && statistics.pendingBytes < 100)
             server.resume()
             #expect(node.cache.waitForRemoteRecovery(timeout: .seconds(10)))
             #expect(try node.level.entry(forKey: "big") == nil)
