@@ -24,3 +24,24 @@ import Testing
         #expect(!ThreadExecutor.isCurrentThreadOne)
     }
 }
+
+/// The limit on blocking tests admits that many at once and queues the rest, in order.
+@Suite struct ConcurrencyLimitTests {
+    @Test func aLimitOfTwoAdmitsTwoAndTheThirdWhenOneLeaves() async {
+        let limit = ConcurrencyLimit(2)
+        await limit.acquire()
+        await limit.acquire()
+        let (enteredStream, entered) = AsyncStream<Int>.makeStream()
+        let third = Task {
+            await limit.acquire()
+            entered.yield(3)
+        }
+        entered.yield(0)  // the third is still waiting: nothing of it comes before this
+        limit.release()
+        await third.value
+        var order: [Int] = []
+        entered.finish()
+        for await value in enteredStream { order.append(value) }
+        #expect(order == [0, 3])
+    }
+}

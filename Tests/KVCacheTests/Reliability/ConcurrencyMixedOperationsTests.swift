@@ -9,7 +9,7 @@ import Testing
 /// sweeps with no grace period, key paging, totals, flushes — then the store at
 /// rest must be sound: no stray file, no row without its file, stats equal to a
 /// recount. Short, so CI can run it under ThreadSanitizer.
-@Suite(.onItsOwnThread) struct ConcurrencyMixedOperationsTests {
+@Suite(.blockingOnItsOwnThread) struct ConcurrencyMixedOperationsTests {
     @Test func allOperationsAtOnceLeaveASoundStore() throws {
         let dir = TemporaryDirectory()
         defer { dir.remove() }

@@ -9,7 +9,7 @@ import Testing
 /// values flushed before the kill are there; and that the store has no stray
 /// files, a correct stats row and a sound database. 50 cycles by default, 500
 /// with KVCACHE_LONG_TESTS=1.
-@Suite(.onItsOwnThread) struct CrashConsistencyTests {
+@Suite(.blockingOnItsOwnThread) struct CrashConsistencyTests {
     @Test func killedWritersNeverLeaveTornValuesOrLoseFlushedOnes() throws {
         let seed = Reliability.seed(default: 0x5eed_c4a5)
         let cycles = Reliability.isLong ? 500 : 50

@@ -10,7 +10,7 @@ import Testing
 /// `diskFull`: the commits that filled the disk left pages in the WAL that no checkpoint
 /// could write to the database file once the disk was full, so the WAL could not restart
 /// and a deletion had no room for its own frames.
-@Suite(.onItsOwnThread, .serialized, .enabled(if: TmpfsMount.isAvailable)) struct DiskFilledByOthersTests {
+@Suite(.blockingOnItsOwnThread, .serialized, .enabled(if: TmpfsMount.isAvailable)) struct DiskFilledByOthersTests {
     /// `KVCACHE_DISK_FULL_RUNS` runs each case more often (the target: 20 of 20).
     static let runs = ProcessInfo.processInfo.environment["KVCACHE_DISK_FULL_RUNS"].flatMap(Int.init) ?? 5
     /// Inline values of 8 KB: two to a 16 KiB page, so each commit adds pages to the manifest.

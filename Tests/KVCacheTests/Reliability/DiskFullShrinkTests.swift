@@ -7,7 +7,7 @@ import Testing
 /// time, `trim(toCount:)`, `removeValue` + `flush()` and `removeAll()` succeed and
 /// give space back, also after a reopen on the still-full disk, and sets work again
 /// afterwards. The WAL stays bounded relative to the store while the disk fills.
-@Suite(.onItsOwnThread, .serialized, .enabled(if: TmpfsMount.isAvailable)) struct DiskFullShrinkTests {
+@Suite(.blockingOnItsOwnThread, .serialized, .enabled(if: TmpfsMount.isAvailable)) struct DiskFullShrinkTests {
     static let valueSize = 300
     /// The bound the WAL keeps while the disk fills: the manifest's size (at least
     /// 512 KiB, for a small store) plus one small commit's frames.

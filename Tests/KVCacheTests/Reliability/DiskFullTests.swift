@@ -8,7 +8,7 @@ import Testing
 /// caller gets `KVCacheError.diskFull` — at the latest on the write after a failed
 /// background commit, and from `flush()` — and everything flushed before stays
 /// readable, also after a reopen and after space is freed.
-@Suite(.onItsOwnThread, .serialized, .enabled(if: TmpfsMount.isAvailable)) struct DiskFullTests {
+@Suite(.blockingOnItsOwnThread, .serialized, .enabled(if: TmpfsMount.isAvailable)) struct DiskFullTests {
     static let earlier = (0..<10).map { "early\($0)" }
 
     /// Opens a cache on a fresh tmpfs with 2 MB free and stores (and flushes) `earlier`.

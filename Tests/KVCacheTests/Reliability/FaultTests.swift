@@ -7,7 +7,7 @@ import Testing
 /// tmpfs remounted ro: root bypasses permission bits, a read-only mount does not),
 /// and a wall clock that jumps backwards. Typed errors or working reads, never a
 /// crash, never a wiped store.
-@Suite(.onItsOwnThread, .serialized) struct FaultTests {
+@Suite(.blockingOnItsOwnThread, .serialized) struct FaultTests {
     static func fill(_ cache: DiskCache) throws {
         for index in 0..<10 {
             let key = "k\(index)"

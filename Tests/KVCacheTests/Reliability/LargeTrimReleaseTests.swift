@@ -6,7 +6,7 @@ import Testing
 /// disk level (each a change reported to the cache) and half of them trimmed. The
 /// listener of those reports used to grow by a chain link per report, and releasing the
 /// chain overflowed the 8 MB stack (a crash, so the reproduction runs in a child process).
-@Suite(.onItsOwnThread) struct LargeTrimReleaseTests {
+@Suite(.blockingOnItsOwnThread) struct LargeTrimReleaseTests {
     /// Async, and the child waited for on a thread of its own: the replay takes half a
     /// minute (minutes under AddressSanitizer), which would hold one of the two
     /// cooperative threads that the async suites beside it need.

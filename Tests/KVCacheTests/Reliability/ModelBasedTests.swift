@@ -9,7 +9,7 @@ import Testing
 /// Dictionary model with the same LRU and expiration rules. Fixed seeds; about
 /// 50,000 operations by default, 1,000,000 with KVCACHE_LONG_TESTS=1. A divergence
 /// reports the seed and the shortest failing prefix (found by bisection).
-@Suite(.onItsOwnThread) struct ModelBasedTests {
+@Suite(.blockingOnItsOwnThread) struct ModelBasedTests {
     enum Operation: CustomStringConvertible {
         case get(Int), contains(Int), set(Int, size: Int, lifetime: Double?), remove(Int)
         case trimCount(Int), trimSize(Int64), trimAge(Double), removeExpired

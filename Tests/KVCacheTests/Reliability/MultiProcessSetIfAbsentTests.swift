@@ -8,7 +8,7 @@ import Testing
 /// starting together. Exactly one caller stores each key, its value is the one stored,
 /// and each process reads back the winner's value (through the facade, its memory level
 /// holds no value of its own for a key it lost).
-@Suite(.onItsOwnThread, .serialized) struct MultiProcessSetIfAbsentTests {
+@Suite(.blockingOnItsOwnThread, .serialized) struct MultiProcessSetIfAbsentTests {
     /// Keys raced per run: enough for the processes to collide on many keys (atomic within one
     /// process only, 2,000 keys had hundreds stored twice), few enough for a few seconds.
     /// `KVCACHE_ADD_RACE_KEYS` overrides it (issue 38 used 20,000).

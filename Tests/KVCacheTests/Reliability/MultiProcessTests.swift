@@ -8,7 +8,7 @@ import Testing
 /// timeout), every value read intact, and after they exit every key holds its
 /// last flushed value — unless a trim or removeAll by some process may have
 /// removed it (the processes log those with a shared monotonic clock).
-@Suite(.onItsOwnThread) struct MultiProcessTests {
+@Suite(.blockingOnItsOwnThread) struct MultiProcessTests {
     struct Outcome {
         var operations = 0
         var keysChecked = 0
