@@ -39,8 +39,9 @@ public struct CachingHTTPClient: Sendable {
     /// - Throws: `KVCacheError.invalidArgument` for a timeout or body limit below 1.
     public init(client: HTTPClient, cache: HTTPCache, timeout: TimeAmount = .seconds(30),
                 maximumResponseBodySize: Int = 256 << 20) throws {
-        try self.init(client: client, ownsClient: false, cache: cache, timeout: timeout,
-                      maximumResponseBodySize: maximumResponseBodySize)
+        try Self.check(timeout: timeout, maximumResponseBodySize: maximumResponseBodySize)
+        self.init(client: client, ownsClient: false, cache: cache, timeout: timeout,
+                  maximumResponseBodySize: maximumResponseBodySize)
     }
 
     /// A caching client over a client of its own (no redirects followed, no decompression),
@@ -48,16 +49,16 @@ public struct CachingHTTPClient: Sendable {
     ///
     /// - Throws: `KVCacheError.invalidArgument` for a timeout or body limit below 1.
     public init(cache: HTTPCache, timeout: TimeAmount = .seconds(30), maximumResponseBodySize: Int = 256 << 20) throws {
+        // Checked before the client exists: one made and then dropped is never shut down.
         try Self.check(timeout: timeout, maximumResponseBodySize: maximumResponseBodySize)
         let client = HTTPClient(eventLoopGroupProvider: .singleton, configuration: .init(
             redirectConfiguration: .disallow, decompression: .disabled))
-        try self.init(client: client, ownsClient: true, cache: cache, timeout: timeout,
-                      maximumResponseBodySize: maximumResponseBodySize)
+        self.init(client: client, ownsClient: true, cache: cache, timeout: timeout,
+                  maximumResponseBodySize: maximumResponseBodySize)
     }
 
     private init(client: HTTPClient, ownsClient: Bool, cache: HTTPCache, timeout: TimeAmount,
-                 maximumResponseBodySize: Int) throws {
-        try Self.check(timeout: timeout, maximumResponseBodySize: maximumResponseBodySize)
+                 maximumResponseBodySize: Int) {
         self.client = client
         self.ownsClient = ownsClient
         self.cache = cache

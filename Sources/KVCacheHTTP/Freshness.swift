@@ -21,6 +21,8 @@ struct Freshness: Sendable {
     }
 
     var cacheControl: CacheControl { stored.cacheControl }
+    /// `no-cache` on the response: every use needs a successful validation (§5.2.2.4).
+    var requiresValidation: Bool { stored.requiresValidation }
     var isFresh: Bool { lifetime > age }
     /// Seconds past its lifetime (0 while fresh).
     var staleness: Double { max(0, age - lifetime) }

@@ -209,11 +209,6 @@ struct RequestDirectives {
     }
 }
 
-extension Freshness {
-    /// `no-cache` on the response: every use needs a successful validation (§5.2.2.4).
-    var requiresValidation: Bool { stored.requiresValidation }
-}
-
 extension HTTPRequest {
     /// Whether the request's own `If-None-Match` or `If-Modified-Since` hold against a
     /// stored 200 (§4.3.2): nil when it has neither; false means "not modified".

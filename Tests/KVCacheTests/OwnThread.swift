@@ -68,6 +68,9 @@ final class ConcurrencyLimit: Sendable {
         }
     }
 
+    /// Slots free now (for tests).
+    var available: Int { state.withLock { $0.available } }
+
     func release() {
         let next = state.withLock { state -> CheckedContinuation<Void, Never>? in
             if state.waiters.isEmpty {

@@ -31,6 +31,7 @@ import Testing
         let limit = ConcurrencyLimit(2)
         await limit.acquire()
         await limit.acquire()
+        #expect(limit.available == 0)
         let (enteredStream, entered) = AsyncStream<Int>.makeStream()
         let third = Task {
             await limit.acquire()
@@ -43,5 +44,10 @@ import Testing
         entered.finish()
         for await value in enteredStream { order.append(value) }
         #expect(order == [0, 3])
+        // The released slot went to the third, not back to the pool of free ones.
+        #expect(limit.available == 0)
+        limit.release()
+        limit.release()
+        #expect(limit.available == 2)
     }
 }
