@@ -95,13 +95,38 @@ kvcache_redis_cluster_start() {
     echo "$kvcache_script_name: Redis Cluster of three masters on $KVCACHE_REDIS_CLUSTER"
 }
 
+# Whether process PID is still running (a zombie has exited: it holds no files).
+kvcache_pid_running() {
+    kill -0 "$1" 2>/dev/null || return 1
+    [ -r "/proc/$1/stat" ] || return 0
+    ! grep -qE '^[0-9]+ \(.*\) Z' "/proc/$1/stat" 2>/dev/null
+}
+
 kvcache_redis_stop() {
-    local pidfile
+    local pidfile pid pids=() _
     [ -n "$kvcache_redis_dir" ] && [ -d "$kvcache_redis_dir" ] || return 0
     for pidfile in "$kvcache_redis_dir"/*.pid; do
         [ -f "$pidfile" ] || continue
-        kill "$(cat "$pidfile")" 2>/dev/null || true
+        pid=$(cat "$pidfile" 2>/dev/null) || continue
+        [ -n "$pid" ] && pids+=("$pid")
+        kill "$pid" 2>/dev/null || true
     done
-    rm -rf "$kvcache_redis_dir"
+    # A server logs its last lines after it is told to stop, reopening its log file: its
+    # directory can only be removed once it has exited. (They are daemons, not our children,
+    # so `wait` cannot see them: poll, then SIGKILL after 10 s.)
+    for pid in ${pids[@]+"${pids[@]}"}; do
+        for _ in $(seq 1 200); do
+            kvcache_pid_running "$pid" || break
+            sleep 0.05
+        done
+        if kvcache_pid_running "$pid"; then
+            kill -9 "$pid" 2>/dev/null || true
+            for _ in $(seq 1 100); do
+                kvcache_pid_running "$pid" || break
+                sleep 0.05
+            done
+        fi
+    done
+    rm -rf "$kvcache_redis_dir" || echo "$kvcache_script_name: could not remove $kvcache_redis_dir" >&2
     kvcache_redis_dir=""
 }
