@@ -6,6 +6,7 @@ import HTTPTypes
 import Logging
 import NIOCore
 import NIOPosix
+import ServiceLifecycle
 import KVCache
 import KVCacheHTTP
 
@@ -73,8 +74,12 @@ struct KVCacheProxy: AsyncParsableCommand {
                 try await writer.write(
                     response: HTTPResponse(status: response.status, headerFields: response.headers), body: response.body)
             })
+        // SIGTERM and SIGINT stop it gracefully, so the store is closed and a temporary
+        // directory removed (the deferred block above) rather than left behind.
+        let services = ServiceGroup(configuration: .init(
+            services: [server], gracefulShutdownSignals: [.sigterm, .sigint], logger: Logger(label: "kvcache-proxy")))
         do {
-            try await server.run()
+            try await services.run()
         } catch {
             try? await client.shutdown()
             throw error

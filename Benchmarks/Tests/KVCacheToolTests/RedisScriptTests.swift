@@ -1,9 +1,4 @@
 import Foundation
-#if canImport(Glibc)
-import Glibc
-#elseif canImport(Musl)
-import Musl
-#endif
 import Testing
 
 /// `scripts/lib/redis.sh`, which `scripts/test` and `.ci/run` use to start and stop the Redis
@@ -17,42 +12,11 @@ import Testing
         .first { FileManager.default.isExecutableFile(atPath: $0) }
 
     /// Runs `script` in bash, in the repository, after sourcing the helpers; returns its status and output.
-    /// (posix_spawn with an empty signal mask and default handlers: a child started from a
-    /// test thread inherits that thread's blocked signals, and a server that blocks SIGTERM
-    /// would never stop, unlike the servers CI starts from a shell.)
     func bash(_ script: String) throws -> (status: Int32, output: String) {
-        let output = FileManager.default.temporaryDirectory.appendingPathComponent("kvcache-script-\(UUID().uuidString)")
-        defer { try? FileManager.default.removeItem(at: output) }
-        let arguments = ["/bin/bash", "-c",
-                         "set -euo pipefail\ncd \"$1\"\nsource scripts/lib/redis.sh\n" + script,
-                         "bash", Self.repository.path]
-
-        var actions = posix_spawn_file_actions_t()
-        posix_spawn_file_actions_init(&actions)
-        defer { posix_spawn_file_actions_destroy(&actions) }
-        posix_spawn_file_actions_addopen(&actions, 0, "/dev/null", O_RDONLY, 0)
-        posix_spawn_file_actions_addopen(&actions, 1, output.path, O_WRONLY | O_CREAT | O_TRUNC, 0o600)
-        posix_spawn_file_actions_adddup2(&actions, 1, 2)
-        var attributes = posix_spawnattr_t()
-        posix_spawnattr_init(&attributes)
-        defer { posix_spawnattr_destroy(&attributes) }
-        var none = sigset_t(), all = sigset_t()
-        sigemptyset(&none)
-        sigfillset(&all)
-        posix_spawnattr_setsigmask(&attributes, &none)
-        posix_spawnattr_setsigdefault(&attributes, &all)
-        posix_spawnattr_setflags(&attributes, Int16(POSIX_SPAWN_SETSIGMASK | POSIX_SPAWN_SETSIGDEF))
-
-        var argv = arguments.map { strdup($0) }
-        argv.append(nil)
-        defer { argv.forEach { free($0) } }
-        var pid = pid_t()
-        let spawned = posix_spawn(&pid, "/bin/bash", &actions, &attributes, argv, environ)
-        guard spawned == 0 else { throw POSIXError(POSIXErrorCode(rawValue: spawned) ?? .EIO) }
-        var status: Int32 = 0
-        while waitpid(pid, &status, 0) == -1 && errno == EINTR {}
-        let exitStatus = (status & 0x7f) == 0 ? (status >> 8) & 0xff : 128 + (status & 0x7f)
-        return (exitStatus, String(decoding: (try? Data(contentsOf: output)) ?? Data(), as: UTF8.self))
+        let child = try ChildProcess("/bin/bash", ["-c", "set -euo pipefail\ncd \"$1\"\nsource scripts/lib/redis.sh\n" + script,
+                                                   "bash", Self.repository.path])
+        let status = child.wait()
+        return (status, child.output)
     }
 
     /// A server stopped in the middle of its work still logs its shutdown (reopening its log file)
