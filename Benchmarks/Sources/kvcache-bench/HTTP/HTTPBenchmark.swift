@@ -35,6 +35,14 @@ struct HTTPBenchmark: Sendable {
 
     static let group = "1 KB responses, 1,000 URLs"
 
+    /// Narrowing for profiling one figure, from the environment:
+    /// `KVCACHE_BENCH_HTTP_WORKLOADS=fresh,miss` (prefixes of the workloads' names).
+    static func includes(_ workload: String,
+                         environment: [String: String] = ProcessInfo.processInfo.environment) -> Bool {
+        guard let list = environment["KVCACHE_BENCH_HTTP_WORKLOADS"] else { return true }
+        return list.split(separator: ",").contains { workload.hasPrefix($0.trimmingCharacters(in: .whitespaces)) }
+    }
+
     func run() throws -> [Comparison] {
         try PersistBenchmark.blocking { try await measure() }
     }
@@ -82,35 +90,43 @@ struct HTTPBenchmark: Sendable {
 
         var hits = SampleSet(), revalidated = SampleSet(), misses = SampleSet()
         var missBase = 2 * Self.urls
+        let (timesHits, timesRevalidations, timesMisses) =
+            (Self.includes("fresh hit"), Self.includes("revalidated hit"), Self.includes("miss, stored"))
         for _ in 0..<runCount {
-            hits.record("Cache<Data> get", isFloor: true, nanoseconds: try await time(count) { index in
-                _ = try await floor.value(forKey: "item-\(index % Self.urls)")
-            }, operations: count)
-            hits.record("HTTPCache", isFloor: false, nanoseconds: try await time(count) { index in
-                _ = try await http.response(for: requests[index % Self.urls], transport: freshOrigin)
-            }, operations: count)
-            hits.record("CachingHTTPClient", isFloor: false, nanoseconds: try await time(count) { index in
-                _ = try await client.execute(requests[index % Self.urls])
-            }, operations: count)
-            hits.record("URLCache (memory)", isFloor: false, nanoseconds: try await time(count) { index in
-                _ = urlCache.cachedResponse(for: urlRequests[index % Self.urls])
-            }, operations: count)
-            revalidated.record("Cache<Data> get + set", isFloor: true, nanoseconds: try await time(count) { index in
-                let key = "item-\(index % Self.urls)"
-                if let value = try await floor.value(forKey: key) { try await floor.setValue(value, forKey: key) }
-            }, operations: count)
-            revalidated.record("HTTPCache", isFloor: false, nanoseconds: try await time(count) { index in
-                _ = try await http.response(for: revalidations[index % Self.urls], transport: validatingOrigin)
-            }, operations: count)
-            let base = missBase
-            misses.record("Cache<Data> get + set", isFloor: true, nanoseconds: try await time(count) { index in
-                let key = "miss-\(base + index)"
-                if try await floor.value(forKey: key) == nil { try await floor.setValue(body, forKey: key) }
-            }, operations: count)
-            misses.record("HTTPCache", isFloor: false, nanoseconds: try await time(count) { index in
-                _ = try await http.response(for: Self.request(base + index), transport: freshOrigin)
-            }, operations: count)
-            missBase += count
+            if timesHits {
+                hits.record("Cache<Data> get", isFloor: true, nanoseconds: try await time(count) { index in
+                    _ = try await floor.value(forKey: "item-\(index % Self.urls)")
+                }, operations: count)
+                hits.record("HTTPCache", isFloor: false, nanoseconds: try await time(count) { index in
+                    _ = try await http.response(for: requests[index % Self.urls], transport: freshOrigin)
+                }, operations: count)
+                hits.record("CachingHTTPClient", isFloor: false, nanoseconds: try await time(count) { index in
+                    _ = try await client.execute(requests[index % Self.urls])
+                }, operations: count)
+                hits.record("URLCache (memory)", isFloor: false, nanoseconds: try await time(count) { index in
+                    _ = urlCache.cachedResponse(for: urlRequests[index % Self.urls])
+                }, operations: count)
+            }
+            if timesRevalidations {
+                revalidated.record("Cache<Data> get + set", isFloor: true, nanoseconds: try await time(count) { index in
+                    let key = "item-\(index % Self.urls)"
+                    if let value = try await floor.value(forKey: key) { try await floor.setValue(value, forKey: key) }
+                }, operations: count)
+                revalidated.record("HTTPCache", isFloor: false, nanoseconds: try await time(count) { index in
+                    _ = try await http.response(for: revalidations[index % Self.urls], transport: validatingOrigin)
+                }, operations: count)
+            }
+            if timesMisses {
+                let base = missBase
+                misses.record("Cache<Data> get + set", isFloor: true, nanoseconds: try await time(count) { index in
+                    let key = "miss-\(base + index)"
+                    if try await floor.value(forKey: key) == nil { try await floor.setValue(body, forKey: key) }
+                }, operations: count)
+                misses.record("HTTPCache", isFloor: false, nanoseconds: try await time(count) { index in
+                    _ = try await http.response(for: Self.request(base + index), transport: freshOrigin)
+                }, operations: count)
+                missBase += count
+            }
         }
         try await client.shutdown()
         var comparisons: [Comparison] = []
@@ -118,7 +134,7 @@ struct HTTPBenchmark: Sendable {
             (hits, "fresh hit", "Served from the memory level; the origin is not asked."),
             (revalidated, "revalidated hit (304)", "Stale (max-age=0, an ETag): a conditional request, a 304 from the in-process origin, the stored record updated."),
             (misses, "miss, stored", "A new URL each time: the origin's 200 (max-age) is stored; the floor checks for the key and sets it."),
-        ] {
+        ] where Self.includes(workload) {
             var comparison = Comparison(suite: Self.suite, group: Self.group, workload: workload, operationsPerRun: count)
             samples.fill(&comparison)
             comparison.notes.append(note)
