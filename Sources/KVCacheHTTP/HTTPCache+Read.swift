@@ -171,12 +171,27 @@ struct RequestDirectives {
     let onlyIfCached: Bool
     let noStore: Bool
 
+    /// A request without `Cache-Control` or `Pragma` asks nothing of stored responses.
+    static let none = RequestDirectives(lines: [], pragmaNoCache: false)
+
     init(_ request: HTTPRequest) {
+        if request.headerFields.isEmpty {
+            self = .none
+            return
+        }
         let lines = request.headerFields[values: .cacheControl]
-        control = CacheControl(lines)
         // `Pragma: no-cache` counts only without Cache-Control (RFC 9111 §5.4).
         let pragmaNoCache = lines.isEmpty
             && request.headerFields[values: .pragmaField].contains { $0.lowercased().contains("no-cache") }
+        if lines.isEmpty && !pragmaNoCache {
+            self = .none
+            return
+        }
+        self.init(lines: lines, pragmaNoCache: pragmaNoCache)
+    }
+
+    private init(lines: [String], pragmaNoCache: Bool) {
+        control = CacheControl(lines)
         noCache = control.has("no-cache") || pragmaNoCache
         onlyIfCached = control.has("only-if-cached")
         noStore = control.has("no-store")

@@ -50,7 +50,7 @@ extension HTTPCache {
     /// foreign value counts as a miss, and the next store replaces it).
     func load(_ key: String) async -> StoredResponses? {
         guard let data = try? await storage.value(forKey: key) else { return nil }
-        return decoded.record(forKey: key, in: data)
+        return decoded.record(in: data)
     }
 
     /// A failed write leaves the cache without this response: the request was answered anyway.
@@ -58,14 +58,12 @@ extension HTTPCache {
     /// in hand holds the body in a buffer of its own).
     func save(_ record: StoredResponses, forKey key: String) async {
         try? await storage.setValue(record.encoded(), forKey: key)
-        decoded.forget(key)
     }
 
     /// After an unsafe method succeeded: the target URL and the same-origin URLs its
     /// `Location` and `Content-Location` name (§4.4).
     func invalidate(after request: HTTPRequest, key: String, response: HTTPResponse) async {
         try? await storage.removeValue(forKey: key)
-        decoded.forget(key)
         guard let scheme = request.scheme, let authority = request.authority, let path = request.path,
               let base = URL(string: "\(scheme)://\(authority)\(path)")
         else { return }
@@ -82,7 +80,6 @@ extension HTTPCache {
                 + (components.percentEncodedQuery.map { "?\($0)" } ?? "")
             let targetKey = Self.key(scheme: scheme, authority: authority, path: targetPath)
             try? await storage.removeValue(forKey: targetKey)
-            decoded.forget(targetKey)
         }
     }
 

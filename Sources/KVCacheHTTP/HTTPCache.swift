@@ -157,7 +157,19 @@ public final class HTTPCache: Sendable {
     }
 
     static func key(scheme: String, authority: String, path: String) -> String {
-        "http:\(scheme.lowercased())://\(authority.lowercased())\(path)"
+        let count = 5 + scheme.utf8.count + 3 + authority.utf8.count + path.utf8.count
+        // Every hit builds its key: one allocation, ASCII lower-cased in the copy. A non-ASCII
+        // scheme or authority takes `lowercased()` instead, so the keys are the same as ever.
+        let key = String(unsafeUninitializedCapacity: count) { buffer -> Int in
+            var index = 0, bits: UInt8 = 0
+            for byte in "http:".utf8 { buffer[index] = byte; index += 1 }
+            for byte in scheme.utf8 { bits |= byte; buffer[index] = byte.asciiLowercased; index += 1 }
+            for byte in "://".utf8 { buffer[index] = byte; index += 1 }
+            for byte in authority.utf8 { bits |= byte; buffer[index] = byte.asciiLowercased; index += 1 }
+            guard bits < 0x80 else { return 0 }
+            return index + UnsafeMutableBufferPointer(rebasing: buffer[index...]).initialize(fromContentsOf: path.utf8)
+        }
+        return key.isEmpty ? "http:\(scheme.lowercased())://\(authority.lowercased())\(path)" : key
     }
 
     var now: Double { clock() }
@@ -196,5 +208,10 @@ public struct HTTPCacheResponse: Sendable {
         self.body = body
         self.outcome = outcome
     }
+}
+
+extension UInt8 {
+    /// An ASCII upper-case letter lower-cased; any other byte as it is.
+    var asciiLowercased: UInt8 { self >= 0x41 && self <= 0x5A ? self | 0x20 : self }
 }
 #endif

@@ -1,12 +1,14 @@
 #if HTTP
 import Foundation
 import HTTPTypes
+import Synchronization
 
 /// One stored response to a URL: what the origin sent, when it was asked and answered, and
 /// the values of the request's fields its `Vary` names (the variant it answers).
 ///
-/// Immutable, and a class: a hit reads one without copying its fields, and a 304 or HEAD
-/// update makes a new one (`updated(with:requestTime:responseTime:)`).
+/// Immutable (but for the last answer built from it, kept for the next hit), and a class: a
+/// hit reads one without copying its fields, and a 304 or HEAD update makes a new one
+/// (`updated(with:requestTime:responseTime:)`).
 final class StoredResponse: Sendable {
     let status: Int
     let reasonPhrase: String
@@ -40,6 +42,8 @@ final class StoredResponse: Sendable {
     /// Directives that forbid serving it stale (§4.2.4): in any cache, and in a shared one.
     let forbidsStale: Bool
     let forbidsStaleWhenShared: Bool
+    /// The response last served, with its Age in whole seconds.
+    private let lastServed = Mutex<(age: Int, response: HTTPResponse)?>(nil)
 
     struct Field: Sendable, Equatable {
         var name: String
@@ -84,7 +88,8 @@ final class StoredResponse: Sendable {
         self.body = body
         cacheControl = CacheControl(Self.values("cache-control", in: fields))
         var headerFields = HTTPFields()
-        for field in fields {
+        // The origin's Age is left out: every answer carries its own (`response(age:)`).
+        for field in fields where !field.isNamed("age") {
             if let name = HTTPField.Name(field.name) { headerFields.append(HTTPField(name: name, value: field.value)) }
         }
         response = HTTPResponse(status: .init(code: status, reasonPhrase: reasonPhrase), headerFields: headerFields)
@@ -135,8 +140,14 @@ final class StoredResponse: Sendable {
 
     /// The stored response as the cache serves it: with its current `Age`, in whole seconds.
     func response(age: Double) -> HTTPResponse {
+        let seconds = Int(min(max(0, age), 2_147_483_648).rounded(.down))
+        // A hot response is served many times a second with the same Age: the last one built
+        // is kept, since building one copies every field.
+        if let served = lastServed.withLock({ $0 }), served.age == seconds { return served.response }
         var response = response
-        response.headerFields[.age] = String(Int(min(age, 2_147_483_648).rounded(.down)))
+        // `response` has no Age (see init), so an append does.
+        response.headerFields.append(HTTPField(name: .age, value: String(seconds)))
+        lastServed.withLock { $0 = (seconds, response) }
         return response
     }
 

@@ -15,6 +15,18 @@ import Testing
         #expect(HTTPDate.parse("sun, 06 nov 1994 08:49:37 gmt") == imf)
     }
 
+    /// Keys are the URL with its scheme and authority lower-cased, as `lowercased()` does, so
+    /// keys built before and after the fast path name the same stored responses.
+    @Test(arguments: [
+        ("http", "origin.example", "/a?x=1"), ("HTTPS", "Origin.EXAMPLE:8443", "/A/B?Q=Z"),
+        ("http", "ÉXAMPLE.test", "/ünïcode"), ("http", "127.0.0.1:80", ""), ("", "", ""),
+        ("Http", "[::1]:8080", String(repeating: "/Path", count: 2_000)), ("h\u{130}", "I\u{130}.example", "/"),
+    ])
+    func aKeyIsTheURLWithItsSchemeAndAuthorityLowerCased(scheme: String, authority: String, path: String) {
+        let key = HTTPCache.key(scheme: scheme, authority: authority, path: path)
+        #expect(key == "http:\(scheme.lowercased())://\(authority.lowercased())\(path)")
+    }
+
     @Test func formattingRoundTripsAcrossCenturiesAndLeapDays() {
         for seconds in [0.0, 951_782_400, 1_709_164_800, 4_102_444_799, 253_402_300_799] {
             #expect(HTTPDate.parse(HTTPDate.format(seconds)) == seconds, "\(HTTPDate.format(seconds))")
