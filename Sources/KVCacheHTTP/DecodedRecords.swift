@@ -50,9 +50,7 @@ extension Data {
     /// Whether both are views of the same bytes in memory: a copy of a value, not an equal one.
     /// Holding one keeps its buffer alive, so another buffer cannot take its address.
     func sharesStorage(with other: Data) -> Bool {
-        count == other.count && count > 32 && withUnsafeBytes { mine in
-            other.withUnsafeBytes { theirs in mine.baseAddress == theirs.baseAddress }
-        }
+        count == other.count && heapAddress.map { $0 == other.heapAddress } ?? false
     }
 }
 #endif

@@ -175,10 +175,6 @@ struct RequestDirectives {
     static let none = RequestDirectives(lines: [], pragmaNoCache: false)
 
     init(_ request: HTTPRequest) {
-        if request.headerFields.isEmpty {
-            self = .none
-            return
-        }
         let lines = request.headerFields[values: .cacheControl]
         // `Pragma: no-cache` counts only without Cache-Control (RFC 9111 §5.4).
         let pragmaNoCache = lines.isEmpty

@@ -21,7 +21,7 @@ struct KVCacheProxy: AsyncParsableCommand {
     @Option(help: "The origin's base URL, e.g. http://127.0.0.1:8080.")
     var upstream: String
 
-    @Option(help: "The loopback port to listen on.")
+    @Option(help: "The loopback port to listen on (0: any free port, logged once it listens).")
     var port: Int
 
     @Option(help: "The cache's directory (default: a new temporary directory, removed at exit).")
@@ -34,7 +34,7 @@ struct KVCacheProxy: AsyncParsableCommand {
     var memoryEntries = 10_000
 
     func validate() throws {
-        guard (1...65_535).contains(port) else { throw ValidationError("--port must be within 1...65535") }
+        guard (0...65_535).contains(port) else { throw ValidationError("--port must be within 0...65535") }
         guard memoryEntries >= 1 else { throw ValidationError("--memory-entries must be at least 1") }
         guard Upstream(upstream) != nil else {
             throw ValidationError("--upstream must be an http:// or https:// URL with a host, e.g. http://127.0.0.1:8080")
