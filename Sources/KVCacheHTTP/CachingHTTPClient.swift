@@ -107,7 +107,15 @@ public struct CachingHTTPClient: Sendable {
             ? HTTPMethod(rawValue: request.method.rawValue) : .RAW(value: request.method.rawValue)
         for field in request.headerFields { outgoing.headers.add(name: field.name.rawName, value: field.value) }
         if let body { outgoing.body = .bytes(ByteBuffer(bytes: body)) }
-        let response = try await client.execute(outgoing, timeout: timeout)
+        let response: HTTPClientResponse
+        do {
+            response = try await client.execute(outgoing, timeout: timeout)
+        } catch let error as HTTPClientError where error == .remoteConnectionClosed
+                    && safeMethods.contains(request.method.rawValue) {
+            // The origin closed a kept-alive connection as the request went out on it, before
+            // any answer: a safe method is sent again, on a new connection (RFC 9110 §9.2.2).
+            response = try await client.execute(outgoing, timeout: timeout)
+        }
         let bytes = request.method == .head ? ByteBuffer() : try await response.body.collect(upTo: maximumResponseBodySize)
         var fields = HTTPFields()
         for (name, value) in response.headers {
@@ -117,6 +125,7 @@ public struct CachingHTTPClient: Sendable {
         return (HTTPResponse(status: status, headerFields: fields), Data(bytes.readableBytesView))
     }
 
+    private static let safeMethods: Set<String> = ["GET", "HEAD", "OPTIONS", "TRACE"]
     private static let commonMethods: Set<String> = ["GET", "HEAD", "POST", "PUT", "DELETE", "OPTIONS", "PATCH", "TRACE"]
 }
 #endif

@@ -70,6 +70,35 @@ import Testing
         try await origin.stop()
     }
 
+    /// An origin that closes a kept-alive connection as the next request arrives on it: a GET
+    /// goes out again on a new connection (RFC 9110 §9.2.2); a POST is not repeated.
+    @Test func aSafeRequestOnAConnectionTheOriginClosesIsSentAgainAndAPostIsNot() async throws {
+        let origin = try await NIOOrigin(closesKeptConnections: true) { request in
+            (.ok, ["Cache-Control": "no-store"], request.method == .POST ? "posted" : "answer")
+        }
+        let (client, fixture) = try Self.make()
+        defer { fixture.remove() }
+
+        // Shut down before a failure is thrown: a client dropped without it traps.
+        var failure: (any Error)?
+        do {
+            for _ in 0..<3 {
+                let answer = try await client.execute(origin.request("/a"))
+                #expect(answer.outcome == .miss && answer.text == "answer")
+            }
+        } catch {
+            failure = error
+        }
+        await #expect(throws: HTTPClientError.remoteConnectionClosed) {
+            try await client.execute(origin.request("/list", method: .post), body: Data("new".utf8))
+        }
+        // Each answered request had a connection of its own; the POST was sent once, unanswered.
+        #expect(origin.requests.count == 3)
+        try await client.shutdown()
+        try await origin.stop()
+        if let failure { throw failure }
+    }
+
     @Test func aBodyOverTheLimitThrowsAndNothingIsStored() async throws {
         let origin = try await NIOOrigin { _ in (.ok, ["Cache-Control": "max-age=60"], String(repeating: "x", count: 1_000)) }
         let fixture = try HTTPCacheFixture()
@@ -149,7 +178,9 @@ final class NIOOrigin: Sendable {
 
     var requests: [Received] { log.received.withLock { $0 } }
 
-    init(_ handler: @escaping Handler) async throws {
+    /// `closesKeptConnections`: each connection is answered once, then closed when its next
+    /// request arrives, unanswered (as a server closes an idle connection as a request comes).
+    init(closesKeptConnections: Bool = false, _ handler: @escaping Handler) async throws {
         let log = log
         channel = try await ServerBootstrap(group: MultiThreadedEventLoopGroup.singleton)
             .serverChannelOption(.socketOption(.so_reuseaddr), value: 1)
@@ -157,7 +188,7 @@ final class NIOOrigin: Sendable {
                 log.connections.withLock { $0.append(channel) }
                 return channel.eventLoop.makeCompletedFuture {
                     try channel.pipeline.syncOperations.configureHTTPServerPipeline()
-                    try channel.pipeline.syncOperations.addHandler(OriginHandler { request in
+                    try channel.pipeline.syncOperations.addHandler(OriginHandler(closesKeptConnection: closesKeptConnections) { request in
                         log.received.withLock { $0.append(request) }
                         return handler(request)
                     })
@@ -183,15 +214,22 @@ private final class OriginHandler: ChannelInboundHandler {
     typealias OutboundOut = HTTPServerResponsePart
 
     private let handler: NIOOrigin.Handler
+    private let closesKeptConnection: Bool
     private var request: NIOOrigin.Received?
+    private var answered = 0
 
-    init(_ handler: @escaping NIOOrigin.Handler) {
+    init(closesKeptConnection: Bool, _ handler: @escaping NIOOrigin.Handler) {
+        self.closesKeptConnection = closesKeptConnection
         self.handler = handler
     }
 
     func channelRead(context: ChannelHandlerContext, data: NIOAny) {
         switch unwrapInboundIn(data) {
         case .head(let head):
+            if closesKeptConnection && answered > 0 {
+                context.close(promise: nil)
+                return
+            }
             request = .init(method: head.method, uri: head.uri, headers: head.headers, body: "")
         case .body(let bytes):
             request?.body += String(buffer: bytes)
@@ -206,6 +244,7 @@ private final class OriginHandler: ChannelInboundHandler {
             if !body.isEmpty { context.write(wrapOutboundOut(.body(.byteBuffer(ByteBuffer(string: body)))), promise: nil) }
             context.writeAndFlush(wrapOutboundOut(.end(nil)), promise: nil)
             self.request = nil
+            answered += 1
         }
     }
 }
