@@ -107,15 +107,8 @@ public struct CachingHTTPClient: Sendable {
             ? HTTPMethod(rawValue: request.method.rawValue) : .RAW(value: request.method.rawValue)
         for field in request.headerFields { outgoing.headers.add(name: field.name.rawName, value: field.value) }
         if let body { outgoing.body = .bytes(ByteBuffer(bytes: body)) }
-        let response: HTTPClientResponse
-        do {
-            response = try await client.execute(outgoing, timeout: timeout)
-        } catch let error as HTTPClientError where error == .remoteConnectionClosed
-                    && safeMethods.contains(request.method.rawValue) {
-            // The origin closed a kept-alive connection as the request went out on it, before
-            // any answer: a safe method is sent again, on a new connection (RFC 9110 §9.2.2).
-            response = try await client.execute(outgoing, timeout: timeout)
-        }
+        let response = try await execute(outgoing, with: client, timeout: timeout,
+                                         retries: safeMethods.contains(request.method.rawValue) ? 2 : 0)
         let bytes = request.method == .head ? ByteBuffer() : try await response.body.collect(upTo: maximumResponseBodySize)
         var fields = HTTPFields()
         for (name, value) in response.headers {
@@ -123,6 +116,21 @@ public struct CachingHTTPClient: Sendable {
         }
         let status = HTTPResponse.Status(code: Int(response.status.code), reasonPhrase: response.status.reasonPhrase)
         return (HTTPResponse(status: status, headerFields: fields), Data(bytes.readableBytesView))
+    }
+
+    /// The origin may close a kept-alive connection as a request goes out on it, before any
+    /// answer: a safe method is then sent again (RFC 9110 §9.2.2), more than once, since the
+    /// pool may hand out another connection the origin is closing too.
+    private static func execute(_ request: HTTPClientRequest, with client: HTTPClient, timeout: TimeAmount,
+                                retries: Int) async throws -> HTTPClientResponse {
+        var retries = retries
+        while true {
+            do {
+                return try await client.execute(request, timeout: timeout)
+            } catch let error as HTTPClientError where error == .remoteConnectionClosed && retries > 0 {
+                retries -= 1
+            }
+        }
     }
 
     private static let safeMethods: Set<String> = ["GET", "HEAD", "OPTIONS", "TRACE"]
