@@ -59,6 +59,54 @@ struct FileStore: Sendable {
         }
     }
 
+    /// Creates the new file `name` (mode 0600) for writing in pieces and returns its
+    /// descriptor; nil if that name is taken.
+    func create(named name: String) throws -> Int32? {
+        var recreatedFolder = false
+        while true {
+            let path = path(name)
+            let fd = open(path, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0o600)
+            if fd >= 0 { return fd }
+            let code = errno
+            if code == EEXIST { return nil }
+            // As in `write`: another process's removeAll may be between folders.
+            if code == ENOENT, !recreatedFolder {
+                recreatedFolder = true
+                try FileStore.createSubfolder(directory)
+                continue
+            }
+            throw FileStore.error("open", path: path, errno: code)
+        }
+    }
+
+    /// Appends `data` to the file `name` open as `fd`.
+    func append(_ data: Data, to fd: Int32, named name: String) throws {
+        try data.withUnsafeBytes { try FileStore.writeAll(fd, $0, path: path(name)) }
+    }
+
+    /// Opens the file `name` for reading: nil where `read` would say `.missing`; its
+    /// descriptor and size otherwise (the caller checks the size and closes it).
+    func openForReading(_ name: String) throws -> (fd: Int32, size: Int64)? {
+        guard FileStore.isPlainName(name) else { return nil }
+        let path = path(name)
+        let fd = open(path, O_RDONLY | O_CLOEXEC | O_NOFOLLOW | O_NONBLOCK)
+        if fd < 0 {
+            if errno == ENOENT || errno == ELOOP || errno == ENXIO { return nil }
+            throw FileStore.error("open", path: path, errno: errno)
+        }
+        var info = stat()
+        guard fstat(fd, &info) == 0 else {
+            let code = errno
+            close(fd)
+            throw FileStore.error("fstat", path: path, errno: code)
+        }
+        guard (info.st_mode & S_IFMT) == S_IFREG else {
+            close(fd)
+            return nil
+        }
+        return (fd, Int64(info.st_size))
+    }
+
     /// Reads the file `name`, checking that it holds exactly `expectedSize` bytes.
     /// A name that is not one of ours (a damaged or tampered row), a symlink, or
     /// anything but a regular file is `.missing`: never followed out of data/.

@@ -16,6 +16,19 @@ extension KVStorage {
         return name
     }
 
+    /// A name for a value streamed in pieces (`DiskCache.ValueWriter`), once it has outgrown
+    /// the inline threshold: nil in the inline storage mode, which keeps every value in the
+    /// manifest.
+    func reserveStreamedFileName(forKey key: String) throws -> String? {
+        try validate(key)
+        _ = try requireDatabase()
+        try requireWritable()
+        guard options.mode != .inline else { return nil }
+        let name = FileNameHash.fileName(forKey: key, suffix: fileNameSuffixes.next())
+        reservedFiles.insert(name)
+        return name
+    }
+
     /// Forgets a reservation whose file was not written.
     func releaseFileName(_ name: String) {
         reservedFiles.remove(name)
@@ -25,6 +38,12 @@ extension KVStorage {
     /// `setValue` does; the file is deleted if the write cannot be recorded. (A
     /// `removeAll` that swaps the data folder meanwhile brings it back: `swapDataFolder`.)
     func setValue(_ data: Data, writtenTo name: String, forKey key: String,
+                  expiration: Expiration, extendedData: Data?) throws {
+        try setValue(size: data.count, writtenTo: name, forKey: key, expiration: expiration, extendedData: extendedData)
+    }
+
+    /// The same for a file of `size` bytes.
+    func setValue(size: Int, writtenTo name: String, forKey key: String,
                   expiration: Expiration, extendedData: Data?) throws {
         // The name stays reserved until the write is recorded: `commitIfFull` may settle
         // a removeAll, whose folder swap brings back only the files of uncommitted writes.
@@ -41,7 +60,7 @@ extension KVStorage {
             throw error
         }
         reservedFiles.remove(name)
-        record(size: data.count, filename: name, inline: nil, forKey: key, expiration: expiration,
+        record(size: size, filename: name, inline: nil, forKey: key, expiration: expiration,
                extendedData: extendedData)
     }
 }
