@@ -84,6 +84,18 @@ public struct CachingHTTPClient: Sendable {
         }
     }
 
+    /// Answers `request` as ``execute(_:body:)`` does, with a body read in pieces: a large
+    /// stored body from its file, the origin's as it arrives (stored on the way once read to
+    /// its end). ``maximumResponseBodySize`` does not apply: nothing is held whole.
+    ///
+    /// - Throws: what the client throws, unless a stored response may be served instead.
+    public func executeStreaming(_ request: HTTPRequest, body: Data? = nil) async throws -> HTTPCacheStreamingResponse {
+        let (client, timeout) = (self.client, self.timeout)
+        return try await cache.streamingResponse(for: request, body: body) { request, body in
+            try await Self.sendStreaming(request, body: body, with: client, timeout: timeout)
+        }
+    }
+
     /// Shuts down the client this one made; a client given at init is left to its owner.
     public func shutdown() async throws {
         if ownsClient { try await client.shutdown() }
@@ -97,6 +109,28 @@ public struct CachingHTTPClient: Sendable {
     ///   a scheme, authority or path.
     public static func send(_ request: HTTPRequest, body: Data?, with client: HTTPClient, timeout: TimeAmount,
                             maximumResponseBodySize: Int) async throws -> (HTTPResponse, Data) {
+        let (response, incoming) = try await start(request, body: body, with: client, timeout: timeout)
+        let bytes = request.method == .head ? ByteBuffer() : try await incoming.collect(upTo: maximumResponseBodySize)
+        return (response, Data(bytes.readableBytesView))
+    }
+
+    /// Sends `request` to its origin with `client`, bypassing any cache, and returns the
+    /// response with its body as it arrives (none for HEAD).
+    ///
+    /// - Throws: as ``send(_:body:with:timeout:maximumResponseBodySize:)``.
+    public static func sendStreaming(_ request: HTTPRequest, body: Data?, with client: HTTPClient,
+                                     timeout: TimeAmount) async throws -> (HTTPResponse, HTTPCacheBody) {
+        let (response, incoming) = try await start(request, body: body, with: client, timeout: timeout)
+        guard request.method != .head else { return (response, .empty) }
+        // The origin's Content-Length, where it sent one that parses, describes the body as it
+        // arrives: no decoding is asked for (see init).
+        let count = response.headerFields[.contentLength].flatMap { Int64($0) }.flatMap { $0 >= 0 ? $0 : nil }
+        return (response, HTTPCacheBody(ByteBufferChunks(base: incoming), count: response.status == .notModified
+            || response.status == .noContent ? nil : count))
+    }
+
+    private static func start(_ request: HTTPRequest, body: Data?, with client: HTTPClient,
+                              timeout: TimeAmount) async throws -> (HTTPResponse, HTTPClientResponse.Body) {
         guard let scheme = request.scheme, let authority = request.authority, let path = request.path else {
             throw KVCacheError(code: .invalidArgument, message: "a request needs a scheme, an authority and a path")
         }
@@ -109,13 +143,12 @@ public struct CachingHTTPClient: Sendable {
         if let body { outgoing.body = .bytes(ByteBuffer(bytes: body)) }
         let response = try await execute(outgoing, with: client, timeout: timeout,
                                          retries: safeMethods.contains(request.method.rawValue) ? 2 : 0)
-        let bytes = request.method == .head ? ByteBuffer() : try await response.body.collect(upTo: maximumResponseBodySize)
         var fields = HTTPFields()
         for (name, value) in response.headers {
             if let fieldName = HTTPField.Name(name) { fields.append(HTTPField(name: fieldName, value: value)) }
         }
         let status = HTTPResponse.Status(code: Int(response.status.code), reasonPhrase: response.status.reasonPhrase)
-        return (HTTPResponse(status: status, headerFields: fields), Data(bytes.readableBytesView))
+        return (HTTPResponse(status: status, headerFields: fields), response.body)
     }
 
     /// The origin may close a kept-alive connection as a request goes out on it, before any
@@ -129,6 +162,22 @@ public struct CachingHTTPClient: Sendable {
                 return try await client.execute(request, timeout: timeout)
             } catch let error as HTTPClientError where error == .remoteConnectionClosed && retries > 0 {
                 retries -= 1
+            }
+        }
+    }
+
+    /// An AsyncHTTPClient body as `Data` chunks.
+    private struct ByteBufferChunks: AsyncSequence, Sendable {
+        typealias Element = Data
+        let base: HTTPClientResponse.Body
+
+        func makeAsyncIterator() -> Iterator { Iterator(base: base.makeAsyncIterator()) }
+
+        struct Iterator: AsyncIteratorProtocol {
+            var base: HTTPClientResponse.Body.AsyncIterator
+
+            mutating func next() async throws -> Data? {
+                try await base.next().map { Data($0.readableBytesView) }
             }
         }
     }

@@ -6,47 +6,63 @@ import KVCache
 /// GET and HEAD: serve a stored response, revalidate it, or fetch and store (RFC 9111 §4).
 extension HTTPCache {
     func read(_ request: HTTPRequest, key: String, revalidatesInBackground: Bool,
-              transport: @escaping Transport) async throws -> HTTPCacheResponse {
+              transport: OriginTransport) async throws -> HTTPCacheStreamingResponse {
         let directives = RequestDirectives(request)
         let record = await load(key)
         // A single byte range is served from a stored complete response; anything else about
         // ranges goes to the origin, and partial responses are not stored.
         if let rangeValue = request.headerFields[.range] {
             if request.method == .get, request.headerFields[.ifRange] == nil, let range = ByteRange.parse(rangeValue),
-               let record, let index = record.selectIndex(for: request), record.variants[index].status == 200 {
+               let record, let index = record.selectIndex(for: request), record.variants[index].status == 200,
+               let body = openBody(of: record.variants[index]) {
                 let stored = record.variants[index]
                 let freshness = Freshness(of: stored, mode: configuration.mode, heuristic: configuration.heuristic, now: now)
                 if directives.accepts(stored, freshness, mode: configuration.mode) {
-                    return serve(stored, range: range, age: freshness.age, outcome: freshness.isFresh ? .hit : .staleHit)
+                    return serve(stored, body: body, range: range, age: freshness.age,
+                                 outcome: freshness.isFresh ? .hit : .staleHit)
                 }
             }
-            let (response, body) = try await transport(request, nil)
-            return HTTPCacheResponse(response: response, body: body, outcome: .passedThrough)
+            let (response, body) = try await transport.send(request, nil)
+            return HTTPCacheStreamingResponse(response: response, body: body, outcome: .passedThrough)
         }
-        if let record, let index = record.selectIndex(for: request) {
+        // A stored response whose body value is gone (evicted on its own) is as good as none.
+        if let record, let index = record.selectIndex(for: request), let body = openBody(of: record.variants[index]) {
             let stored = record.variants[index]
             let freshness = Freshness(of: stored, mode: configuration.mode, heuristic: configuration.heuristic, now: now)
             if directives.accepts(stored, freshness, mode: configuration.mode) {
-                return serve(stored, age: freshness.age, to: request, outcome: freshness.isFresh ? .hit : .staleHit)
+                return serve(stored, body: body, age: freshness.age, to: request, outcome: freshness.isFresh ? .hit : .staleHit)
             }
             if revalidatesInBackground, !directives.noCache, !freshness.isFresh, !freshness.requiresValidation,
                freshness.mayServeStale(mode: configuration.mode),
                let window = freshness.cacheControl.seconds("stale-while-revalidate")?.value,
                freshness.staleness <= Double(window) {
                 revalidateInBackground(request, key: key, transport: transport)
-                return serve(stored, age: freshness.age, to: request, outcome: .staleHit)
+                return serve(stored, body: body, age: freshness.age, to: request, outcome: .staleHit)
             }
             if directives.onlyIfCached { return Self.unsatisfiable() }
-            return try await validate(request, key: key, record: record, index: index, freshness: freshness,
+            return try await validate(request, key: key, record: record, index: index, body: body, freshness: freshness,
                                       directives: directives, transport: transport)
         }
         if directives.onlyIfCached { return Self.unsatisfiable() }
         return try await fetch(request, key: key, record: record, transport: transport)
     }
 
+    /// The stored response's body, ready to serve; nil when it is kept in a value of its own
+    /// that is gone or has another size.
+    func openBody(of stored: StoredResponse) -> OpenedBody? {
+        switch stored.body {
+        case .bytes(let bytes):
+            return .bytes(bytes)
+        case .file(let key, let count):
+            guard let reader = try? storage.disk.valueReader(forKey: key), reader.count == count else { return nil }
+            return .reader(reader)
+        }
+    }
+
     /// Asks the origin whether the stored response may still be used (§4.3.1).
-    func validate(_ request: HTTPRequest, key: String, record: StoredResponses, index: Int, freshness: Freshness,
-                  directives: RequestDirectives, transport: @escaping Transport) async throws -> HTTPCacheResponse {
+    func validate(_ request: HTTPRequest, key: String, record: StoredResponses, index: Int, body storedBody: OpenedBody,
+                  freshness: Freshness, directives: RequestDirectives,
+                  transport: OriginTransport) async throws -> HTTPCacheStreamingResponse {
         let stored = record.variants[index]
         var conditional = request
         let etag = stored.values("etag").first
@@ -58,13 +74,13 @@ extension HTTPCache {
         }
         let requestTime = now
         let response: HTTPResponse
-        let body: Data
+        let body: HTTPCacheBody
         do {
-            (response, body) = try await transport(conditional, nil)
+            (response, body) = try await transport.send(conditional, nil)
         } catch {
             if directives.allowsStaleIfError(freshness, mode: configuration.mode)
                 || (configuration.servesStaleWhenUnreachable && freshness.mayServeStale(mode: configuration.mode)) {
-                return serve(stored, age: freshness.age, to: request, outcome: .staleHit)
+                return serve(stored, body: storedBody, age: freshness.age, to: request, outcome: .staleHit)
             }
             throw error
         }
@@ -82,31 +98,43 @@ extension HTTPCache {
             record.variants[index] = updated
             await save(record, forKey: key)
             let age = Freshness.age(of: updated, now: now)
-            return serve(updated, age: age, to: request, outcome: .revalidated)
+            return serve(updated, body: storedBody, age: age, to: request, outcome: .revalidated)
         }
         if response.status.code >= 500, directives.allowsStaleIfError(freshness, mode: configuration.mode) {
-            return serve(stored, age: freshness.age, to: request, outcome: .staleHit)
+            return serve(stored, body: storedBody, age: freshness.age, to: request, outcome: .staleHit)
         }
         return await finish(request, response: response, body: body, key: key, record: record,
-                      requestTime: requestTime, responseTime: responseTime)
+                            requestTime: requestTime, responseTime: responseTime)
     }
 
     /// Sends the request as it is and stores the answer when allowed.
     func fetch(_ request: HTTPRequest, key: String, record: StoredResponses?,
-               transport: @escaping Transport) async throws -> HTTPCacheResponse {
+               transport: OriginTransport) async throws -> HTTPCacheStreamingResponse {
         let requestTime = now
-        let (response, body) = try await transport(request, nil)
+        let (response, body) = try await transport.send(request, nil)
         return await finish(request, response: response, body: body, key: key, record: record,
-                      requestTime: requestTime, responseTime: now)
+                            requestTime: requestTime, responseTime: now)
     }
 
-    func finish(_ request: HTTPRequest, response: HTTPResponse, body: Data, key: String, record: StoredResponses?,
-                requestTime: Double, responseTime: Double) async -> HTTPCacheResponse {
+    /// The origin's answer to a GET is stored when allowed: at once when its body is in
+    /// memory, otherwise as the body is read (see `BodyRecorder`).
+    func finish(_ request: HTTPRequest, response: HTTPResponse, body: HTTPCacheBody, key: String,
+                record: StoredResponses?, requestTime: Double, responseTime: Double) async -> HTTPCacheStreamingResponse {
         let response = response.dated(responseTime)
         if request.method == .get {
-            if isStorable(response, body: body, for: request) {
-                await store(response, body: body, for: request, key: key, record: record,
-                      requestTime: requestTime, responseTime: responseTime)
+            let declaredCount = response.headerFields[.contentLength].flatMap { Int64($0) }
+            if isStorable(response, bodyCount: body.knownCount ?? declaredCount, for: request) {
+                if case .bytes(let bytes) = body.source {
+                    await store(response, body: .bytes(bytes), for: request, key: key, record: record,
+                                requestTime: requestTime, responseTime: responseTime)
+                } else {
+                    let recorder = BodyRecorder(disk: storage.disk, threshold: configuration.largeBodyThreshold,
+                                                limit: configuration.maximumBodySize) { [self] stored in
+                        await store(response, body: stored, for: request, key: key, record: record,
+                                    requestTime: requestTime, responseTime: responseTime)
+                    }
+                    return HTTPCacheStreamingResponse(response: response, body: .teeing(body, into: recorder), outcome: .miss)
+                }
             }
         } else if request.method == .head, response.status.code == 200, var record,
                   let index = record.selectIndex(for: request), record.variants[index].sameValidators(as: response) {
@@ -115,51 +143,57 @@ extension HTTPCache {
                                                                     responseTime: responseTime)
             await save(record, forKey: key)
         }
-        return HTTPCacheResponse(response: response, body: body, outcome: .miss)
+        return HTTPCacheStreamingResponse(response: response, body: body, outcome: .miss)
     }
 
     /// A stored response as an answer to `request`: with its current age, without a body for
     /// HEAD, and as a 304 when the request's own conditions hold (§4.3.2).
-    func serve(_ stored: StoredResponse, age: Double, to request: HTTPRequest,
-               outcome: HTTPCacheResponse.Outcome) -> HTTPCacheResponse {
+    func serve(_ stored: StoredResponse, body: OpenedBody, age: Double, to request: HTTPRequest,
+               outcome: HTTPCacheResponse.Outcome) -> HTTPCacheStreamingResponse {
         var response = stored.response(age: age)
         if stored.status == 200, request.conditionsHold(for: stored) == false {
             response.status = .notModified
             for name in [HTTPField.Name.contentLength, .contentType, .contentEncoding] { response.headerFields[name] = nil }
-            return HTTPCacheResponse(response: response, body: Data(), outcome: outcome)
+            return HTTPCacheStreamingResponse(response: response, body: .empty, outcome: outcome)
         }
-        return HTTPCacheResponse(response: response, body: request.method == .head ? Data() : stored.body, outcome: outcome)
+        return HTTPCacheStreamingResponse(response: response, body: request.method == .head ? .empty : body.body(),
+                                          outcome: outcome)
     }
 
     /// A range of a stored complete response: a 206, or a 416 when the range selects nothing.
-    func serve(_ stored: StoredResponse, range: ByteRange, age: Double,
-               outcome: HTTPCacheResponse.Outcome) -> HTTPCacheResponse {
+    func serve(_ stored: StoredResponse, body: OpenedBody, range: ByteRange, age: Double,
+               outcome: HTTPCacheResponse.Outcome) -> HTTPCacheStreamingResponse {
         var response = stored.response(age: age)
         response.headerFields[.contentLength] = nil
-        let length = stored.body.count
+        let length = Int(body.count)
         guard let bytes = range.resolve(length: length) else {
             response.status = .rangeNotSatisfiable
             response.headerFields[.contentRange] = "bytes */\(length)"
-            return HTTPCacheResponse(response: response, body: Data(), outcome: outcome)
+            return HTTPCacheStreamingResponse(response: response, body: .empty, outcome: outcome)
         }
         response.status = .partialContent
         response.headerFields[.contentRange] = "bytes \(bytes.lowerBound)-\(bytes.upperBound - 1)/\(length)"
-        let start = stored.body.startIndex
-        return HTTPCacheResponse(response: response, body: Data(stored.body[(start + bytes.lowerBound)..<(start + bytes.upperBound)]),
-                                 outcome: outcome)
+        return HTTPCacheStreamingResponse(response: response,
+                                          body: body.body(range: Int64(bytes.lowerBound)..<Int64(bytes.upperBound)),
+                                          outcome: outcome)
     }
 
-    static func unsatisfiable() -> HTTPCacheResponse {
-        HTTPCacheResponse(response: HTTPResponse(status: .gatewayTimeout), body: Data(), outcome: .unsatisfiable)
+    static func unsatisfiable() -> HTTPCacheStreamingResponse {
+        HTTPCacheStreamingResponse(response: HTTPResponse(status: .gatewayTimeout), body: .empty, outcome: .unsatisfiable)
     }
 
-    func revalidateInBackground(_ request: HTTPRequest, key: String, transport: @escaping Transport) {
+    /// The new response, if any, is read to its end, which stores it.
+    func revalidateInBackground(_ request: HTTPRequest, key: String, transport: OriginTransport) {
         revalidations.start(key: key) { [self] in
-            guard let record = await load(key), let index = record.selectIndex(for: request) else { return }
+            guard let record = await load(key), let index = record.selectIndex(for: request),
+                  let body = openBody(of: record.variants[index]) else { return }
             let freshness = Freshness(of: record.variants[index], mode: configuration.mode,
                                       heuristic: configuration.heuristic, now: now)
-            _ = try? await validate(request, key: key, record: record, index: index, freshness: freshness,
-                                    directives: RequestDirectives(request), transport: transport)
+            guard let answer = try? await validate(request, key: key, record: record, index: index, body: body,
+                                                   freshness: freshness, directives: RequestDirectives(request),
+                                                   transport: transport)
+            else { return }
+            if answer.outcome == .miss { try? await answer.body.drain() }
         }
     }
 }

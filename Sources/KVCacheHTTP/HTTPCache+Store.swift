@@ -5,8 +5,9 @@ import KVCache
 
 /// What may be stored (RFC 9111 §3), how variants are kept (§4.1), and invalidation (§4.4).
 extension HTTPCache {
-    func isStorable(_ response: HTTPResponse, body: Data, for request: HTTPRequest) -> Bool {
-        guard request.method == .get, body.count <= configuration.maximumBodySize else { return false }
+    /// `bodyCount` is the body's size where it is known before it is read.
+    func isStorable(_ response: HTTPResponse, bodyCount: Int64?, for request: HTTPRequest) -> Bool {
+        guard request.method == .get, (bodyCount ?? 0) <= Int64(configuration.maximumBodySize) else { return false }
         let requestControl = CacheControl(request.headerFields[values: .cacheControl])
         if requestControl.has("no-store") { return false }
         let status = response.status.code
@@ -30,8 +31,16 @@ extension HTTPCache {
         return explicit || Self.heuristicallyCacheable.contains(status)
     }
 
-    func store(_ response: HTTPResponse, body: Data, for request: HTTPRequest, key: String, record: StoredResponses?,
+    /// A body in memory over the large-body threshold goes to a disk value of its own first.
+    func store(_ response: HTTPResponse, body: StoredBody, for request: HTTPRequest, key: String, record: StoredResponses?,
                requestTime: Double, responseTime: Double) async {
+        var body = body
+        if case .bytes(let bytes) = body, bytes.count > configuration.largeBodyThreshold {
+            let bodyKey = StoredBody.newFileKey()
+            // Not stored is an answer too: the request was answered anyway.
+            guard (try? await storage.disk.setValue(bytes, forKey: bodyKey)) != nil else { return }
+            body = .file(key: bodyKey, count: Int64(bytes.count))
+        }
         let varyValues = Self.varyNames(of: response).map {
             StoredResponse.VaryValue(name: $0, value: request.normalizedValue(of: $0))
         }
@@ -39,11 +48,30 @@ extension HTTPCache {
                                      requestTime: requestTime, responseTime: responseTime)
         // The new response replaces whatever answered this request before.
         var variants = (record?.variants ?? []).filter { !$0.matches(request) }
+        var dropped = (record?.variants ?? []).filter { $0.matches(request) }
         variants.append(variant)
         if variants.count > configuration.maximumVariants {
+            dropped += variants.prefix(variants.count - configuration.maximumVariants)
             variants.removeFirst(variants.count - configuration.maximumVariants)
         }
         await save(StoredResponses(variants: variants), forKey: key)
+        removeBodies(of: dropped)
+    }
+
+    /// Removes the body values of responses no record keeps any more. (One that another
+    /// record written meanwhile still names is then missing there: that response counts as
+    /// not stored.)
+    func removeBodies(of variants: [StoredResponse]) {
+        for variant in variants {
+            if case .file(let key, _) = variant.body { try? storage.disk.removeValue(forKey: key) }
+        }
+    }
+
+    /// Removes the record under `key` and its body values.
+    func removeRecord(forKey key: String) async {
+        let record = await load(key)
+        try? await storage.removeValue(forKey: key)
+        if let record { removeBodies(of: record.variants) }
     }
 
     /// The record under `key`, or nil when there is none or it cannot be read (a damaged or
@@ -63,7 +91,7 @@ extension HTTPCache {
     /// After an unsafe method succeeded: the target URL and the same-origin URLs its
     /// `Location` and `Content-Location` name (§4.4).
     func invalidate(after request: HTTPRequest, key: String, response: HTTPResponse) async {
-        try? await storage.removeValue(forKey: key)
+        await removeRecord(forKey: key)
         guard let scheme = request.scheme, let authority = request.authority, let path = request.path,
               let base = URL(string: "\(scheme)://\(authority)\(path)")
         else { return }
@@ -79,7 +107,7 @@ extension HTTPCache {
             let targetPath = (components.percentEncodedPath.isEmpty ? "/" : components.percentEncodedPath)
                 + (components.percentEncodedQuery.map { "?\($0)" } ?? "")
             let targetKey = Self.key(scheme: scheme, authority: authority, path: targetPath)
-            try? await storage.removeValue(forKey: targetKey)
+            await removeRecord(forKey: targetKey)
         }
     }
 

@@ -58,22 +58,31 @@ public final class HTTPCache: Sendable {
         /// be reached), unless the response forbids it (`must-revalidate`, `no-cache`, and in
         /// a shared cache `proxy-revalidate` and `s-maxage`). RFC 9111 §4.2.4 allows it.
         public var servesStaleWhenUnreachable: Bool
+        /// Bodies larger than this are kept in the disk level as values of their own, written
+        /// and served in pieces, and never enter the memory level; smaller ones are kept in
+        /// their response's record, at every level.
+        public var largeBodyThreshold: Int
 
-        /// A private cache with 10 % heuristic freshness, bodies up to 64 MiB, 8 variants
-        /// per URL, and stale answers while the origin is unreachable.
+        /// A private cache with 10 % heuristic freshness, bodies up to 64 MiB (over 1 MiB on
+        /// disk only), 8 variants per URL, and stale answers while the origin is unreachable.
         public init(mode: Mode = .private, heuristic: Heuristic = .init(),
                     maximumBodySize: Int = 64 << 20, maximumVariants: Int = 8,
-                    servesStaleWhenUnreachable: Bool = true) {
+                    servesStaleWhenUnreachable: Bool = true, largeBodyThreshold: Int = 1 << 20) {
             self.mode = mode
             self.heuristic = heuristic
             self.maximumBodySize = maximumBodySize
             self.maximumVariants = maximumVariants
             self.servesStaleWhenUnreachable = servesStaleWhenUnreachable
+            self.largeBodyThreshold = largeBodyThreshold
         }
     }
 
     /// Sends a request (with its body, if any) to the origin and returns its answer.
     public typealias Transport = @Sendable (HTTPRequest, Data?) async throws -> (HTTPResponse, Data)
+
+    /// Sends a request (with its body, if any) to the origin and returns its answer, whose
+    /// body may arrive in pieces.
+    public typealias StreamingTransport = @Sendable (HTTPRequest, Data?) async throws -> (HTTPResponse, HTTPCacheBody)
 
     /// Where responses are kept: every level of the cache (memory, disk, remote) serves.
     public let storage: Cache<Data>
@@ -87,7 +96,7 @@ public final class HTTPCache: Sendable {
     /// A cache that keeps its responses in `storage`.
     ///
     /// - Throws: `KVCacheError.invalidArgument` for a heuristic fraction outside 0...1, a
-    ///   negative heuristic maximum, or a limit below 1.
+    ///   negative heuristic maximum, a limit below 1, or a negative large-body threshold.
     public convenience init(storage: Cache<Data>, configuration: Configuration = .init()) throws {
         try self.init(storage: storage, configuration: configuration, clock: { Date().timeIntervalSince1970 })
     }
@@ -99,6 +108,9 @@ public final class HTTPCache: Sendable {
         }
         guard configuration.maximumBodySize >= 1, configuration.maximumVariants >= 1 else {
             throw KVCacheError(code: .invalidArgument, message: "maximumBodySize and maximumVariants must be at least 1")
+        }
+        guard configuration.largeBodyThreshold >= 0 else {
+            throw KVCacheError(code: .invalidArgument, message: "largeBodyThreshold must be at least 0")
         }
         self.storage = storage
         self.configuration = configuration
@@ -113,33 +125,60 @@ public final class HTTPCache: Sendable {
     static let understood: Set<Int> = [200, 203, 204, 300, 301, 302, 303, 307, 308, 404, 405, 410, 414, 501]
 
     /// Answers `request`: from a stored response when one may be used, otherwise through
-    /// `transport`, storing what comes back when the rules allow.
+    /// `transport`, storing what comes back when the rules allow. The body is read whole
+    /// (use ``streamingResponse(for:body:transport:)`` for bodies too large for memory).
     ///
     /// - Throws: what `transport` throws, unless a stored response may be served instead
-    ///   (`stale-if-error`).
+    ///   (`stale-if-error`), and what reading a stored body throws.
     public func response(for request: HTTPRequest, body: Data? = nil,
                          transport: @escaping Transport) async throws -> HTTPCacheResponse {
         try await response(for: request, body: body, revalidatesInBackground: true, transport: transport)
+    }
+
+    /// Answers `request` as ``response(for:body:transport:)`` does, with a body that is read
+    /// in pieces: a large stored body comes from its file, and the origin's body is passed on
+    /// as it arrives and stored on the way (once it has been read to its end).
+    ///
+    /// - Throws: what `transport` throws, unless a stored response may be served instead.
+    public func streamingResponse(for request: HTTPRequest, body: Data? = nil,
+                                  transport: @escaping StreamingTransport) async throws -> HTTPCacheStreamingResponse {
+        try await streamingResponse(for: request, body: body, revalidatesInBackground: true, transport: transport)
     }
 
     /// Without background work, `transport` is not used after this returns: a stale response
     /// that `stale-while-revalidate` allows is revalidated before the answer instead.
     func response(for request: HTTPRequest, body: Data?, revalidatesInBackground: Bool,
                   transport: @escaping Transport) async throws -> HTTPCacheResponse {
+        let answer = try await streamingResponse(for: request, body: body, revalidatesInBackground: revalidatesInBackground,
+                                                 transport: .bytes(transport))
+        // A body in memory (every hit of a body kept in its record) is handed over as it is.
+        let bytes: Data
+        if case .bytes(let inMemory) = answer.body.source { bytes = inMemory } else { bytes = try await answer.body.collect() }
+        return HTTPCacheResponse(response: answer.response, body: bytes, outcome: answer.outcome)
+    }
+
+    func streamingResponse(for request: HTTPRequest, body: Data?, revalidatesInBackground: Bool,
+                           transport: @escaping StreamingTransport) async throws -> HTTPCacheStreamingResponse {
+        try await streamingResponse(for: request, body: body, revalidatesInBackground: revalidatesInBackground,
+                                    transport: .streaming(transport))
+    }
+
+    func streamingResponse(for request: HTTPRequest, body: Data?, revalidatesInBackground: Bool,
+                           transport: OriginTransport) async throws -> HTTPCacheStreamingResponse {
         guard let key = key(for: request) else {
-            let (response, responseBody) = try await transport(request, body)
-            return HTTPCacheResponse(response: response, body: responseBody, outcome: .passedThrough)
+            let (response, responseBody) = try await transport.send(request, body)
+            return HTTPCacheStreamingResponse(response: response, body: responseBody, outcome: .passedThrough)
         }
         switch request.method {
         case .get, .head:
             return try await read(request, key: key, revalidatesInBackground: revalidatesInBackground, transport: transport)
         case .options, .trace:
-            let (response, responseBody) = try await transport(request, body)
-            return HTTPCacheResponse(response: response, body: responseBody, outcome: .passedThrough)
+            let (response, responseBody) = try await transport.send(request, body)
+            return HTTPCacheStreamingResponse(response: response, body: responseBody, outcome: .passedThrough)
         default:
-            let (response, responseBody) = try await transport(request, body)
+            let (response, responseBody) = try await transport.send(request, body)
             if (200..<400).contains(response.status.code) { await invalidate(after: request, key: key, response: response) }
-            return HTTPCacheResponse(response: response, body: responseBody, outcome: .passedThrough)
+            return HTTPCacheStreamingResponse(response: response, body: responseBody, outcome: .passedThrough)
         }
     }
 
@@ -204,6 +243,41 @@ public struct HTTPCacheResponse: Sendable {
 
     /// A response, its body, and where it came from.
     public init(response: HTTPResponse, body: Data, outcome: Outcome) {
+        self.response = response
+        self.body = body
+        self.outcome = outcome
+    }
+}
+
+/// The origin as a call gave it: a transport of whole bodies or of streamed ones. (Kept as
+/// given, so a call with a whole-body transport allocates no adapter.)
+enum OriginTransport: Sendable {
+    case bytes(HTTPCache.Transport)
+    case streaming(HTTPCache.StreamingTransport)
+
+    func send(_ request: HTTPRequest, _ body: Data?) async throws -> (HTTPResponse, HTTPCacheBody) {
+        switch self {
+        case .bytes(let transport):
+            let (response, bytes) = try await transport(request, body)
+            return (response, HTTPCacheBody(bytes))
+        case .streaming(let transport):
+            return try await transport(request, body)
+        }
+    }
+}
+
+/// What ``HTTPCache/streamingResponse(for:body:transport:)`` returns.
+public struct HTTPCacheStreamingResponse: Sendable {
+    /// The response to give the client, with `Age` when it comes from the cache.
+    public var response: HTTPResponse
+    /// Its body, to be read once (empty for HEAD, a 304 or a 504). A response from the origin
+    /// is stored when its body has been read to the end.
+    public var body: HTTPCacheBody
+    /// Where it came from.
+    public var outcome: HTTPCacheResponse.Outcome
+
+    /// A response, its body, and where it came from.
+    public init(response: HTTPResponse, body: HTTPCacheBody, outcome: HTTPCacheResponse.Outcome) {
         self.response = response
         self.body = body
         self.outcome = outcome

@@ -2,7 +2,6 @@
 import Foundation
 import HTTPTypes
 import OpenAPIRuntime
-import Synchronization
 
 /// A swift-openapi-runtime `ClientMiddleware` that answers an OpenAPI client's requests from
 /// an ``HTTPCache`` and stores what the server sends back (package trait `OpenAPI`).
@@ -12,9 +11,10 @@ import Synchronization
 ///                     middlewares: [HTTPCacheMiddleware(cache: http)])
 /// ```
 ///
-/// Response bodies of GET requests are collected (up to the cache's `maximumBodySize`; a body
-/// that says it is larger passes through unstored). `stale-while-revalidate` revalidates
-/// before answering, since the middleware's `next` may not be used after it returns.
+/// Response bodies stream through: a large stored body is read from its file, and the
+/// server's body is passed on as it arrives and stored on the way once read to its end.
+/// `stale-while-revalidate` revalidates before answering, since the middleware's `next` may
+/// not be used after it returns.
 public struct HTTPCacheMiddleware: ClientMiddleware {
     /// The cache that answers and stores.
     public let cache: HTTPCache
@@ -47,39 +47,53 @@ public struct HTTPCacheMiddleware: ClientMiddleware {
             }
             return (response, responseBody)
         }
-        let limit = cache.configuration.maximumBodySize
-        let passedThrough = PassedThrough()
         let answer = try await withoutActuallyEscaping(next) { next in
-            try await cache.response(for: full, body: nil, revalidatesInBackground: false) { sent, _ in
+            try await cache.streamingResponse(for: full, body: nil, revalidatesInBackground: false) { sent, _ in
                 // The cache adds its conditional fields; the path stays relative to baseURL.
                 var forwarded = sent
                 forwarded.scheme = request.scheme
                 forwarded.authority = request.authority
                 forwarded.path = request.path
                 let (response, responseBody) = try await next(forwarded, nil, baseURL)
-                guard let responseBody else { return (response, Data()) }
-                if case .known(let length) = responseBody.length, length > limit {
-                    passedThrough.set(response, responseBody)
-                    // An empty 502 is never stored; the caller gets the streaming original.
-                    return (HTTPResponse(status: .badGateway), Data())
-                }
-                return (response, try await Data(collecting: responseBody, upTo: limit))
+                guard let responseBody else { return (response, .empty) }
+                return (response, HTTPCacheBody(DataChunks(base: responseBody)))
             }
         }
-        if let original = passedThrough.value { return original }
         if request.method == .head { return (answer.response, nil) }
-        return (answer.response, HTTPBody(answer.body))
+        let length: HTTPBody.Length = answer.body.knownCount.map { .known($0) } ?? .unknown
+        return (answer.response, HTTPBody(ByteChunks(base: answer.body), length: length, iterationBehavior: .single))
     }
 }
 
-/// A response too large to store, handed back to the caller as it came.
-private final class PassedThrough: Sendable {
-    private let stored = Mutex<(HTTPResponse, HTTPBody?)?>(nil)
+/// An OpenAPI body as `Data` chunks.
+private struct DataChunks: AsyncSequence, Sendable {
+    typealias Element = Data
+    let base: HTTPBody
 
-    var value: (HTTPResponse, HTTPBody?)? { stored.withLock { $0 } }
+    func makeAsyncIterator() -> Iterator { Iterator(base: base.makeAsyncIterator()) }
 
-    func set(_ response: HTTPResponse, _ body: HTTPBody) {
-        stored.withLock { $0 = (response, body) }
+    struct Iterator: AsyncIteratorProtocol {
+        var base: HTTPBody.AsyncIterator
+
+        mutating func next() async throws -> Data? {
+            try await base.next().map { Data($0) }
+        }
+    }
+}
+
+/// A cache body as OpenAPI's byte chunks.
+private struct ByteChunks: AsyncSequence, Sendable {
+    typealias Element = ArraySlice<UInt8>
+    let base: HTTPCacheBody
+
+    func makeAsyncIterator() -> Iterator { Iterator(base: base.makeAsyncIterator()) }
+
+    struct Iterator: AsyncIteratorProtocol {
+        var base: HTTPCacheBody.AsyncIterator
+
+        mutating func next() async throws -> ArraySlice<UInt8>? {
+            try await base.next().map { ArraySlice($0) }
+        }
     }
 }
 #endif

@@ -22,7 +22,7 @@ final class StoredResponse: Sendable {
     let date: Double
     /// Lower-cased field names from `Vary`, each with the request's value (nil: absent).
     let varyValues: [VaryValue]
-    let body: Data
+    let body: StoredBody
 
     // Derived once, when the response is built or decoded, not on every hit.
     /// Its `Cache-Control` directives.
@@ -64,7 +64,7 @@ final class StoredResponse: Sendable {
     }
 
     /// A response as it arrives: its `Date` parsed, or `responseTime` when it has none.
-    convenience init(response: HTTPResponse, body: Data, varyValues: [VaryValue], requestTime: Double,
+    convenience init(response: HTTPResponse, body: StoredBody, varyValues: [VaryValue], requestTime: Double,
                      responseTime: Double) {
         let nominated = Self.connectionNominated(by: response.headerFields)
         let fields = response.headerFields.compactMap { field in
@@ -77,7 +77,7 @@ final class StoredResponse: Sendable {
     }
 
     init(status: Int, reasonPhrase: String, fields: [Field], requestTime: Double, responseTime: Double, date: Double,
-         varyValues: [VaryValue], body: Data) {
+         varyValues: [VaryValue], body: StoredBody) {
         self.status = status
         self.reasonPhrase = reasonPhrase
         self.fields = fields
@@ -195,7 +195,9 @@ struct StoredResponses: Sendable {
 
     /// A stored record's bytes start with this, then a version.
     private static let magic: [UInt8] = Array("KVHTTP".utf8)
-    private static let version: UInt8 = 2
+    /// 3 says where each body is (in the record or in a value of its own); 2 kept every body
+    /// in the record.
+    private static let version: UInt8 = 3
 
     func encoded() -> Data {
         var writer = ByteWriter()
@@ -219,8 +221,16 @@ struct StoredResponses: Sendable {
                 writer.string(field.name)
                 writer.string(field.value)
             }
-            writer.integer(UInt64(variant.body.count))
-            writer.data.append(variant.body)
+            switch variant.body {
+            case .bytes(let bytes):
+                writer.byte(0)
+                writer.integer(UInt64(bytes.count))
+                writer.data.append(bytes)
+            case .file(let key, let count):
+                writer.byte(1)
+                writer.string(key)
+                writer.integer(UInt64(count))
+            }
         }
         return writer.data
     }
@@ -229,7 +239,7 @@ struct StoredResponses: Sendable {
     /// another writer's value under the key): the caller treats it as a miss.
     init?(decoding data: Data) {
         var reader = ByteReader(data)
-        guard reader.bytes(Self.magic.count) == Self.magic, reader.byte() == Self.version,
+        guard reader.bytes(Self.magic.count) == Self.magic, let version = reader.byte(), version == 2 || version == 3,
               let count = reader.integer(UInt32.self), count <= 1024
         else { return nil }
         var variants: [StoredResponse] = []
@@ -252,7 +262,19 @@ struct StoredResponses: Sendable {
                 guard let name = reader.string(), let value = reader.string() else { return nil }
                 fields.append(.init(name: name, value: value))
             }
-            guard let bodyCount = reader.integer(UInt64.self), let body = reader.data(Int(clamping: bodyCount)) else { return nil }
+            let body: StoredBody
+            let tag: UInt8? = version == 2 ? 0 : reader.byte()
+            switch tag {
+            case 0?:
+                guard let count = reader.integer(UInt64.self), let bytes = reader.data(Int(clamping: count)) else { return nil }
+                body = .bytes(bytes)
+            case 1?:
+                guard let key = reader.string(), let count = reader.integer(UInt64.self), count <= UInt64(Int64.max)
+                else { return nil }
+                body = .file(key: key, count: Int64(count))
+            default:
+                return nil
+            }
             variants.append(StoredResponse(
                 status: Int(status), reasonPhrase: reason, fields: fields,
                 requestTime: Double(bitPattern: requestTime), responseTime: Double(bitPattern: responseTime),

@@ -85,5 +85,21 @@ import Testing
         }
         #expect(next.calls.withLock { $0 } == 2)
     }
+
+    @Test func aLargeBodyIsStoredAsItStreamsAndServedFromItsFile() async throws {
+        let fixture = try HTTPCacheFixture(mode: .private) { $0.largeBodyThreshold = 1_000 }
+        defer { fixture.remove() }
+        let middleware = HTTPCacheMiddleware(cache: fixture.cache)
+        let text = String(repeating: "0123456789", count: 20_000)
+        let next = Next(fields: [.cacheControl: "max-age=60"], text: text)
+        for expectedLength in [HTTPBody.Length.unknown, .known(200_000)] {
+            let (_, body) = try await middleware.intercept(request("/pets"), body: nil, baseURL: baseURL,
+                                                           operationID: "list", next: next.callAsFunction)
+            let received = try #require(body)
+            #expect(received.length == expectedLength)
+            #expect(try await String(collecting: received, upTo: 1 << 20) == text)
+        }
+        #expect(next.calls.withLock { $0 } == 1)
+    }
 }
 #endif

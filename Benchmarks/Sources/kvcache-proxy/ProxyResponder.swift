@@ -25,8 +25,10 @@ struct Upstream: Sendable {
 struct ProxyResponder: Sendable {
     let client: CachingHTTPClient
     let upstream: Upstream
-    /// Bodies larger than this, sent or received, are refused with 502.
+    /// Request bodies larger than this are refused with 502.
     static let bodyLimit = 256 << 20
+    /// Bodies up to this size whose size is known are sent in one piece.
+    static let inlineBodyLimit = 1 << 20
 
     /// Fields about one connection, never forwarded (RFC 9110 §7.6.1), and those the client
     /// library sets itself.
@@ -52,7 +54,7 @@ struct ProxyResponder: Sendable {
                 let buffer = try await request.body.collect(upTo: Self.bodyLimit)
                 body = Data(buffer.readableBytesView)
             }
-            let answer = try await client.execute(head, body: body)
+            let answer = try await client.executeStreaming(head, body: body)
             let nominated = Self.nominated(by: answer.response.headerFields)
             var fields = answer.response.headerFields.filter {
                 !Self.notForwarded.contains($0.name.canonicalName) && !nominated.contains($0.name.canonicalName)
@@ -60,8 +62,20 @@ struct ProxyResponder: Sendable {
             if head.method == .head, let length = answer.response.headerFields[.contentLength] {
                 fields[.contentLength] = length
             }
-            return Response(status: answer.response.status, headers: fields,
-                            body: ResponseBody(byteBuffer: ByteBuffer(bytes: answer.body)))
+            // The body streams through: a large one is never held whole, and it is stored (when
+            // allowed) as it passes.
+            let body: ResponseBody
+            let status = answer.response.status.code
+            if (answer.body.knownCount ?? .max) <= Self.inlineBodyLimit || status == 204 || status == 304 {
+                body = ResponseBody(byteBuffer: ByteBuffer(bytes: try await answer.body.collect()))
+            } else {
+                let chunks = answer.body
+                body = ResponseBody(contentLength: chunks.knownCount.map { Int($0) }) { writer in
+                    for try await chunk in chunks { try await writer.write(ByteBuffer(bytes: chunk)) }
+                    try await writer.finish(nil)
+                }
+            }
+            return Response(status: answer.response.status, headers: fields, body: body)
         } catch {
             FileHandle.standardError.write(Data("kvcache-proxy: \(head.method) \(head.path ?? ""): \(error)\n".utf8))
             return Response(status: .badGateway)
