@@ -21,7 +21,7 @@ public struct HTTPCacheBody: AsyncSequence, Sendable {
 
     let source: Source
     /// How much a stored body's iteration reads at a time.
-    static let chunkSize = 256 << 10
+    static let chunkSize = 64 << 10
 
     /// A body of `bytes`, in one chunk.
     public init(_ bytes: Data) {

@@ -33,9 +33,14 @@ struct KVCacheProxy: AsyncParsableCommand {
     @Option(help: "The memory level's limit, in entries.")
     var memoryEntries = 10_000
 
+    @Option(name: .customLong("max-body-mib"),
+            help: "The largest response body stored, in MiB (bodies stream to and from disk; larger ones pass through).")
+    var maxBodyMiB = 1_024
+
     func validate() throws {
         guard (0...65_535).contains(port) else { throw ValidationError("--port must be within 0...65535") }
         guard memoryEntries >= 1 else { throw ValidationError("--memory-entries must be at least 1") }
+        guard (1...(1 << 20)).contains(maxBodyMiB) else { throw ValidationError("--max-body-mib must be within 1...1048576") }
         guard Upstream(upstream) != nil else {
             throw ValidationError("--upstream must be an http:// or https:// URL with a host, e.g. http://127.0.0.1:8080")
         }
@@ -53,7 +58,8 @@ struct KVCacheProxy: AsyncParsableCommand {
             try? storage.close()
             if temporary { try? FileManager.default.removeItem(at: directory) }
         }
-        let http = try HTTPCache(storage: storage, configuration: .init(mode: isPrivate ? .private : .shared))
+        let http = try HTTPCache(storage: storage, configuration: .init(
+            mode: isPrivate ? .private : .shared, maximumBodySize: maxBodyMiB << 20))
         var clientConfiguration = HTTPClient.Configuration(redirectConfiguration: .disallow, decompression: .disabled)
         // Idle connections close before a typical server's keep-alive timeout (5 s in Node,
         // nginx's 75 s), so a request is rarely sent on a connection the server is closing.

@@ -140,6 +140,7 @@ struct HTTPBenchmark: Sendable {
             comparison.notes.append(note)
             comparisons.append(comparison)
         }
+        comparisons += try await HTTPStreamingBenchmark(runCount: runCount, workspace: workspace).measure()
         return comparisons
     }
 
