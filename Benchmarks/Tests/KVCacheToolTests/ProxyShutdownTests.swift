@@ -38,4 +38,14 @@ import Glibc
         #expect(child.wait() == 0, "\(child.output)")
         #expect(try FileManager.default.contentsOfDirectory(atPath: temporary.path).isEmpty)
     }
+
+    /// Settings out of range are refused before it starts (status 64, the message names them).
+    @Test(.enabled(if: FileManager.default.isExecutableFile(atPath: binary), "kvcache-proxy is not built"),
+          arguments: [["--max-body-mib", "0"], ["--max-body-mib", "-1"], ["--max-body-mib", "2000000"],
+                      ["--memory-entries", "0"], ["--port", "70000"]])
+    func aSettingOutOfRangeIsRefused(arguments: [String]) throws {
+        let child = try ChildProcess(Self.binary, ["--upstream", "http://127.0.0.1:9"] + arguments)
+        #expect(child.wait() == 64, "\(child.output)")
+        #expect(child.output.contains(arguments[0]), "\(child.output)")
+    }
 }
