@@ -6,12 +6,14 @@ import Synchronization
 /// Keeps an origin's body as it is read through the cache: in memory up to the large-body
 /// threshold, then in a disk-level value written in pieces. When the body ends, it hands what
 /// it kept to `complete`, which stores the record; a body that fails, outgrows the limit or is
-/// not read to the end is not stored, and its value writer leaves nothing behind.
+/// not read to the end is not stored, and its value writer leaves nothing behind. It holds the
+/// URL's miss lock, if any, until the body is stored or is not going to be.
 final class BodyRecorder: Sendable {
     private let disk: DiskCache
     private let threshold: Int
     private let limit: Int
     private let complete: @Sendable (StoredBody) async -> Void
+    private let lock: MissLock?
     private let state = Mutex(State())
 
     private struct State {
@@ -21,8 +23,10 @@ final class BodyRecorder: Sendable {
         var failed = false
     }
 
-    init(disk: DiskCache, threshold: Int, limit: Int, complete: @escaping @Sendable (StoredBody) async -> Void) {
+    init(disk: DiskCache, threshold: Int, limit: Int, lock: MissLock?,
+         complete: @escaping @Sendable (StoredBody) async -> Void) {
         self.disk = disk
+        self.lock = lock
         self.threshold = threshold
         self.limit = limit
         self.complete = complete
@@ -51,6 +55,7 @@ final class BodyRecorder: Sendable {
                 state.writer?.cancel()
                 state.writer = nil
                 state.pending = Data()
+                lock?.release()  // waiters need not wait for a body that will not be stored
             }
         }
     }
@@ -70,6 +75,7 @@ final class BodyRecorder: Sendable {
             }
         }
         if let body { await complete(body) }
+        lock?.release()
     }
 
     /// The body failed: keep nothing.
@@ -80,6 +86,7 @@ final class BodyRecorder: Sendable {
             state.writer = nil
             state.pending = Data()
         }
+        lock?.release()
     }
 }
 

@@ -5,7 +5,9 @@ import KVCache
 
 /// GET and HEAD: serve a stored response, revalidate it, or fetch and store (RFC 9111 §4).
 extension HTTPCache {
-    func read(_ request: HTTPRequest, key: String, revalidatesInBackground: Bool,
+    /// `coalescesMisses`: whether a miss may wait for another request's answer to the URL
+    /// (not again after such a wait).
+    func read(_ request: HTTPRequest, key: String, revalidatesInBackground: Bool, coalescesMisses: Bool = true,
               transport: OriginTransport) async throws -> HTTPCacheStreamingResponse {
         let directives = RequestDirectives(request)
         let record = await load(key)
@@ -44,6 +46,16 @@ extension HTTPCache {
                                       directives: directives, transport: transport)
         }
         if directives.onlyIfCached { return Self.unsatisfiable() }
+        // Nothing usable is stored: the first plain GET of a burst asks the origin, the others
+        // wait for its answer to be stored and look again.
+        if coalescesMisses, request.method == .get, configuration.maximumMissWait > .zero, request.isUnconditional {
+            if let lock = missLocks.tryLock(key) {
+                return try await fetch(request, key: key, record: record, transport: transport, lock: lock)
+            }
+            await missLocks.wait(for: key, timeout: configuration.maximumMissWait)
+            return try await read(request, key: key, revalidatesInBackground: revalidatesInBackground,
+                                  coalescesMisses: false, transport: transport)
+        }
         return try await fetch(request, key: key, record: record, transport: transport)
     }
 
@@ -107,19 +119,30 @@ extension HTTPCache {
                             requestTime: requestTime, responseTime: responseTime)
     }
 
-    /// Sends the request as it is and stores the answer when allowed.
+    /// Sends the request as it is and stores the answer when allowed; `lock`, the URL's miss
+    /// lock if this request holds it, is released once the answer is stored or will not be.
     func fetch(_ request: HTTPRequest, key: String, record: StoredResponses?,
-               transport: OriginTransport) async throws -> HTTPCacheStreamingResponse {
+               transport: OriginTransport, lock: MissLock? = nil) async throws -> HTTPCacheStreamingResponse {
         let requestTime = now
-        let (response, body) = try await transport.send(request, nil)
+        let response: HTTPResponse, body: HTTPCacheBody
+        do {
+            (response, body) = try await transport.send(request, nil)
+        } catch {
+            lock?.release()
+            throw error
+        }
         return await finish(request, response: response, body: body, key: key, record: record,
-                            requestTime: requestTime, responseTime: now)
+                            requestTime: requestTime, responseTime: now, lock: lock)
     }
 
     /// The origin's answer to a GET is stored when allowed: at once when its body is in
     /// memory, otherwise as the body is read (see `BodyRecorder`).
     func finish(_ request: HTTPRequest, response: HTTPResponse, body: HTTPCacheBody, key: String,
-                record: StoredResponses?, requestTime: Double, responseTime: Double) async -> HTTPCacheStreamingResponse {
+                record: StoredResponses?, requestTime: Double, responseTime: Double,
+                lock: MissLock? = nil) async -> HTTPCacheStreamingResponse {
+        // A streamed body that is being stored takes the lock along; otherwise it goes here.
+        var lock = lock
+        defer { lock?.release() }
         let response = response.dated(responseTime)
         if request.method == .get {
             let declaredCount = response.headerFields[.contentLength].flatMap { Int64($0) }
@@ -129,10 +152,11 @@ extension HTTPCache {
                                 requestTime: requestTime, responseTime: responseTime)
                 } else {
                     let recorder = BodyRecorder(disk: storage.disk, threshold: configuration.largeBodyThreshold,
-                                                limit: configuration.maximumBodySize) { [self] stored in
+                                                limit: configuration.maximumBodySize, lock: lock) { [self] stored in
                         await store(response, body: stored, for: request, key: key, record: record,
                                     requestTime: requestTime, responseTime: responseTime)
                     }
+                    lock = nil
                     return HTTPCacheStreamingResponse(response: response, body: .teeing(body, into: recorder), outcome: .miss)
                 }
             }
@@ -255,6 +279,12 @@ struct RequestDirectives {
 }
 
 extension HTTPRequest {
+    /// Without conditions or a range: any client sending it wants the same full response.
+    var isUnconditional: Bool {
+        [HTTPField.Name.ifNoneMatch, .ifModifiedSince, .ifMatch, .ifUnmodifiedSince, .ifRange, .range]
+            .allSatisfy { headerFields[$0] == nil }
+    }
+
     /// Whether the request's own `If-None-Match` or `If-Modified-Since` hold against a
     /// stored 200 (§4.3.2): nil when it has neither; false means "not modified".
     func conditionsHold(for stored: StoredResponse) -> Bool? {

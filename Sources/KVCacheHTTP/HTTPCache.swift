@@ -62,18 +62,25 @@ public final class HTTPCache: Sendable {
         /// and served in pieces, and never enter the memory level; smaller ones are kept in
         /// their response's record, at every level.
         public var largeBodyThreshold: Int
+        /// How long a GET for a URL that another request is already fetching (nothing usable
+        /// stored) waits for that answer to be stored before it asks the origin itself; zero
+        /// sends every miss to the origin.
+        public var maximumMissWait: Duration
 
         /// A private cache with 10 % heuristic freshness, bodies up to 64 MiB (over 1 MiB on
-        /// disk only), 8 variants per URL, and stale answers while the origin is unreachable.
+        /// disk only), 8 variants per URL, stale answers while the origin is unreachable, and
+        /// concurrent misses of a URL waiting up to 5 s for the first one's answer.
         public init(mode: Mode = .private, heuristic: Heuristic = .init(),
                     maximumBodySize: Int = 64 << 20, maximumVariants: Int = 8,
-                    servesStaleWhenUnreachable: Bool = true, largeBodyThreshold: Int = 1 << 20) {
+                    servesStaleWhenUnreachable: Bool = true, largeBodyThreshold: Int = 1 << 20,
+                    maximumMissWait: Duration = .seconds(5)) {
             self.mode = mode
             self.heuristic = heuristic
             self.maximumBodySize = maximumBodySize
             self.maximumVariants = maximumVariants
             self.servesStaleWhenUnreachable = servesStaleWhenUnreachable
             self.largeBodyThreshold = largeBodyThreshold
+            self.maximumMissWait = maximumMissWait
         }
     }
 
@@ -92,16 +99,19 @@ public final class HTTPCache: Sendable {
     let clock: @Sendable () -> Double
     let revalidations = BackgroundRevalidations()
     let decoded = DecodedRecords()
+    let missLocks: MissLocks
 
     /// A cache that keeps its responses in `storage`.
     ///
     /// - Throws: `KVCacheError.invalidArgument` for a heuristic fraction outside 0...1, a
-    ///   negative heuristic maximum, a limit below 1, or a negative large-body threshold.
+    ///   negative heuristic maximum, a limit below 1, or a negative large-body threshold or
+    ///   miss wait.
     public convenience init(storage: Cache<Data>, configuration: Configuration = .init()) throws {
         try self.init(storage: storage, configuration: configuration, clock: { Date().timeIntervalSince1970 })
     }
 
-    init(storage: Cache<Data>, configuration: Configuration, clock: @escaping @Sendable () -> Double) throws {
+    init(storage: Cache<Data>, configuration: Configuration, clock: @escaping @Sendable () -> Double,
+         missLocks: MissLocks = MissLocks()) throws {
         let heuristic = configuration.heuristic
         guard heuristic.fraction.isFinite, (0...1).contains(heuristic.fraction), heuristic.maximum >= .zero else {
             throw KVCacheError(code: .invalidArgument, message: "heuristic.fraction must be within 0...1 and heuristic.maximum at least zero")
@@ -109,12 +119,13 @@ public final class HTTPCache: Sendable {
         guard configuration.maximumBodySize >= 1, configuration.maximumVariants >= 1 else {
             throw KVCacheError(code: .invalidArgument, message: "maximumBodySize and maximumVariants must be at least 1")
         }
-        guard configuration.largeBodyThreshold >= 0 else {
-            throw KVCacheError(code: .invalidArgument, message: "largeBodyThreshold must be at least 0")
+        guard configuration.largeBodyThreshold >= 0, configuration.maximumMissWait >= .zero else {
+            throw KVCacheError(code: .invalidArgument, message: "largeBodyThreshold and maximumMissWait must be at least 0")
         }
         self.storage = storage
         self.configuration = configuration
         self.clock = clock
+        self.missLocks = missLocks
     }
 
     /// The status codes a response may be stored with and given heuristic freshness
