@@ -55,6 +55,7 @@ let package = Package(
                 .product(name: "KVCacheHummingbird", package: "KVCache"),
                 .product(name: "KVCacheHTTP", package: "KVCache"),
                 .product(name: "HTTPTypes", package: "swift-http-types"),
+                .product(name: "AsyncHTTPClient", package: "async-http-client"),
                 .product(name: "Hummingbird", package: "hummingbird"),
                 .product(name: "HummingbirdTesting", package: "hummingbird"),
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),

@@ -141,6 +141,8 @@ struct HTTPBenchmark: Sendable {
             comparisons.append(comparison)
         }
         comparisons += try await HTTPStreamingBenchmark(runCount: runCount, workspace: workspace).measure()
+        comparisons += try await HTTPProxyBenchmark(runCount: runCount, operations: max(1_000, count / 10),
+                                                    workspace: workspace).measure()
         return comparisons
     }
 
