@@ -29,9 +29,10 @@ public struct HTTPCacheBody: AsyncSequence, Sendable {
     }
 
     /// A body whose chunks `chunks` produces, as it produces them; `count` is its size where
-    /// it is declared beforehand (an origin's `Content-Length`).
+    /// it is declared beforehand (an origin's `Content-Length`); a negative one counts as
+    /// not declared.
     public init<Chunks: AsyncSequence & Sendable>(_ chunks: Chunks, count: Int64? = nil) where Chunks.Element == Data {
-        source = .chunks(count: count) {
+        source = .chunks(count: count.flatMap { $0 >= 0 ? $0 : nil }) {
             let iterator = IteratorBox(chunks.makeAsyncIterator())
             return { try await iterator.next() }
         }

@@ -242,5 +242,23 @@ import Testing
                                                              body: .file(key: "http-body:x", count: 7))])
         #expect(StoredResponses(decoding: file.encoded())?.variants.first?.body == .file(key: "http-body:x", count: 7))
     }
+
+    @Test func aBodyInChunksCollectsWithinItsLimitAndKnowsOnlyADeclaredCount() async throws {
+        let chunks = AsyncStream<Data> { continuation in
+            for piece in ["ab", "cd", "e"] { continuation.yield(Data(piece.utf8)) }
+            continuation.finish()
+        }
+        #expect(HTTPCacheBody(chunks).knownCount == nil)
+        #expect(HTTPCacheBody(chunks, count: -1).knownCount == nil)
+        #expect(HTTPCacheBody(chunks, count: 5).knownCount == 5)
+        #expect(try await HTTPCacheBody(chunks).collect(upTo: 5) == Data("abcde".utf8))
+        let again = AsyncStream<Data> { continuation in
+            for piece in ["ab", "cd", "e"] { continuation.yield(Data(piece.utf8)) }
+            continuation.finish()
+        }
+        await #expect(throws: KVCacheError.self) { try await HTTPCacheBody(again).collect(upTo: 4) }
+        await #expect(throws: KVCacheError.self) { try await HTTPCacheBody(Data("abcde".utf8)).collect(upTo: 4) }
+        #expect(try await HTTPCacheBody.empty.collect().isEmpty)
+    }
 }
 #endif
