@@ -95,17 +95,9 @@ final class StreamingNIOOrigin: Sendable {
         let counter = counter
         // Only /big is `size` bytes: other paths get 2 MB.
         let sizes: @Sendable (String) -> Int = { $0 == "/big" ? size : 2 << 20 }
-        channel = try await ServerBootstrap(group: MultiThreadedEventLoopGroup.singleton)
-            .serverChannelOption(.socketOption(.so_reuseaddr), value: 1)
-            .childChannelInitializer { channel in
-                channel.eventLoop.makeCompletedFuture {
-                    try channel.pipeline.syncOperations.configureHTTPServerPipeline()
-                    try channel.pipeline.syncOperations.addHandler(StreamingHandler(sizes: sizes) {
-                        counter.value.withLock { $0 += 1 }
-                    })
-                }
-            }
-            .bind(host: "127.0.0.1", port: 0).get()
+        channel = try await NIOOrigin.listen { _ in
+            StreamingHandler(sizes: sizes) { counter.value.withLock { $0 += 1 } }
+        }
         authority = "127.0.0.1:\(channel.localAddress!.port!)"
     }
 

@@ -182,24 +182,32 @@ final class NIOOrigin: Sendable {
     /// request arrives, unanswered (as a server closes an idle connection as a request comes).
     init(closesKeptConnections: Bool = false, _ handler: @escaping Handler) async throws {
         let log = log
-        channel = try await ServerBootstrap(group: MultiThreadedEventLoopGroup.singleton)
-            .serverChannelOption(.socketOption(.so_reuseaddr), value: 1)
-            .childChannelInitializer { channel in
-                log.connections.withLock { $0.append(channel) }
-                return channel.eventLoop.makeCompletedFuture {
-                    try channel.pipeline.syncOperations.configureHTTPServerPipeline()
-                    try channel.pipeline.syncOperations.addHandler(OriginHandler(closesKeptConnection: closesKeptConnections) { request in
-                        log.received.withLock { $0.append(request) }
-                        return handler(request)
-                    })
-                }
+        channel = try await Self.listen { channel in
+            log.connections.withLock { $0.append(channel) }
+            return OriginHandler(closesKeptConnection: closesKeptConnections) { request in
+                log.received.withLock { $0.append(request) }
+                return handler(request)
             }
-            .bind(host: "127.0.0.1", port: 0).get()
+        }
         authority = "127.0.0.1:\(channel.localAddress!.port!)"
     }
 
     func request(_ path: String, method: HTTPRequest.Method = .get) -> HTTPRequest {
         HTTPRequest(method: method, scheme: "http", authority: authority, path: path)
+    }
+
+    /// An HTTP/1.1 server on a free loopback port whose connections each get the handler
+    /// `makeHandler` makes.
+    static func listen(_ makeHandler: @escaping @Sendable (any Channel) -> any ChannelHandler) async throws -> any Channel {
+        try await ServerBootstrap(group: MultiThreadedEventLoopGroup.singleton)
+            .serverChannelOption(.socketOption(.so_reuseaddr), value: 1)
+            .childChannelInitializer { channel in
+                channel.eventLoop.makeCompletedFuture {
+                    try channel.pipeline.syncOperations.configureHTTPServerPipeline()
+                    try channel.pipeline.syncOperations.addHandler(makeHandler(channel))
+                }
+            }
+            .bind(host: "127.0.0.1", port: 0).get()
     }
 
     /// Stops listening and closes every connection: the origin is then unreachable.

@@ -15,31 +15,15 @@ extension DiskCache {
     /// - Throws: `KVCacheError.invalidKey`, or `.io` when the file cannot be opened.
     public func valueReader(forKey key: String) throws -> ValueReader? {
         try KVStorage.validate(key, options: reader.options)
-        for attempt in 0..<4 {
-            let outcome = attempt < 3
-                ? try read { try openEntry(key, $0, &$1) }
-                : try store.withLock { _ in try read(rebuildsCorrupt: false) { try openEntry(key, $0, &$1) } }
-            switch outcome {
-            case .opened(let reader): return reader
-            case .miss: return nil
-            case .changed: continue
-            }
-        }
-        reader.buffer.withLock { $0.counters.misses += 1 }
-        return nil
-    }
-
-    private enum OpenOutcome {
-        case opened(ValueReader)
-        case miss
-        case changed
+        return try readRetryingChangedFiles { try openEntry(key, $0, &$1) }
     }
 
     /// As `readEntry`, but it opens the file instead of reading it.
-    private func openEntry(_ key: String, _ reader: DiskReader, _ followUps: inout DiskReader.FollowUps) throws -> OpenOutcome {
+    private func openEntry(_ key: String, _ reader: DiskReader,
+                           _ followUps: inout DiskReader.FollowUps) throws -> ReadOutcome<ValueReader> {
         switch try reader.lookUp(forKey: key, followUps: &followUps) {
         case .value(let data, _):
-            return .opened(ValueReader(bytes: data))
+            return .found(ValueReader(bytes: data))
         case .miss:
             return .miss
         case .file(let name, let size, _):
@@ -53,7 +37,7 @@ extension DiskCache {
                 throw error
             }
             if let opened {
-                if opened.size == size { return .opened(ValueReader(fd: opened.fd, count: size, path: files.path(name))) }
+                if opened.size == size { return .found(ValueReader(fd: opened.fd, count: size, path: files.path(name))) }
                 Glibc.close(opened.fd)
             }
             return reader.fileReadFailed(forKey: key, filename: name, seenSwaps: swaps, followUps: &followUps)

@@ -135,16 +135,23 @@ public final class DiskCache: Sendable {
     /// (the facade promotes a disk hit into memory with it).
     func entry(forKey key: String) throws -> (data: Data, expiration: Expiration)? {
         try KVStorage.validate(key, options: reader.options)
-        // A file value is read without any lock: its name is never reused and the file
-        // is deleted only after the commit that dropped its row. A read racing such a
-        // deletion finds no file and looks the key up again; after a few such races it
-        // reads under the store's lock, where no commit of this process deletes a file.
-        for attempt in 0..<4 {
-            let outcome = attempt < 3
-                ? try read { try readEntry(key, $0, &$1) }
-                : try store.withLock { _ in try read(rebuildsCorrupt: false) { try readEntry(key, $0, &$1) } }
+        return try readRetryingChangedFiles { try readEntry(key, $0, &$1) }
+    }
+
+    /// Runs `attempt`, a read of one key, on the read path. A file value is read without any
+    /// lock: its name is never reused and the file is deleted only after the commit that
+    /// dropped its row. A read racing such a deletion finds no file and looks the key up
+    /// again; after a few such races it reads under the store's lock, where no commit of this
+    /// process deletes a file.
+    func readRetryingChangedFiles<Found>(
+        _ attempt: (DiskReader, inout DiskReader.FollowUps) throws -> ReadOutcome<Found>
+    ) throws -> Found? {
+        for round in 0..<4 {
+            let outcome = round < 3
+                ? try read { try attempt($0, &$1) }
+                : try store.withLock { _ in try read(rebuildsCorrupt: false) { try attempt($0, &$1) } }
             switch outcome {
-            case .found(let data, let expiration): return (data, expiration)
+            case .found(let found): return found
             case .miss: return nil
             case .changed: continue
             }
@@ -154,18 +161,18 @@ public final class DiskCache: Sendable {
         return nil
     }
 
-    private enum ReadOutcome {
-        case found(Data, Expiration)
+    enum ReadOutcome<Found> {
+        case found(Found)
         case miss
         /// The file of the value found was replaced or removed meanwhile.
         case changed
     }
 
     private func readEntry(_ key: String, _ reader: DiskReader,
-                           _ followUps: inout DiskReader.FollowUps) throws -> ReadOutcome {
+                           _ followUps: inout DiskReader.FollowUps) throws -> ReadOutcome<(data: Data, expiration: Expiration)> {
         switch try reader.lookUp(forKey: key, followUps: &followUps) {
         case .value(let data, let expiration):
-            return .found(data, expiration)
+            return .found((data, expiration))
         case .miss:
             return .miss
         case .file(let name, let size, let expiration):
@@ -178,7 +185,7 @@ public final class DiskCache: Sendable {
                                           followUps: &followUps)
                 throw error
             }
-            if case .value(let data) = result { return .found(data, expiration) }
+            if case .value(let data) = result { return .found((data, expiration)) }
             return reader.fileReadFailed(forKey: key, filename: name, seenSwaps: swaps, followUps: &followUps)
                 ? .changed : .miss
         }

@@ -26,41 +26,26 @@ struct FileStore: Sendable {
     /// Writes `data` to a new file `name` (mode 0600); false if that name is taken.
     /// On failure nothing is left behind.
     func write(_ data: Data, named name: String, sync: Bool) throws -> Bool {
-        var recreatedFolder = false
-        while true {
-            let path = path(name)
-            let fd = open(path, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0o600)
-            if fd < 0 {
-                let code = errno
-                if code == EEXIST { return false }
-                // Another process's removeAll is between moving data/ to trash/ and
-                // creating a new one: create it ourselves and try again (once).
-                if code == ENOENT, !recreatedFolder {
-                    recreatedFolder = true
-                    try FileStore.createSubfolder(directory)
-                    continue
-                }
-                throw FileStore.error("open", path: path, errno: code)
-            }
-            do {
-                try data.withUnsafeBytes { try FileStore.writeAll(fd, $0, path: path) }
-                if sync, fsync(fd) != 0 { throw FileStore.error("fsync", path: path, errno: errno) }
-            } catch {
-                close(fd)
-                unlink(path)
-                throw error
-            }
-            if close(fd) != 0 {
-                let code = errno
-                unlink(path)
-                throw FileStore.error("close", path: path, errno: code)
-            }
-            return true
+        guard let fd = try create(named: name) else { return false }
+        let path = path(name)
+        do {
+            try data.withUnsafeBytes { try FileStore.writeAll(fd, $0, path: path) }
+            if sync, fsync(fd) != 0 { throw FileStore.error("fsync", path: path, errno: errno) }
+        } catch {
+            close(fd)
+            unlink(path)
+            throw error
         }
+        if close(fd) != 0 {
+            let code = errno
+            unlink(path)
+            throw FileStore.error("close", path: path, errno: code)
+        }
+        return true
     }
 
-    /// Creates the new file `name` (mode 0600) for writing in pieces and returns its
-    /// descriptor; nil if that name is taken.
+    /// Creates the new file `name` (mode 0600) for writing and returns its descriptor; nil if
+    /// that name is taken.
     func create(named name: String) throws -> Int32? {
         var recreatedFolder = false
         while true {
@@ -69,7 +54,8 @@ struct FileStore: Sendable {
             if fd >= 0 { return fd }
             let code = errno
             if code == EEXIST { return nil }
-            // As in `write`: another process's removeAll may be between folders.
+            // Another process's removeAll is between moving data/ to trash/ and creating a
+            // new one: create it ourselves and try again (once).
             if code == ENOENT, !recreatedFolder {
                 recreatedFolder = true
                 try FileStore.createSubfolder(directory)
