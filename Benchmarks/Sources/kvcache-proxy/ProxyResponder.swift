@@ -27,7 +27,7 @@ struct ProxyResponder: Sendable {
     let upstream: Upstream
     /// Request bodies larger than this are refused with 502.
     static let bodyLimit = 256 << 20
-    /// Bodies up to this size whose size is known are sent in one piece.
+    /// Bodies up to this size are sent in one piece, with their Content-Length.
     static let inlineBodyLimit = 1 << 20
 
     /// Fields about one connection, never forwarded (RFC 9110 §7.6.1), and those the client
@@ -62,16 +62,27 @@ struct ProxyResponder: Sendable {
             if head.method == .head, let length = answer.response.headerFields[.contentLength] {
                 fields[.contentLength] = length
             }
-            // The body streams through: a large one is never held whole, and it is stored (when
-            // allowed) as it passes.
+            // Up to 1 MiB of the body is read first: a body that ends by then goes out in one
+            // piece with its Content-Length, as a small response always did; a larger one streams
+            // (its buffered start first), never held whole, and is stored as it passes.
+            var iterator = answer.body.makeAsyncIterator()
+            var start = Data()
+            var ended = false
+            while start.count <= Self.inlineBodyLimit {
+                guard let chunk = try await iterator.next() else {
+                    ended = true
+                    break
+                }
+                start.append(chunk)
+            }
             let body: ResponseBody
-            let status = answer.response.status.code
-            if (answer.body.knownCount ?? .max) <= Self.inlineBodyLimit || status == 204 || status == 304 {
-                body = ResponseBody(byteBuffer: ByteBuffer(bytes: try await answer.body.collect()))
+            if ended {
+                body = ResponseBody(byteBuffer: ByteBuffer(bytes: start))
             } else {
-                let chunks = answer.body
-                body = ResponseBody(contentLength: chunks.knownCount.map { Int($0) }) { writer in
-                    for try await chunk in chunks { try await writer.write(ByteBuffer(bytes: chunk)) }
+                let rest = IteratorBox(iterator)
+                body = ResponseBody(contentLength: answer.body.knownCount.map { Int($0) }) { [start] writer in
+                    try await writer.write(ByteBuffer(bytes: start))
+                    while let chunk = try await rest.next() { try await writer.write(ByteBuffer(bytes: chunk)) }
                     try await writer.finish(nil)
                 }
             }
@@ -86,5 +97,18 @@ struct ProxyResponder: Sendable {
     static func nominated(by fields: HTTPFields) -> Set<String> {
         Set(fields[values: .connection].flatMap { $0.split(separator: ",") }
             .map { $0.trimmingCharacters(in: .whitespaces).lowercased() })
+    }
+}
+
+/// The rest of a body being streamed, read by the one writer that sends it.
+private final class IteratorBox: @unchecked Sendable {
+    private var base: HTTPCacheBody.AsyncIterator
+
+    init(_ base: HTTPCacheBody.AsyncIterator) {
+        self.base = base
+    }
+
+    func next() async throws -> Data? {
+        try await base.next()
     }
 }
