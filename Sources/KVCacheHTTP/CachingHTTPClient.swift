@@ -78,6 +78,8 @@ public struct CachingHTTPClient: Sendable {
     /// - Throws: what the client throws (the origin cannot be reached, a body over
     ///   ``maximumResponseBodySize``), unless a stored response may be served instead.
     public func execute(_ request: HTTPRequest, body: Data? = nil) async throws -> HTTPCacheResponse {
+        // Before the transport exists: a hit needs none.
+        if let hit = cache.freshHit(for: request) { return HTTPCacheResponse(response: hit.response, body: hit.body, outcome: .hit) }
         let (client, timeout, limit) = (self.client, self.timeout, maximumResponseBodySize)
         return try await cache.response(for: request, body: body) { request, body in
             try await Self.send(request, body: body, with: client, timeout: timeout, maximumResponseBodySize: limit)
@@ -90,6 +92,9 @@ public struct CachingHTTPClient: Sendable {
     ///
     /// - Throws: what the client throws, unless a stored response may be served instead.
     public func executeStreaming(_ request: HTTPRequest, body: Data? = nil) async throws -> HTTPCacheStreamingResponse {
+        if let hit = cache.freshHit(for: request) {
+            return HTTPCacheStreamingResponse(response: hit.response, body: HTTPCacheBody(hit.body), outcome: .hit)
+        }
         let (client, timeout) = (self.client, self.timeout)
         return try await cache.streamingResponse(for: request, body: body) { request, body in
             try await Self.sendStreaming(request, body: body, with: client, timeout: timeout)

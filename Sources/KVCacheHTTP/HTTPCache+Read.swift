@@ -72,7 +72,7 @@ extension HTTPCache {
     }
 
     /// Asks the origin whether the stored response may still be used (§4.3.1).
-    func validate(_ request: HTTPRequest, key: String, record: StoredResponses, index: Int, body storedBody: OpenedBody,
+    func validate(_ request: HTTPRequest, key: String, record: HTTPCacheRecord, index: Int, body storedBody: OpenedBody,
                   freshness: Freshness, directives: RequestDirectives,
                   transport: OriginTransport) async throws -> HTTPCacheStreamingResponse {
         let stored = record.variants[index]
@@ -121,7 +121,7 @@ extension HTTPCache {
 
     /// Sends the request as it is and stores the answer when allowed; `lock`, the URL's miss
     /// lock if this request holds it, is released once the answer is stored or will not be.
-    func fetch(_ request: HTTPRequest, key: String, record: StoredResponses?,
+    func fetch(_ request: HTTPRequest, key: String, record: HTTPCacheRecord?,
                transport: OriginTransport, lock: MissLock? = nil) async throws -> HTTPCacheStreamingResponse {
         let requestTime = now
         let response: HTTPResponse, body: HTTPCacheBody
@@ -138,7 +138,7 @@ extension HTTPCache {
     /// The origin's answer to a GET is stored when allowed: at once when its body is in
     /// memory, otherwise as the body is read (see `BodyRecorder`).
     func finish(_ request: HTTPRequest, response: HTTPResponse, body: HTTPCacheBody, key: String,
-                record: StoredResponses?, requestTime: Double, responseTime: Double,
+                record: HTTPCacheRecord?, requestTime: Double, responseTime: Double,
                 lock: MissLock? = nil) async -> HTTPCacheStreamingResponse {
         // A streamed body that is being stored takes the lock along; otherwise it goes here.
         var lock = lock

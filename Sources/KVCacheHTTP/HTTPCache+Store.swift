@@ -32,7 +32,7 @@ extension HTTPCache {
     }
 
     /// A body in memory over the large-body threshold goes to a disk value of its own first.
-    func store(_ response: HTTPResponse, body: StoredBody, for request: HTTPRequest, key: String, record: StoredResponses?,
+    func store(_ response: HTTPResponse, body: StoredBody, for request: HTTPRequest, key: String, record: HTTPCacheRecord?,
                requestTime: Double, responseTime: Double) async {
         var body = body
         if case .bytes(let bytes) = body, bytes.count > configuration.largeBodyThreshold {
@@ -54,7 +54,7 @@ extension HTTPCache {
             dropped += variants.prefix(variants.count - configuration.maximumVariants)
             variants.removeFirst(variants.count - configuration.maximumVariants)
         }
-        await save(StoredResponses(variants: variants), forKey: key)
+        await save(HTTPCacheRecord(variants: variants), forKey: key)
         removeBodies(of: dropped)
     }
 
@@ -76,16 +76,13 @@ extension HTTPCache {
 
     /// The record under `key`, or nil when there is none or it cannot be read (a damaged or
     /// foreign value counts as a miss, and the next store replaces it).
-    func load(_ key: String) async -> StoredResponses? {
-        guard let data = try? await storage.value(forKey: key) else { return nil }
-        return decoded.record(in: data)
+    func load(_ key: String) async -> HTTPCacheRecord? {
+        (try? await storage.value(forKey: key)) ?? nil
     }
 
     /// A failed write leaves the cache without this response: the request was answered anyway.
-    /// The next hit decodes what was stored, so its record shares the stored bytes (the record
-    /// in hand holds the body in a buffer of its own).
-    func save(_ record: StoredResponses, forKey key: String) async {
-        try? await storage.setValue(record.encoded(), forKey: key)
+    func save(_ record: HTTPCacheRecord, forKey key: String) async {
+        try? await storage.setValue(record, forKey: key)
     }
 
     /// After an unsafe method succeeded: the target URL and the same-origin URLs its
@@ -120,7 +117,7 @@ extension HTTPCache {
     }
 }
 
-extension StoredResponses {
+extension HTTPCacheRecord {
     /// The newest stored response whose `Vary` fields match the request's (§4.1).
     func selectIndex(for request: HTTPRequest) -> Int? {
         if variants.count == 1 { return variants[0].matches(request) ? 0 : nil }

@@ -3,13 +3,13 @@ import Foundation
 import HTTPTypes
 import KVCache
 
-/// An HTTP cache (RFC 9111) over a ``Cache`` of bytes: it answers requests from stored
+/// An HTTP cache (RFC 9111) over a ``Cache`` of records: it answers requests from stored
 /// responses while they are fresh, revalidates stale ones with conditional requests, and
 /// stores what the origin sends when the rules allow.
 ///
 /// Give it a transport (the function that sends a request to the origin) per call:
 /// ```swift
-/// let http = HTTPCache(storage: try Cache<Data>(directory: dir, coder: DataCoder()))
+/// let http = try HTTPCache(directory: dir)
 /// let answer = try await http.response(for: request) { request, body in
 ///     try await client.send(request, body)   // (HTTPResponse, Data)
 /// }
@@ -91,26 +91,62 @@ public final class HTTPCache: Sendable {
     /// body may arrive in pieces.
     public typealias StreamingTransport = @Sendable (HTTPRequest, Data?) async throws -> (HTTPResponse, HTTPCacheBody)
 
-    /// Where responses are kept: every level of the cache (memory, disk, remote) serves.
-    public let storage: Cache<Data>
+    /// Where responses are kept: every level of the cache (memory, disk, remote) serves. Its
+    /// memory level holds records ready to serve; large bodies are disk-level values of
+    /// their own.
+    public let storage: Cache<HTTPCacheRecord>
     /// The configuration given at init.
     public let configuration: Configuration
     /// Seconds since 1970; tests move it by hand.
     let clock: @Sendable () -> Double
     let revalidations = BackgroundRevalidations()
-    let decoded = DecodedRecords()
     let missLocks: MissLocks
 
-    /// A cache that keeps its responses in `storage`.
+    /// A cache that keeps its responses in `storage`, a cache opened with an
+    /// ``HTTPCacheRecordCoder``; it may have a remote level, and other processes may share
+    /// its directory.
     ///
     /// - Throws: `KVCacheError.invalidArgument` for a heuristic fraction outside 0...1, a
     ///   negative heuristic maximum, a limit below 1, or a negative large-body threshold or
     ///   miss wait.
-    public convenience init(storage: Cache<Data>, configuration: Configuration = .init()) throws {
-        try self.init(storage: storage, configuration: configuration, clock: { Date().timeIntervalSince1970 })
+    public convenience init(storage: Cache<HTTPCacheRecord>, configuration: Configuration = .init()) throws {
+        try self.init(storage: storage, configuration: configuration, clock: HTTPCache.systemClock)
     }
 
-    init(storage: Cache<Data>, configuration: Configuration, clock: @escaping @Sendable () -> Double,
+    /// A cache that keeps its responses in a ``Cache`` of its own, opened in `directory` with
+    /// `storageConfiguration` (its limits, its remote level); ``close()`` closes it.
+    ///
+    /// - Throws: as ``init(storage:configuration:)``, and the errors of opening the storage.
+    public convenience init(directory: URL, configuration: Configuration = .init(),
+                            storageConfiguration: Cache<HTTPCacheRecord>.Configuration = .init()) throws {
+        let storage = try Cache(directory: directory, coder: HTTPCacheRecordCoder(), configuration: storageConfiguration)
+        do {
+            try self.init(storage: storage, configuration: configuration, clock: HTTPCache.systemClock)
+        } catch {
+            try? storage.close()
+            throw error
+        }
+    }
+
+    /// Closes ``storage``: its pending writes reach the disk, and later calls fail.
+    public func close() throws {
+        try storage.close()
+    }
+
+    /// Seconds since 1970, from the system's real-time clock. The coarse clock (a few
+    /// milliseconds' resolution) is read without a system call or a time-stamp counter read,
+    /// at a fraction of the cost; ages and lifetimes are whole seconds.
+    static let systemClock: @Sendable () -> Double = {
+        var spec = timespec()
+        #if os(Linux)
+        clock_gettime(CLOCK_REALTIME_COARSE, &spec)
+        #else
+        clock_gettime(CLOCK_REALTIME, &spec)
+        #endif
+        return Double(spec.tv_sec) + Double(spec.tv_nsec) / 1_000_000_000
+    }
+
+    init(storage: Cache<HTTPCacheRecord>, configuration: Configuration, clock: @escaping @Sendable () -> Double,
          missLocks: MissLocks = MissLocks()) throws {
         let heuristic = configuration.heuristic
         guard heuristic.fraction.isFinite, (0...1).contains(heuristic.fraction), heuristic.maximum >= .zero else {
@@ -160,8 +196,9 @@ public final class HTTPCache: Sendable {
     /// that `stale-while-revalidate` allows is revalidated before the answer instead.
     func response(for request: HTTPRequest, body: Data?, revalidatesInBackground: Bool,
                   transport: @escaping Transport) async throws -> HTTPCacheResponse {
-        let answer = try await streamingResponse(for: request, body: body, revalidatesInBackground: revalidatesInBackground,
-                                                 transport: .bytes(transport))
+        if let hit = freshHit(for: request) { return HTTPCacheResponse(response: hit.response, body: hit.body, outcome: .hit) }
+        let answer = try await answer(request, body: body, revalidatesInBackground: revalidatesInBackground,
+                                      transport: .bytes(transport))
         // A body in memory (every hit of a body kept in its record) is handed over as it is.
         let bytes: Data
         if case .bytes(let inMemory) = answer.body.source { bytes = inMemory } else { bytes = try await answer.body.collect() }
@@ -176,6 +213,15 @@ public final class HTTPCache: Sendable {
 
     func streamingResponse(for request: HTTPRequest, body: Data?, revalidatesInBackground: Bool,
                            transport: OriginTransport) async throws -> HTTPCacheStreamingResponse {
+        if let hit = freshHit(for: request) {
+            return HTTPCacheStreamingResponse(response: hit.response, body: HTTPCacheBody(hit.body), outcome: .hit)
+        }
+        return try await answer(request, body: body, revalidatesInBackground: revalidatesInBackground, transport: transport)
+    }
+
+    /// The general path: every method, every request, every level.
+    func answer(_ request: HTTPRequest, body: Data?, revalidatesInBackground: Bool,
+                transport: OriginTransport) async throws -> HTTPCacheStreamingResponse {
         guard let key = key(for: request) else {
             let (response, responseBody) = try await transport.send(request, body)
             return HTTPCacheStreamingResponse(response: response, body: responseBody, outcome: .passedThrough)
@@ -207,20 +253,43 @@ public final class HTTPCache: Sendable {
     }
 
     static func key(scheme: String, authority: String, path: String) -> String {
-        let count = 5 + scheme.utf8.count + 3 + authority.utf8.count + path.utf8.count
-        // Every hit builds its key: one allocation, ASCII lower-cased in the copy. A non-ASCII
-        // scheme or authority takes `lowercased()` instead, so the keys are the same as ever.
-        let key = String(unsafeUninitializedCapacity: count) { buffer -> Int in
-            var index = 0, bits: UInt8 = 0
-            for byte in "http:".utf8 { buffer[index] = byte; index += 1 }
-            for byte in scheme.utf8 { bits |= byte; buffer[index] = byte.asciiLowercased; index += 1 }
-            for byte in "://".utf8 { buffer[index] = byte; index += 1 }
-            for byte in authority.utf8 { bits |= byte; buffer[index] = byte.asciiLowercased; index += 1 }
-            guard bits < 0x80 else { return 0 }
-            return index + UnsafeMutableBufferPointer(rebasing: buffer[index...]).initialize(fromContentsOf: path.utf8)
+        var (scheme, authority, path) = (scheme, authority, path)
+        // Every hit builds its key: one allocation, ASCII lower-cased in the copy, the parts
+        // copied as contiguous bytes. A non-ASCII scheme or authority takes `lowercased()`
+        // instead, so the keys are the same as ever.
+        let key = scheme.withUTF8 { scheme in
+            authority.withUTF8 { authority in
+                path.withUTF8 { path in
+                    String(unsafeUninitializedCapacity: 8 + scheme.count + authority.count + path.count) { buffer in
+                        guard let base = buffer.baseAddress else { return 0 }
+                        var index = 0, bits: UInt8 = 0
+                        func copy(_ bytes: UnsafeBufferPointer<UInt8>, lowerCasing: Bool) {
+                            if lowerCasing {
+                                for offset in 0..<bytes.count {
+                                    bits |= bytes[offset]
+                                    base[index + offset] = bytes[offset].asciiLowercased
+                                }
+                            } else if let start = bytes.baseAddress {
+                                (base + index).initialize(from: start, count: bytes.count)
+                            }
+                            index += bytes.count
+                        }
+                        copy(HTTPCache.prefixBytes, lowerCasing: false)
+                        copy(scheme, lowerCasing: true)
+                        copy(HTTPCache.separatorBytes, lowerCasing: false)
+                        copy(authority, lowerCasing: true)
+                        guard bits < 0x80 else { return 0 }
+                        copy(path, lowerCasing: false)
+                        return index
+                    }
+                }
+            }
         }
         return key.isEmpty ? "http:\(scheme.lowercased())://\(authority.lowercased())\(path)" : key
     }
+
+    private static var prefixBytes: UnsafeBufferPointer<UInt8> { .init(staticBytes: "http:") }
+    private static var separatorBytes: UnsafeBufferPointer<UInt8> { .init(staticBytes: "://") }
 
     var now: Double { clock() }
 }
@@ -292,6 +361,13 @@ public struct HTTPCacheStreamingResponse: Sendable {
         self.response = response
         self.body = body
         self.outcome = outcome
+    }
+}
+
+extension UnsafeBufferPointer<UInt8> {
+    /// The bytes of a literal, which live as long as the program.
+    init(staticBytes literal: StaticString) {
+        self.init(start: literal.utf8Start, count: literal.utf8CodeUnitCount)
     }
 }
 

@@ -91,9 +91,13 @@ import Testing
         } catch {
             failure = error
         }
-        await #expect(throws: HTTPClientError.remoteConnectionClosed) {
+        // The close is seen as a clean close or, when the POST is written before it lands, as
+        // a reset: either way the POST fails, and is not sent again.
+        let error = await #expect(throws: (any Error).self) {
             try await client.execute(origin.request("/list", method: .post), body: Data("new".utf8))
         }
+        #expect((error as? HTTPClientError) == .remoteConnectionClosed || (error as? IOError)?.errnoCode == ECONNRESET,
+                "\(String(describing: error))")
         // Each answered request had a connection of its own; the POST was sent once, unanswered.
         #expect(origin.requests.count == 3)
         try await client.shutdown()

@@ -61,13 +61,13 @@ import Testing
         _ = try await fixture.get("/a", from: origin)
         _ = try await fixture.get("/b", from: origin)
         let key = try #require(fixture.cache.key(for: HTTPCacheFixture.request("/a")))
-        let good = try #require(try await fixture.storage.value(forKey: key))
+        let good = try #require(try await fixture.storage.disk.value(forKey: key))
         // The first response's request time (after the magic, version, count, status and "OK") made NaN.
         var notFinite = good
         withUnsafeBytes(of: Double.nan.bitPattern.littleEndian) { notFinite.replaceSubrange(21..<29, with: $0) }
         for damaged in [Data(), Data("not a record".utf8), good.prefix(good.count - 1), good + Data([0]),
                         Data(good.prefix(7)) + Data(repeating: 0xFF, count: 64), notFinite] {
-            try await fixture.storage.setValue(damaged, forKey: key)
+            try await fixture.storage.disk.setValue(damaged, forKey: key)
             let answer = try await fixture.get("/a", from: origin)
             #expect(answer.outcome == .miss)
             #expect(answer.text == "/a")
@@ -96,7 +96,7 @@ import Testing
 
     @Test func aConfigurationOutOfRangeIsATypedError() throws {
         let directory = FileManager.default.temporaryDirectory.appendingPathComponent("kvcache-http-\(UUID().uuidString)")
-        let storage = try Cache<Data>(directory: directory, coder: DataCoder())
+        let storage = try Cache(directory: directory, coder: HTTPCacheRecordCoder())
         defer {
             try? storage.close()
             try? FileManager.default.removeItem(at: directory)

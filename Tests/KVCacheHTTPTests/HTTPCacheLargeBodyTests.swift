@@ -70,7 +70,7 @@ import Testing
         #expect(hit.outcome == .hit)
         #expect(hit.body == body)
         let key = try #require(fixture.cache.key(for: HTTPCacheFixture.request("/a")))
-        #expect(try #require(try await fixture.storage.value(forKey: key)).count < 1_000)
+        #expect(try #require(try await fixture.storage.value(forKey: key)).byteCount < 1_000)
         #expect(try bodyKeys(fixture).count == 1)
         #expect(origin.count == 1)
     }
@@ -232,15 +232,15 @@ import Testing
         integer(UInt32(0))
         integer(UInt32(1)); string("Cache-Control"); string("max-age=100")
         integer(UInt64(4)); bytes.append(contentsOf: Array("body".utf8))
-        let record = try #require(StoredResponses(decoding: bytes))
+        let record = try #require(HTTPCacheRecord(decoding: bytes))
         #expect(record.variants.first?.body == .bytes(Data("body".utf8)))
         // And a record written now reads back the same.
-        let decoded = try #require(StoredResponses(decoding: record.encoded()))
+        let decoded = try #require(HTTPCacheRecord(decoding: record.encoded()))
         #expect(decoded.variants.first?.body == .bytes(Data("body".utf8)))
-        let file = StoredResponses(variants: [StoredResponse(status: 200, reasonPhrase: "OK", fields: [], requestTime: 0,
+        let file = HTTPCacheRecord(variants: [StoredResponse(status: 200, reasonPhrase: "OK", fields: [], requestTime: 0,
                                                              responseTime: 0, date: 0, varyValues: [],
                                                              body: .file(key: "http-body:x", count: 7))])
-        #expect(StoredResponses(decoding: file.encoded())?.variants.first?.body == .file(key: "http-body:x", count: 7))
+        #expect(HTTPCacheRecord(decoding: file.encoded())?.variants.first?.body == .file(key: "http-body:x", count: 7))
     }
 
     @Test func aBodyInChunksCollectsWithinItsLimitAndKnowsOnlyADeclaredCount() async throws {

@@ -50,14 +50,14 @@ final class HTTPTestClock: Sendable {
 /// An HTTPCache over a two-level cache in a new temporary directory, with a manual clock.
 struct HTTPCacheFixture {
     let directory: URL
-    let storage: Cache<Data>
+    let storage: Cache<HTTPCacheRecord>
     let cache: HTTPCache
     let clock = HTTPTestClock()
 
     init(mode: HTTPCache.Mode = .shared, configure: (inout HTTPCache.Configuration) -> Void = { _ in }) throws {
         directory = FileManager.default.temporaryDirectory
             .appendingPathComponent("kvcache-http-\(UUID().uuidString)", isDirectory: true)
-        storage = try Cache<Data>(directory: directory, coder: DataCoder())
+        storage = try Cache(directory: directory, coder: HTTPCacheRecordCoder())
         var configuration = HTTPCache.Configuration(mode: mode)
         configure(&configuration)
         let clock = clock

@@ -11,7 +11,7 @@ import KVCache
 import KVCacheHTTP
 
 /// `kvcache-proxy --upstream URL --port N [--dir DIR] [--private]`: a caching reverse proxy
-/// on 127.0.0.1 that answers from an ``HTTPCache`` over a two-level `Cache<Data>`.
+/// on 127.0.0.1 that answers from an ``HTTPCache`` over a two-level `Cache<HTTPCacheRecord>`.
 @main
 struct KVCacheProxy: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
@@ -51,9 +51,9 @@ struct KVCacheProxy: AsyncParsableCommand {
         let temporary = dir == nil
         let directory = dir.map { URL(fileURLWithPath: $0, isDirectory: true) }
             ?? FileManager.default.temporaryDirectory.appendingPathComponent("kvcache-proxy-\(UUID().uuidString)")
-        var configuration = Cache<Data>.Configuration()
+        var configuration = Cache<HTTPCacheRecord>.Configuration()
         configuration.memory.countLimit = memoryEntries
-        let storage = try Cache<Data>(directory: directory, coder: DataCoder(), configuration: configuration)
+        let storage = try Cache(directory: directory, coder: HTTPCacheRecordCoder(), configuration: configuration)
         defer {
             try? storage.close()
             if temporary { try? FileManager.default.removeItem(at: directory) }

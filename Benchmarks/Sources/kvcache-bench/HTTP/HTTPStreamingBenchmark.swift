@@ -20,7 +20,7 @@ struct HTTPStreamingBenchmark: Sendable {
         guard HTTPBenchmark.includes("streamed hit") else { return [] }
         let directory = try workspace.makeDirectory("http-streaming")
         defer { workspace.remove(directory) }
-        let storage = try Cache<Data>(directory: directory.appendingPathComponent("http"), coder: DataCoder())
+        let storage = try Cache(directory: directory.appendingPathComponent("http"), coder: HTTPCacheRecordCoder())
         defer { try? storage.close() }
         let http = try HTTPCache(storage: storage, configuration: .init(mode: .shared, maximumBodySize: 128 << 20))
         let piece = Data((0..<(1 << 20)).map { UInt8(truncatingIfNeeded: $0 &* 7) })

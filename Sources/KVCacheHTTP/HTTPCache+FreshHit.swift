@@ -1,0 +1,32 @@
+#if HTTP
+import Foundation
+import HTTPTypes
+import KVCache
+
+/// The common hit, answered without the general path's steps: a hit is most of what a cache
+/// serves, and it should cost little more than a read of the memory level.
+extension HTTPCache {
+    /// A fresh stored response to a GET or HEAD that asks nothing of the cache (no
+    /// `Cache-Control`, `Pragma`, range or conditions), when its record is in the memory
+    /// level and its body in the record: the answer the general path gives such a request,
+    /// found without suspending. Nil sends the request down the general path.
+    func freshHit(for request: HTTPRequest) -> (response: HTTPResponse, body: Data)? {
+        guard request.method == .get || request.method == .head else { return nil }
+        for field in request.headerFields {
+            switch field.name {
+            case .cacheControl, .pragmaField, .range, .ifNoneMatch, .ifModifiedSince: return nil
+            default: continue
+            }
+        }
+        guard let key = key(for: request), let record = storage.memory.value(forKey: key),
+              let index = record.selectIndex(for: request)
+        else { return nil }
+        let stored = record.variants[index]
+        guard case .bytes(let body) = stored.body, !stored.requiresValidation else { return nil }
+        let lifetime = Freshness.lifetime(of: stored, mode: configuration.mode, heuristic: configuration.heuristic)
+        let age = Freshness.age(of: stored, now: now)
+        guard lifetime > age else { return nil }
+        return (stored.response(age: age), request.method == .head ? Data() : body)
+    }
+}
+#endif

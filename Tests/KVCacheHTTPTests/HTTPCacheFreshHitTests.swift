@@ -1,0 +1,81 @@
+#if HTTP
+import Foundation
+import HTTPTypes
+import KVCache
+@testable import KVCacheHTTP
+import Testing
+
+/// The fresh hit answered without the general path: only for requests that ask nothing of
+/// the cache, with the same answer the general path gives.
+@Suite struct HTTPCacheFreshHitTests {
+    @Test func aPlainRequestForAFreshResponseInMemoryIsAnsweredDirectly() async throws {
+        let fixture = try HTTPCacheFixture()
+        defer { fixture.remove() }
+        let origin = HTTPTestOrigin(fields: [.cacheControl: "max-age=100", .contentType: "text/plain"], body: "hello")
+        _ = try await fixture.get("/a", from: origin)
+        let plain = HTTPCacheFixture.request("/a", [.accept: "*/*", .userAgent: "test"])
+        let hit = try #require(fixture.cache.freshHit(for: plain))
+        let general = try await fixture.cache.answer(plain, body: nil, revalidatesInBackground: false,
+                                                     transport: .bytes(origin.transport))
+        #expect(general.outcome == .hit)
+        #expect(hit.response == general.response)
+        #expect(hit.body == Data("hello".utf8))
+        #expect(hit.response.headerFields[.age] == "0")
+        let head = try #require(fixture.cache.freshHit(for: HTTPCacheFixture.request("/a", method: .head)))
+        #expect(head.body.isEmpty && head.response.headerFields[.contentType] == "text/plain")
+        #expect(origin.count == 1)
+    }
+
+    @Test func aRequestThatAsksSomethingOfTheCacheTakesTheGeneralPath() async throws {
+        let fixture = try HTTPCacheFixture()
+        defer { fixture.remove() }
+        let origin = HTTPTestOrigin(fields: [.cacheControl: "max-age=100", .eTag: "\"v1\""], body: "hello")
+        _ = try await fixture.get("/a", from: origin)
+        let asking: [HTTPFields] = [
+            [.cacheControl: "max-age=0"], [.cacheControl: "no-cache"], [.pragmaField: "no-cache"],
+            [.range: "bytes=0-1"], [.ifNoneMatch: "\"v1\""], [.ifModifiedSince: fixture.date],
+        ]
+        for fields in asking {
+            #expect(fixture.cache.freshHit(for: HTTPCacheFixture.request("/a", fields)) == nil, "\(fields)")
+        }
+        for method in [HTTPRequest.Method.post, .put, .delete, .options] {
+            #expect(fixture.cache.freshHit(for: HTTPCacheFixture.request("/a", method: method)) == nil)
+        }
+        #expect(fixture.cache.freshHit(for: HTTPCacheFixture.request("/b")) == nil)
+    }
+
+    @Test func onlyAFreshMatchingVariantInTheMemoryLevelIsAnsweredDirectly() async throws {
+        let fixture = try HTTPCacheFixture()
+        defer { fixture.remove() }
+        let origin = HTTPTestOrigin(fields: [.cacheControl: "max-age=100", .vary: "Accept-Language"], body: "bonjour")
+        _ = try await fixture.get("/a", [.acceptLanguage: "fr"], from: origin)
+        let french = HTTPCacheFixture.request("/a", [.acceptLanguage: "fr"])
+        #expect(fixture.cache.freshHit(for: french) != nil)
+        #expect(fixture.cache.freshHit(for: HTTPCacheFixture.request("/a", [.acceptLanguage: "de"])) == nil)
+        #expect(fixture.cache.freshHit(for: HTTPCacheFixture.request("/a")) == nil)
+
+        // Only on disk: the general path reads it and puts it back in memory.
+        fixture.storage.memory.removeAll()
+        #expect(fixture.cache.freshHit(for: french) == nil)
+        #expect(try await fixture.get("/a", [.acceptLanguage: "fr"], from: origin).outcome == .hit)
+        #expect(fixture.cache.freshHit(for: french) != nil)
+
+        // Stale: the general path revalidates it.
+        fixture.clock.advance(101)
+        #expect(fixture.cache.freshHit(for: french) == nil)
+        #expect(origin.count == 1)
+    }
+
+    @Test func aResponseThatRequiresValidationOrABodyOnDiskTakesTheGeneralPath() async throws {
+        let fixture = try HTTPCacheFixture { $0.largeBodyThreshold = 4 }
+        defer { fixture.remove() }
+        let noCache = HTTPTestOrigin(fields: [.cacheControl: "max-age=100, no-cache", .eTag: "\"v1\""], body: "abc")
+        _ = try await fixture.get("/validated", from: noCache)
+        #expect(fixture.cache.freshHit(for: HTTPCacheFixture.request("/validated")) == nil)
+        let large = HTTPTestOrigin(fields: [.cacheControl: "max-age=100"], body: "a body over four bytes")
+        _ = try await fixture.get("/large", from: large)
+        #expect(try await fixture.get("/large", from: large).outcome == .hit)
+        #expect(fixture.cache.freshHit(for: HTTPCacheFixture.request("/large")) == nil)
+    }
+}
+#endif
