@@ -101,6 +101,9 @@ public final class HTTPCache: Sendable {
     let clock: @Sendable () -> Double
     let revalidations = BackgroundRevalidations()
     let missLocks: MissLocks
+    /// The disk level's key limit, read once: reading it through `storage` copies the disk
+    /// level's whole configuration, on every request.
+    let maxKeyLength: Int
 
     /// A cache that keeps its responses in `storage`, a cache opened with an
     /// ``HTTPCacheRecordCoder``; it may have a remote level, and other processes may share
@@ -162,6 +165,7 @@ public final class HTTPCache: Sendable {
         self.configuration = configuration
         self.clock = clock
         self.missLocks = missLocks
+        maxKeyLength = storage.disk.configuration.maxKeyLength
     }
 
     /// The status codes a response may be stored with and given heuristic freshness
@@ -249,7 +253,7 @@ public final class HTTPCache: Sendable {
     func key(for request: HTTPRequest) -> String? {
         guard let scheme = request.scheme, let authority = request.authority, let path = request.path else { return nil }
         let key = Self.key(scheme: scheme, authority: authority, path: path)
-        return key.utf8.count <= storage.disk.configuration.maxKeyLength ? key : nil
+        return key.utf8.count <= maxKeyLength ? key : nil
     }
 
     static func key(scheme: String, authority: String, path: String) -> String {

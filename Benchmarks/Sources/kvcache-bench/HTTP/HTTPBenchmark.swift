@@ -13,7 +13,10 @@ import KVCacheHTTP
 struct HTTPBenchmark: Sendable {
     static let suite = "http"
     static let bodySize = 1_024
-    static let urls = 1_000
+    /// URLs cycled through (`KVCACHE_BENCH_HTTP_URLS` overrides it for profiling: a smaller
+    /// set stays in the processor's caches).
+    static let urls = ProcessInfo.processInfo.environment["KVCACHE_BENCH_HTTP_URLS"].flatMap { Int($0) }
+        .map { max(1, $0) } ?? 1_000
 
     var scale: CommonOptions.Scale
     var runCount: Int
@@ -33,7 +36,7 @@ struct HTTPBenchmark: Sendable {
         }
     }
 
-    static let group = "1 KB responses, 1,000 URLs"
+    static var group: String { "1 KB responses, \(urls.formatted()) URL\(urls == 1 ? "" : "s")" }
 
     /// Narrowing for profiling one figure, from the environment:
     /// `KVCACHE_BENCH_HTTP_WORKLOADS=fresh,miss` (prefixes of the workloads' names).
