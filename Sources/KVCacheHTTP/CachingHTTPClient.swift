@@ -147,7 +147,7 @@ public struct CachingHTTPClient: Sendable {
         for field in request.headerFields { outgoing.headers.add(name: field.name.rawName, value: field.value) }
         if let body { outgoing.body = .bytes(ByteBuffer(bytes: body)) }
         let response = try await execute(outgoing, with: client, timeout: timeout,
-                                         retries: safeMethods.contains(request.method.rawValue) ? 2 : 0)
+                                         retries: safeMethods.contains(request.method.rawValue) ? 8 : 0)
         var fields = HTTPFields()
         for (name, value) in response.headers {
             if let fieldName = HTTPField.Name(name) { fields.append(HTTPField(name: fieldName, value: value)) }
@@ -157,18 +157,25 @@ public struct CachingHTTPClient: Sendable {
     }
 
     /// The origin may close a kept-alive connection as a request goes out on it, before any
-    /// answer: a safe method is then sent again (RFC 9110 §9.2.2), more than once, since the
-    /// pool may hand out another connection the origin is closing too.
+    /// answer (seen as a clean close or as a reset): a safe method is then sent again (RFC 9110
+    /// §9.2.2), up to as many times as the pool keeps connections to a host (8), since an
+    /// origin that closes idle connections after a timeout closes a burst's together.
     private static func execute(_ request: HTTPClientRequest, with client: HTTPClient, timeout: TimeAmount,
                                 retries: Int) async throws -> HTTPClientResponse {
         var retries = retries
         while true {
             do {
                 return try await client.execute(request, timeout: timeout)
-            } catch let error as HTTPClientError where error == .remoteConnectionClosed && retries > 0 {
+            } catch where retries > 0 && isClosedConnection(error) {
                 retries -= 1
             }
         }
+    }
+
+    private static func isClosedConnection(_ error: any Error) -> Bool {
+        if let error = error as? HTTPClientError { return error == .remoteConnectionClosed }
+        if let error = error as? IOError { return error.errnoCode == ECONNRESET || error.errnoCode == EPIPE }
+        return false
     }
 
     /// An AsyncHTTPClient body as `Data` chunks.

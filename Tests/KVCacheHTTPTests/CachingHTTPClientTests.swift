@@ -72,6 +72,32 @@ import Testing
         try await origin.stop()
     }
 
+    /// An origin that closes idle connections closes a burst's together (as servers with a
+    /// keep-alive timeout do): a GET goes out again past every pooled connection the origin
+    /// has closed. (Two retries, as before, failed here with four.)
+    @Test func aGetIsSentAgainPastEveryPooledConnectionTheOriginClosed() async throws {
+        let origin = try await NIOOrigin(closesKeptConnections: true) { _ in (.ok, ["Cache-Control": "no-store"], "answer") }
+        let (client, fixture) = try Self.make()
+        defer { fixture.remove() }
+
+        var failure: (any Error)?
+        do {
+            // Four at once: four connections, each answered once and kept in the pool.
+            try await withThrowingTaskGroup(of: HTTPCacheResponse.self) { group in
+                for index in 0..<4 { group.addTask { try await client.execute(origin.request("/burst/\(index)")) } }
+                for try await answer in group { #expect(answer.text == "answer") }
+            }
+            let answer = try await client.execute(origin.request("/after"))
+            #expect(answer.outcome == .miss && answer.text == "answer")
+        } catch {
+            failure = error
+        }
+        #expect(origin.requests.count == 5)
+        try await client.shutdown()
+        try await origin.stop()
+        if let failure { throw failure }
+    }
+
     /// An origin that closes a kept-alive connection as the next request arrives on it: a GET
     /// goes out again on a new connection (RFC 9110 §9.2.2); a POST is not repeated.
     @Test func aSafeRequestOnAConnectionTheOriginClosesIsSentAgainAndAPostIsNot() async throws {

@@ -111,5 +111,39 @@ import Testing
         }
         #expect(throws: Never.self) { try HTTPCache(storage: storage, configuration: .init(heuristic: .init(fraction: 0))) }
     }
+
+    /// A cache that opens its own storage closes it when its configuration is refused, so the
+    /// directory opens again at once; one that opens serves and closes.
+    @Test func aCacheOpenedInADirectoryClosesItsStorageWhenRefused() async throws {
+        let directory = FileManager.default.temporaryDirectory.appendingPathComponent("kvcache-http-\(UUID().uuidString)")
+        defer { try? FileManager.default.removeItem(at: directory) }
+        #expect(throws: KVCacheError.self) { try HTTPCache(directory: directory, configuration: .init(maximumVariants: 0)) }
+        let cache = try HTTPCache(directory: directory, configuration: .init(mode: .shared))
+        let origin = HTTPTestOrigin(fields: [.cacheControl: "max-age=100"], body: "kept")
+        let request = HTTPCacheFixture.request("/a")
+        #expect(try await cache.response(for: request, transport: origin.transport).outcome == .miss)
+        #expect(try await cache.response(for: request, transport: origin.transport).outcome == .hit)
+        try cache.close()
+        await #expect(throws: KVCacheError.self) { try await cache.storage.setValue(HTTPCacheRecord(variants: []), forKey: "k") }
+
+        let reopened = try HTTPCache(directory: directory, configuration: .init(mode: .shared))
+        defer { try? reopened.close() }
+        let answer = try await reopened.response(for: request, transport: origin.transport)
+        #expect(answer.outcome == .hit && answer.body == Data("kept".utf8))
+    }
+
+    /// Bytes that are not a record are a typed decoding error, not a record.
+    @Test func bytesThatAreNotARecordDoNotDecode() throws {
+        let coder = HTTPCacheRecordCoder()
+        for bytes in [Data(), Data("KVHTTP".utf8), Data("KVHTTP\u{9}".utf8), Data(repeating: 0xFF, count: 100)] {
+            #expect(throws: KVCacheError.self) { try coder.decode(bytes) }
+        }
+        let record = HTTPCacheRecord(variants: [StoredResponse(
+            status: 200, reasonPhrase: "OK", fields: [.init(name: "Cache-Control", value: "max-age=1")], requestTime: 1,
+            responseTime: 2, date: 2, varyValues: [], body: .bytes(Data("body".utf8)))])
+        let bytes = try coder.encode(record)
+        #expect(record.byteCount == bytes.count)
+        #expect(try coder.decode(bytes).variants.first?.body == .bytes(Data("body".utf8)))
+    }
 }
 #endif
