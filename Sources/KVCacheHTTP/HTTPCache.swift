@@ -101,8 +101,8 @@ public final class HTTPCache: Sendable {
     let clock: @Sendable () -> Double
     let revalidations = BackgroundRevalidations()
     let missLocks: MissLocks
-    /// The disk level's key limit, read once: reading it through `storage` copies the disk
-    /// level's whole configuration, on every request.
+    /// The disk level's key limit, read once here rather than through `storage` on every
+    /// request.
     let maxKeyLength: Int
 
     /// A cache that keeps its responses in `storage`, a cache opened with an
