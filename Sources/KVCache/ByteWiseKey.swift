@@ -45,6 +45,18 @@ struct ByteWiseKey: Hashable, Sendable {
         return left.elementsEqual(right)
     }
 
+    /// Whether `string`'s UTF-8 bytes are `bytes`.
+    @inlinable
+    static func bytesEqual(_ string: String, _ bytes: UnsafeRawBufferPointer) -> Bool {
+        let utf8 = string.utf8
+        guard utf8.count == bytes.count else { return false }
+        guard let start = bytes.baseAddress else { return true }
+        if let equal = utf8.withContiguousStorageIfAvailable({ memcmp($0.baseAddress!, start, $0.count) == 0 }) {
+            return equal
+        }
+        return utf8.elementsEqual(bytes)
+    }
+
     @usableFromInline
     func hash(into hasher: inout Hasher) {
         // Same bytes either way, so the hash does not depend on the string's storage.

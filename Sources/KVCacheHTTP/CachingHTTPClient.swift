@@ -12,7 +12,7 @@ import NIOHTTP1
 /// invalidate what is stored for their URL.
 ///
 /// ```swift
-/// let client = try CachingHTTPClient(cache: HTTPCache(storage: storage))
+/// let client = try CachingHTTPClient(cache: HTTPCache(directory: cacheDirectory))
 /// let answer = try await client.execute(
 ///     HTTPRequest(method: .get, scheme: "https", authority: "example.com", path: "/items?page=2"))
 /// answer.response.status; answer.body; answer.outcome   // .hit, .revalidated, .miss, ...

@@ -9,7 +9,7 @@ extension HTTPCache {
     /// A fresh stored response to a GET or HEAD that asks nothing of the cache (no
     /// `Cache-Control`, `Pragma`, range or conditions), when its record is in the memory
     /// level and its body in the record: the answer the general path gives such a request,
-    /// found without suspending. Nil sends the request down the general path.
+    /// found without suspending or building its key. Nil sends the request down the general path.
     func freshHit(for request: HTTPRequest) -> (response: HTTPResponse, body: Data)? {
         guard request.method == .get || request.method == .head else { return nil }
         for field in request.headerFields {
@@ -18,8 +18,9 @@ extension HTTPCache {
             default: continue
             }
         }
-        guard let key = key(for: request), let record = storage.memory.value(forKey: key),
-              let index = record.selectIndex(for: request)
+        // The key's bytes are looked up where they are built: a hit makes no `String`.
+        guard let found = withKeyBytes(of: request, { storage.memory.value(forKeyBytes: $0) }),
+              let record = found, let index = record.selectIndex(for: request)
         else { return nil }
         let stored = record.variants[index]
         guard case .bytes(let body) = stored.body, !stored.requiresValidation else { return nil }

@@ -257,43 +257,53 @@ public final class HTTPCache: Sendable {
     }
 
     static func key(scheme: String, authority: String, path: String) -> String {
-        var (scheme, authority, path) = (scheme, authority, path)
-        // Every hit builds its key: one allocation, ASCII lower-cased in the copy, the parts
-        // copied as contiguous bytes. A non-ASCII scheme or authority takes `lowercased()`
+        // ASCII lower-cased in the copy; a non-ASCII scheme or authority takes `lowercased()`
         // instead, so the keys are the same as ever.
-        let key = scheme.withUTF8 { scheme in
-            authority.withUTF8 { authority in
-                path.withUTF8 { path in
-                    String(unsafeUninitializedCapacity: 8 + scheme.count + authority.count + path.count) { buffer in
-                        guard let base = buffer.baseAddress else { return 0 }
-                        var index = 0, bits: UInt8 = 0
-                        func copy(_ bytes: UnsafeBufferPointer<UInt8>, lowerCasing: Bool) {
-                            if lowerCasing {
-                                for offset in 0..<bytes.count {
-                                    bits |= bytes[offset]
-                                    base[index + offset] = bytes[offset].asciiLowercased
-                                }
-                            } else if let start = bytes.baseAddress {
-                                (base + index).initialize(from: start, count: bytes.count)
-                            }
-                            index += bytes.count
-                        }
-                        copy(HTTPCache.prefixBytes, lowerCasing: false)
-                        copy(scheme, lowerCasing: true)
-                        copy(HTTPCache.separatorBytes, lowerCasing: false)
-                        copy(authority, lowerCasing: true)
-                        guard bits < 0x80 else { return 0 }
-                        copy(path, lowerCasing: false)
-                        return index
-                    }
-                }
-            }
+        let key = String(unsafeUninitializedCapacity: keyLength(scheme, authority, path)) { buffer in
+            writeKey(scheme, authority, path, to: buffer) ?? 0
         }
         return key.isEmpty ? "http:\(scheme.lowercased())://\(authority.lowercased())\(path)" : key
     }
 
-    private static var prefixBytes: UnsafeBufferPointer<UInt8> { .init(staticBytes: "http:") }
-    private static var separatorBytes: UnsafeBufferPointer<UInt8> { .init(staticBytes: "://") }
+    /// Calls `body` with the UTF-8 bytes of the request's key, built on the stack: what a hit
+    /// looks up, with no `String` made. Nil when the request has no key that way (no scheme,
+    /// authority or path; a non-ASCII scheme or authority; too long to store).
+    func withKeyBytes<Result>(of request: HTTPRequest, _ body: (UnsafeRawBufferPointer) -> Result) -> Result? {
+        guard let scheme = request.scheme, let authority = request.authority, let path = request.path else { return nil }
+        let length = Self.keyLength(scheme, authority, path)
+        guard length <= maxKeyLength, length <= 4_096 else { return nil }
+        return withUnsafeTemporaryAllocation(of: UInt8.self, capacity: length) { buffer in
+            Self.writeKey(scheme, authority, path, to: buffer).map { body(UnsafeRawBufferPointer(UnsafeMutableBufferPointer(rebasing: buffer[..<$0]))) }
+        }
+    }
+
+    private static func keyLength(_ scheme: String, _ authority: String, _ path: String) -> Int {
+        8 + scheme.utf8.count + authority.utf8.count + path.utf8.count
+    }
+
+    /// Writes `http:<scheme>://<authority><path>`, scheme and authority lower-cased, to
+    /// `buffer` (of `keyLength` bytes); nil when the scheme or authority is not ASCII.
+    private static func writeKey(_ scheme: String, _ authority: String, _ path: String,
+                                 to buffer: UnsafeMutableBufferPointer<UInt8>) -> Int? {
+        guard let base = buffer.baseAddress else { return nil }
+        var index = 0, bits: UInt8 = 0
+        for byte in "http:".utf8 { base[index] = byte; index += 1 }
+        for byte in scheme.utf8 { bits |= byte; base[index] = byte.asciiLowercased; index += 1 }
+        for byte in "://".utf8 { base[index] = byte; index += 1 }
+        for byte in authority.utf8 { bits |= byte; base[index] = byte.asciiLowercased; index += 1 }
+        guard bits < 0x80 else { return nil }
+        // The path, usually the longest part, as one copy where its bytes are contiguous.
+        let copied = path.utf8.withContiguousStorageIfAvailable { bytes -> Int in
+            if let start = bytes.baseAddress { (base + index).initialize(from: start, count: bytes.count) }
+            return bytes.count
+        }
+        if let copied {
+            index += copied
+        } else {
+            for byte in path.utf8 { base[index] = byte; index += 1 }
+        }
+        return index
+    }
 
     var now: Double { clock() }
 }
@@ -365,13 +375,6 @@ public struct HTTPCacheStreamingResponse: Sendable {
         self.response = response
         self.body = body
         self.outcome = outcome
-    }
-}
-
-extension UnsafeBufferPointer<UInt8> {
-    /// The bytes of a literal, which live as long as the program.
-    init(staticBytes literal: StaticString) {
-        self.init(start: literal.utf8Start, count: literal.utf8CodeUnitCount)
     }
 }
 

@@ -26,6 +26,28 @@ import Testing
         #expect(origin.count == 1)
     }
 
+    /// The key a hit looks up, built on the stack, is the stored key: scheme and authority
+    /// without case, the path and query as they are.
+    @Test func theKeyAHitLooksUpIsTheStoredKey() async throws {
+        let fixture = try HTTPCacheFixture()
+        defer { fixture.remove() }
+        let origin = HTTPTestOrigin(fields: [.cacheControl: "max-age=100"], body: "hello")
+        let stored = HTTPRequest(method: .get, scheme: "HTTPS", authority: "Origin.Example:8443", path: "/A?b=C")
+        _ = try await fixture.cache.response(for: stored, transport: origin.transport)
+        let sameURL = HTTPRequest(method: .get, scheme: "https", authority: "origin.EXAMPLE:8443", path: "/A?b=C")
+        #expect(fixture.cache.freshHit(for: sameURL) != nil)
+        for other in ["/a?b=C", "/A?b=c", "/A", "/A?b=C/"] {
+            let request = HTTPRequest(method: .get, scheme: "https", authority: "origin.example:8443", path: other)
+            #expect(fixture.cache.freshHit(for: request) == nil, "\(other)")
+        }
+        // A non-ASCII authority has its key made the general way, and is found that way.
+        let unicode = HTTPRequest(method: .get, scheme: "https", authority: "bücher.example", path: "/")
+        _ = try await fixture.cache.response(for: unicode, transport: origin.transport)
+        #expect(fixture.cache.freshHit(for: unicode) == nil)
+        #expect(try await fixture.cache.response(for: unicode, transport: origin.transport).outcome == .hit)
+        #expect(origin.count == 2)
+    }
+
     @Test func aRequestThatAsksSomethingOfTheCacheTakesTheGeneralPath() async throws {
         let fixture = try HTTPCacheFixture()
         defer { fixture.remove() }

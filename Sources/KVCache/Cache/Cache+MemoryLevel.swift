@@ -35,6 +35,14 @@ extension Cache {
             cache.value(forKey: ByteWiseKey(key))
         }
 
+        /// The value under the key whose UTF-8 bytes are `bytes`, as `value(forKey:)` finds
+        /// it, without a `String` for the key (for the package's HTTP cache, whose keys are
+        /// assembled from a request's parts).
+        @inlinable
+        package func value(forKeyBytes bytes: UnsafeRawBufferPointer) -> Value? {
+            cache.value(forKeyBytes: bytes)
+        }
+
         /// See ``MemoryCache/contains(_:)``.
         public func contains(_ key: String) -> Bool {
             cache.contains(ByteWiseKey(key))

@@ -183,34 +183,7 @@ public final class MemoryCache<Key: Hashable & Sendable, Value: Sendable>: @unch
         let hash = isAdaptive ? storage.stripeHash.unseeded(key) : 0
         let tableHash = storage.tableHash(of: key)
         if isAdaptive {
-            // A hit takes only its thread's read lane's lock of the stripe, and records
-            // the read there.
-            let stripe = storage.stripeIndex(forHash: hash)
-            let laneIndex = storage.currentLaneIndex
-            let lane = storage.lane(laneIndex, stripe: stripe)
-            let read: LaneRead = storage.withStripe(at: stripe) { tableStripe in
-                if measuresSerialSections { lane.lockCountingWaits() } else { lane.lock() }
-                guard lane.readsSkipCacheLock else {
-                    lane.unlock()
-                    return .needsCacheLock
-                }
-                guard let entry = tableStripe.entry(forKey: key, hash: tableHash) else {
-                    lane.misses &+= 1
-                    lane.unlock()
-                    return .miss
-                }
-                lane.hits &+= 1
-                let buffered = lane.record(entry.index, hash: hash)
-                if buffered == 1 { storage.laneHeader(laneIndex).markPending(stripe: stripe) }
-                // A full buffer tries to drain; while drains are busy, one dropped read
-                // in `drainRetryInterval` tries again.
-                let drains = buffered == LaneStripe.bufferCapacity
-                    || buffered == 0 && lane.dropped & (Self.drainRetryInterval &- 1) == 0
-                lane.unlock()
-                if drains { drainReadsIfIdle(lane: laneIndex) }
-                return .hit(entry.value)
-            }
-            switch read {
+            switch laneRead(hash: hash, { $0.entry(forKey: key, hash: tableHash) }) {
             case .hit(let value): return value
             case .miss: return nil
             case .needsCacheLock: break
@@ -234,6 +207,38 @@ public final class MemoryCache<Key: Hashable & Sendable, Value: Sendable>: @unch
         counters.hits &+= 1
         unlockAfterChange()
         return entry.value
+    }
+
+    /// An adaptive cache's read under its thread's read lane's lock of the key's stripe
+    /// alone: `find` looks the key up in the stripe; a hit is recorded in the lane.
+    @inlinable
+    func laneRead(hash: UInt32, _ find: (TableStripe<Key, LRUStorage<Key, Value>.Entry>) -> LRUStorage<Key, Value>.Entry?)
+        -> LaneRead {
+        let stripe = storage.stripeIndex(forHash: hash)
+        let laneIndex = storage.currentLaneIndex
+        let lane = storage.lane(laneIndex, stripe: stripe)
+        return storage.withStripe(at: stripe) { tableStripe in
+            if measuresSerialSections { lane.lockCountingWaits() } else { lane.lock() }
+            guard lane.readsSkipCacheLock else {
+                lane.unlock()
+                return .needsCacheLock
+            }
+            guard let entry = find(tableStripe) else {
+                lane.misses &+= 1
+                lane.unlock()
+                return .miss
+            }
+            lane.hits &+= 1
+            let buffered = lane.record(entry.index, hash: hash)
+            if buffered == 1 { storage.laneHeader(laneIndex).markPending(stripe: stripe) }
+            // A full buffer tries to drain; while drains are busy, one dropped read
+            // in `drainRetryInterval` tries again.
+            let drains = buffered == LaneStripe.bufferCapacity
+                || buffered == 0 && lane.dropped & (Self.drainRetryInterval &- 1) == 0
+            lane.unlock()
+            if drains { drainReadsIfIdle(lane: laneIndex) }
+            return .hit(entry.value)
+        }
     }
 
     /// What a read found under its read lane's lock (of the key's stripe) alone.

@@ -104,6 +104,18 @@ final class TableStripe<Key: Hashable, Entry> {
         return nil
     }
 
+    /// The entry among those of table hash `hash` whose key `matches` accepts (see
+    /// `node(forKey:hash:)` for the lock to hold).
+    @inlinable
+    func entry(hash: Int, where matches: (Key) -> Bool) -> Entry? {
+        var word = Self.bucket(hash, in: currentBuckets).pointee.load(ordering: .acquiring)
+        while let node = NodePointer(bitPattern: word) {
+            if node.pointee.hash == hash && matches(node.pointee.key) { return node.pointee.entry }
+            word = node.pointee.next.load(ordering: .acquiring)
+        }
+        return nil
+    }
+
     /// The entry of `key` (see `node(forKey:hash:)` for the lock to hold).
     @inlinable
     func entry(forKey key: Key, hash: Int) -> Entry? {
