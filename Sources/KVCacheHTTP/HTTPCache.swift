@@ -285,24 +285,45 @@ public final class HTTPCache: Sendable {
     /// `buffer` (of `keyLength` bytes); nil when the scheme or authority is not ASCII.
     private static func writeKey(_ scheme: String, _ authority: String, _ path: String,
                                  to buffer: UnsafeMutableBufferPointer<UInt8>) -> Int? {
-        guard let base = buffer.baseAddress else { return nil }
-        var index = 0, bits: UInt8 = 0
-        for byte in "http:".utf8 { base[index] = byte; index += 1 }
-        for byte in scheme.utf8 { bits |= byte; base[index] = byte.asciiLowercased; index += 1 }
-        for byte in "://".utf8 { base[index] = byte; index += 1 }
-        for byte in authority.utf8 { bits |= byte; base[index] = byte.asciiLowercased; index += 1 }
-        guard bits < 0x80 else { return nil }
-        // The path, usually the longest part, as one copy where its bytes are contiguous.
-        let copied = path.utf8.withContiguousStorageIfAvailable { bytes -> Int in
-            if let start = bytes.baseAddress { (base + index).initialize(from: start, count: bytes.count) }
-            return bytes.count
+        guard var next = buffer.baseAddress else { return nil }
+        for byte in "http:".utf8 { next.initialize(to: byte); next += 1 }
+        let schemeBits = copy(scheme, to: &next, lowerCasing: true)
+        for byte in "://".utf8 { next.initialize(to: byte); next += 1 }
+        guard schemeBits | copy(authority, to: &next, lowerCasing: true) < 0x80 else { return nil }
+        _ = copy(path, to: &next, lowerCasing: false)
+        return next - buffer.baseAddress!
+    }
+
+    /// Copies `part`'s UTF-8 bytes to `next` and moves it past them; returns the bytes or-ed
+    /// together (under 0x80: ASCII). From the part's contiguous bytes where it has them (a
+    /// small string's spilled to the stack): iterating a `String.UTF8View` costs several
+    /// times more. (No state captured: a closure that changed a captured variable would pay
+    /// a dynamic exclusivity check.)
+    private static func copy(_ part: String, to next: inout UnsafeMutablePointer<UInt8>, lowerCasing: Bool) -> UInt8 {
+        let destination = next
+        let copied = part.utf8.withContiguousStorageIfAvailable { bytes -> (count: Int, bits: UInt8) in
+            var bits: UInt8 = 0
+            if lowerCasing {
+                for offset in 0..<bytes.count {
+                    bits |= bytes[offset]
+                    destination[offset] = bytes[offset].asciiLowercased
+                }
+            } else if let start = bytes.baseAddress {
+                destination.initialize(from: start, count: bytes.count)
+            }
+            return (bytes.count, bits)
         }
         if let copied {
-            index += copied
-        } else {
-            for byte in path.utf8 { base[index] = byte; index += 1 }
+            next += copied.count
+            return copied.bits
         }
-        return index
+        var bits: UInt8 = 0
+        for byte in part.utf8 {
+            bits |= byte
+            next.initialize(to: lowerCasing ? byte.asciiLowercased : byte)
+            next += 1
+        }
+        return lowerCasing ? bits : 0
     }
 
     var now: Double { clock() }
