@@ -1,9 +1,3 @@
-#if canImport(Glibc)
-import Glibc
-#elseif canImport(Darwin)
-import Darwin
-#endif
-
 /// A key that compares and hashes by its UTF-8 bytes, as SQLite compares TEXT.
 ///
 /// This is the library's one definition of key identity. Swift's `String ==`
@@ -31,30 +25,25 @@ struct ByteWiseKey: Hashable, Sendable {
         return bytesEqual(lhs.string, rhs.string)
     }
 
-    @usableFromInline
+    @inlinable @inline(__always)
     static func bytesEqual(_ lhs: String, _ rhs: String) -> Bool {
-        let left = lhs.utf8, right = rhs.utf8
-        guard left.count == right.count else { return false }
-        // Native strings (all keys in practice) compare with one memcmp.
-        let compared = left.withContiguousStorageIfAvailable { left in
-            right.withContiguousStorageIfAvailable { right in
-                left.isEmpty || memcmp(left.baseAddress!, right.baseAddress!, left.count) == 0
+        // Native strings (all keys in practice) compare in place.
+        let compared = lhs.utf8.withContiguousStorageIfAvailable { left in
+            rhs.utf8.withContiguousStorageIfAvailable { right in
+                ByteEquality.equal(UnsafeRawBufferPointer(left), UnsafeRawBufferPointer(right))
             }
         }
         if let compared, let compared { return compared }
-        return left.elementsEqual(right)
+        return lhs.utf8.elementsEqual(rhs.utf8)
     }
 
     /// Whether `string`'s UTF-8 bytes are `bytes`.
-    @inlinable
+    @inlinable @inline(__always)
     static func bytesEqual(_ string: String, _ bytes: UnsafeRawBufferPointer) -> Bool {
-        let utf8 = string.utf8
-        guard utf8.count == bytes.count else { return false }
-        guard let start = bytes.baseAddress else { return true }
-        if let equal = utf8.withContiguousStorageIfAvailable({ memcmp($0.baseAddress!, start, $0.count) == 0 }) {
+        if let equal = string.utf8.withContiguousStorageIfAvailable({ ByteEquality.equal(UnsafeRawBufferPointer($0), bytes) }) {
             return equal
         }
-        return utf8.elementsEqual(bytes)
+        return string.utf8.elementsEqual(bytes)
     }
 
     @usableFromInline

@@ -7,10 +7,10 @@ extension MemoryCache where Key == ByteWiseKey {
     @inlinable
     func value(forKeyBytes bytes: UnsafeRawBufferPointer) -> Value? {
         if isAdaptive {
-            // The same hashes as the key's (`PolicyHash.unseeded`, `TableStripe.hash(of:)`),
-            // from its bytes; `MemoryCacheKeyBytesTests` checks they find what keys stored.
-            let hash = PolicyHash<Key>.folded(ByteHash.hash(bytes, start: ByteHash.unseededStart))
-            let tableHash = Int(truncatingIfNeeded: ByteHash.mix(ByteHash.hash(bytes, start: tableHashStart), ByteHash.secret1))
+            // The key's hashes (`LRUStorage.hashes(of:withPolicyHash:)`), from its bytes;
+            // `MemoryCacheKeyBytesTests` checks they find what keys stored.
+            let (policyWord, tableWord) = ByteHash.hashPair(bytes, first: ByteHash.unseededStart, second: tableHashStart)
+            let (hash, tableHash) = LRUStorage<Key, Value>.hashes(policyWord: policyWord, tableWord: tableWord)
             switch laneRead(hash: hash, { $0.entry(hash: tableHash) { ByteWiseKey.bytesEqual($0.string, bytes) } }) {
             case .hit(let value): return value
             case .miss: return nil

@@ -179,9 +179,8 @@ public final class MemoryCache<Key: Hashable & Sendable, Value: Sendable>: @unch
     /// A hit counts as a use of the entry for the eviction policy.
     @inlinable
     public func value(forKey key: Key) -> Value? {
-        // One hash for the stripe and the sketch; LRU's one table needs none.
-        let hash = isAdaptive ? storage.stripeHash.unseeded(key) : 0
-        let tableHash = storage.tableHash(of: key)
+        // One hash for the stripe and the sketch (LRU's one table needs none), one for the table.
+        let (hash, tableHash) = storage.hashes(of: key, withPolicyHash: isAdaptive)
         if isAdaptive {
             switch laneRead(hash: hash, { $0.entry(forKey: key, hash: tableHash) }) {
             case .hit(let value): return value
@@ -307,9 +306,8 @@ public final class MemoryCache<Key: Hashable & Sendable, Value: Sendable>: @unch
     func store(_ value: Value, forKey key: Key, cost: Int64, expiration: Expiration, mayBeStored: Bool) {
         var deadline = Double.infinity
         var lifetime = 0.0
-        // Hashed once for the stripe and the sketch; LRU's one table needs no hash.
-        let hash = isAdaptive ? storage.stripeHash.unseeded(key) : 0
-        let tableHash = storage.tableHash(of: key)
+        // Hashed once for the stripe and the sketch (LRU's one table needs none), once for the table.
+        let (hash, tableHash) = storage.hashes(of: key, withPolicyHash: isAdaptive)
         if case .never = expiration {
             if replacesInPlace, mayBeStored,
                replaceInPlace(value, forKey: key, hash: hash, tableHash: tableHash, cost: max(cost, 0)) {

@@ -70,6 +70,61 @@ enum ByteHash {
         return mix(low ^ secret0 ^ UInt64(count), high ^ secret1)
     }
 
+    /// `hash(buffer, start: first)` and `hash(buffer, start: second)` in one pass: the
+    /// loads are shared and the two chains of multiplies run side by side.
+    @inlinable @inline(__always)
+    static func hashPair(_ buffer: UnsafeRawBufferPointer, first: UInt64, second: UInt64,
+                         orOfWords: UnsafeMutablePointer<UInt64>? = nil) -> (UInt64, UInt64) {
+        let count = buffer.count
+        var seed0 = first, seed1 = second
+        var bits: UInt64 = 0
+        var a: UInt64 = 0, b: UInt64 = 0
+        if count > 16 {
+            var offset = 0
+            while count - offset > 16 {
+                let word0 = buffer.loadUnaligned(fromByteOffset: offset, as: UInt64.self)
+                let word1 = buffer.loadUnaligned(fromByteOffset: offset + 8, as: UInt64.self)
+                bits |= word0 | word1
+                seed0 = mix(word0 ^ secret1, word1 ^ seed0)
+                seed1 = mix(word0 ^ secret1, word1 ^ seed1)
+                offset += 16
+            }
+            a = buffer.loadUnaligned(fromByteOffset: count - 16, as: UInt64.self)
+            b = buffer.loadUnaligned(fromByteOffset: count - 8, as: UInt64.self)
+        } else if count >= 8 {
+            a = buffer.loadUnaligned(as: UInt64.self)
+            b = buffer.loadUnaligned(fromByteOffset: count - 8, as: UInt64.self)
+        } else if count >= 4 {
+            a = UInt64(buffer.loadUnaligned(as: UInt32.self))
+            b = UInt64(buffer.loadUnaligned(fromByteOffset: count - 4, as: UInt32.self))
+        } else if count > 0 {
+            a = UInt64(buffer[0]) | UInt64(buffer[count / 2]) << 8 | UInt64(buffer[count - 1]) << 16
+        }
+        orOfWords?.pointee = bits | a | b
+        let (high0, low0) = (a ^ secret1).multipliedFullWidth(by: b ^ seed0)
+        let (high1, low1) = (a ^ secret1).multipliedFullWidth(by: b ^ seed1)
+        return (mix(low0 ^ secret0 ^ UInt64(count), high0 ^ secret1), mix(low1 ^ secret0 ^ UInt64(count), high1 ^ secret1))
+    }
+
+    /// `hash(ofKey:start:)` from two starts in one pass; nil where that is nil, and for a
+    /// `String` key that is not ASCII (hashed in normal form C, once per start).
+    @inlinable @inline(__always)
+    static func hashPair<Key>(ofKey key: Key, first: UInt64, second: UInt64) -> (UInt64, UInt64)? {
+        guard Key.self == String.self || Key.self == ByteWiseKey.self else { return nil }
+        return withUnsafePointer(to: key) { pointer in
+            let string = UnsafeRawPointer(pointer).assumingMemoryBound(to: String.self)
+            let pair: (UInt64, UInt64)?? = string.pointee.utf8.withContiguousStorageIfAvailable { utf8 in
+                var bits: UInt64 = 0
+                let pair = hashPair(UnsafeRawBufferPointer(utf8), first: first, second: second, orOfWords: &bits)
+                // Byte-wise keys hash their bytes as they are; strings, ASCII ones only.
+                return Key.self == ByteWiseKey.self || bits & 0x8080_8080_8080_8080 == 0 ? pair : nil
+            }
+            if let pair, let pair { return pair }
+            guard let firstHash = hash(ofKey: key, start: first), let secondHash = hash(ofKey: key, start: second) else { return nil }
+            return (firstHash, secondHash)
+        }
+    }
+
     /// The xor of the halves of the 128-bit product.
     @inlinable
     static func mix(_ x: UInt64, _ y: UInt64) -> UInt64 {

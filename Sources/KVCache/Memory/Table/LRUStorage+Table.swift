@@ -52,6 +52,26 @@ extension LRUStorage {
     @inlinable
     func tableHash(of key: Key) -> Int { TableStripe<Key, Entry>.hash(of: key) }
 
+    /// `key`'s policy hash (`stripeHash.unseeded`: it picks the key's stripe and, seeded,
+    /// its counters), or 0 unless `withPolicyHash`, and its `tableHash(of:)`: for string
+    /// keys, both in one pass over the bytes.
+    @inlinable @inline(__always)
+    func hashes(of key: Key, withPolicyHash: Bool) -> (policy: UInt32, table: Int) {
+        if let (policy, table) = ByteHash.hashPair(ofKey: key, first: ByteHash.unseededStart, second: tableHashStart) {
+            let hashes = Self.hashes(policyWord: policy, tableWord: table)
+            return (withPolicyHash ? hashes.policy : 0, hashes.table)
+        }
+        return (withPolicyHash ? stripeHash.unseeded(key) : 0, tableHash(of: key))
+    }
+
+    /// A string key's two hashes from its words (`ByteHash` of its bytes from
+    /// `ByteHash.unseededStart` and from `tableHashStart`), as `PolicyHash.unseeded` and
+    /// `TableKey.hashValue` finish them.
+    @inlinable
+    static func hashes(policyWord: UInt64, tableWord: UInt64) -> (policy: UInt32, table: Int) {
+        (PolicyHash<Key>.folded(policyWord), Int(truncatingIfNeeded: ByteHash.mix(tableWord, ByteHash.secret1)))
+    }
+
     /// The stripe that holds `key`.
     @inlinable
     func stripe(for key: Key) -> TableStripe<Key, Entry> {
