@@ -11,7 +11,9 @@ extension HTTPCache {
     /// level and its body in the record: the answer the general path gives such a request,
     /// found without suspending or building its key. Nil sends the request down the general path.
     func freshHit(for request: HTTPRequest) -> (response: HTTPResponse, body: Data)? {
-        guard request.method == .get || request.method == .head else { return nil }
+        let method = request.method
+        let isHead = method == .head
+        guard isHead || method == .get else { return nil }
         for field in request.headerFields {
             switch field.name {
             case .cacheControl, .pragmaField, .range, .ifNoneMatch, .ifModifiedSince: return nil
@@ -20,14 +22,13 @@ extension HTTPCache {
         }
         // The key's bytes are looked up where they are built: a hit makes no `String`.
         guard let found = withKeyBytes(of: request, { storage.memory.value(forKeyBytes: $0) }),
-              let record = found, let index = record.selectIndex(for: request)
+              let record = found, let stored = record.variant(for: request)
         else { return nil }
-        let stored = record.variants[index]
         guard case .bytes(let body) = stored.body, !stored.requiresValidation else { return nil }
         let lifetime = Freshness.lifetime(of: stored, mode: configuration.mode, heuristic: configuration.heuristic)
         let age = Freshness.age(of: stored, now: now)
         guard lifetime > age else { return nil }
-        return (stored.response(age: age), request.method == .head ? Data() : body)
+        return (stored.response(age: age), isHead ? Data() : body)
     }
 }
 #endif

@@ -302,16 +302,12 @@ public final class HTTPCache: Sendable {
     private static func copy(_ part: String, to next: inout UnsafeMutablePointer<UInt8>, lowerCasing: Bool) -> UInt8 {
         let destination = next
         let copied = part.utf8.withContiguousStorageIfAvailable { bytes -> (count: Int, bits: UInt8) in
-            var bits: UInt8 = 0
-            if lowerCasing {
-                for offset in 0..<bytes.count {
-                    bits |= bytes[offset]
-                    destination[offset] = bytes[offset].asciiLowercased
-                }
-            } else if let start = bytes.baseAddress {
+            guard let start = bytes.baseAddress else { return (0, 0) }
+            guard lowerCasing else {
                 destination.initialize(from: start, count: bytes.count)
+                return (bytes.count, 0)
             }
-            return (bytes.count, bits)
+            return (bytes.count, copyLowerCased(start, to: destination, count: bytes.count))
         }
         if let copied {
             next += copied.count
@@ -324,6 +320,43 @@ public final class HTTPCache: Sendable {
             next += 1
         }
         return lowerCasing ? bits : 0
+    }
+
+    /// Copies `count` bytes, ASCII capitals lower-cased, eight at a time (the last eight
+    /// overlap the ones before: lower-casing twice changes nothing); returns the bytes or-ed
+    /// together, so that a caller can tell ASCII.
+    static func copyLowerCased(_ source: UnsafePointer<UInt8>, to destination: UnsafeMutablePointer<UInt8>, count: Int) -> UInt8 {
+        guard count >= 8 else {
+            var bits: UInt8 = 0
+            for offset in 0..<count {
+                bits |= source[offset]
+                destination[offset] = source[offset].asciiLowercased
+            }
+            return bits
+        }
+        let (from, to) = (UnsafeRawPointer(source), UnsafeMutableRawPointer(destination))
+        var bits: UInt64 = 0
+        var offset = 0
+        while true {
+            let at = min(offset, count - 8)
+            let word = from.loadUnaligned(fromByteOffset: at, as: UInt64.self)
+            bits |= word
+            to.storeBytes(of: asciiLowercased(word), toByteOffset: at, as: UInt64.self)
+            if at == count - 8 { return bits & 0x8080_8080_8080_8080 == 0 ? 0 : 0x80 }
+            offset += 8
+        }
+    }
+
+    /// The eight bytes of `word` with each of `A`...`Z` lower-cased: each byte's low seven bits
+    /// plus a bias set its high bit when they are at least `A`, and another when beyond `Z`;
+    /// neither sum carries into the next byte. Bytes of 0x80 and above are left as they are.
+    static func asciiLowercased(_ word: UInt64) -> UInt64 {
+        let ones: UInt64 = 0x0101_0101_0101_0101
+        let low = word & (0x7F &* ones)
+        let atLeastA = low &+ ((0x80 - 0x41) &* ones)
+        let beyondZ = low &+ ((0x80 - 0x5B) &* ones)
+        let capitals = atLeastA & ~beyondZ & ~word & (0x80 &* ones)
+        return word | capitals >> 2
     }
 
     var now: Double { clock() }

@@ -99,5 +99,36 @@ import Testing
         #expect(try await fixture.get("/large", from: large).outcome == .hit)
         #expect(fixture.cache.freshHit(for: HTTPCacheFixture.request("/large")) == nil)
     }
+
+    @Test func keyPartsAreLowerCasedEightBytesAtATimeAsOneAtATime() {
+        // Every byte value, at every place of a word.
+        for byte in 0...255 {
+            for place in 0..<8 {
+                var bytes = [UInt8](repeating: UInt8(ascii: "a"), count: 8)
+                bytes[place] = UInt8(byte)
+                let word = bytes.withUnsafeBytes { $0.loadUnaligned(as: UInt64.self) }
+                let lowered = withUnsafeBytes(of: HTTPCache.asciiLowercased(word)) { Array($0) }
+                #expect(lowered == bytes.map { $0 >= 0x41 && $0 <= 0x5A ? $0 | 0x20 : $0 }, "byte \(byte) at \(place)")
+            }
+        }
+        // Every length, with the last word overlapping the one before it.
+        for length in 0...40 {
+            let source = (0..<length).map { UInt8(ascii: "A") + UInt8($0 % 26) + ($0 % 3 == 0 ? 0x20 : 0) }
+            var copied = [UInt8](repeating: 0, count: length)
+            let bits = source.withUnsafeBufferPointer { from in
+                copied.withUnsafeMutableBufferPointer { to in
+                    HTTPCache.copyLowerCased(from.baseAddress ?? UnsafePointer(bitPattern: 1)!, to: to.baseAddress ?? UnsafeMutablePointer(bitPattern: 1)!, count: length)
+                }
+            }
+            #expect(copied == source.map { $0 | 0x20 }, "length \(length)")
+            #expect(bits < 0x80)
+        }
+        let notASCII = Array("ORIGIN.\u{C9}XAMPLE".utf8)
+        var copied = [UInt8](repeating: 0, count: notASCII.count)
+        let bits = notASCII.withUnsafeBufferPointer { from in
+            copied.withUnsafeMutableBufferPointer { HTTPCache.copyLowerCased(from.baseAddress!, to: $0.baseAddress!, count: notASCII.count) }
+        }
+        #expect(bits >= 0x80)
+    }
 }
 #endif
