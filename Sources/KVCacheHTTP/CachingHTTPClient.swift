@@ -81,7 +81,7 @@ public struct CachingHTTPClient: Sendable {
         // Before the transport exists: a hit needs none.
         if let hit = cache.freshHit(for: request) { return HTTPCacheResponse(response: hit.response, body: hit.body, outcome: .hit) }
         let (client, timeout, limit) = (self.client, self.timeout, maximumResponseBodySize)
-        return try await cache.response(for: request, body: body) { request, body in
+        return try await cache.generalResponse(for: request, body: body, revalidatesInBackground: true) { request, body in
             try await Self.send(request, body: body, with: client, timeout: timeout, maximumResponseBodySize: limit)
         }
     }
@@ -96,9 +96,9 @@ public struct CachingHTTPClient: Sendable {
             return HTTPCacheStreamingResponse(response: hit.response, body: HTTPCacheBody(hit.body), outcome: .hit)
         }
         let (client, timeout) = (self.client, self.timeout)
-        return try await cache.streamingResponse(for: request, body: body) { request, body in
+        return try await cache.answer(request, body: body, revalidatesInBackground: true, transport: .streaming { request, body in
             try await Self.sendStreaming(request, body: body, with: client, timeout: timeout)
-        }
+        })
     }
 
     /// Shuts down the client this one made; a client given at init is left to its owner.

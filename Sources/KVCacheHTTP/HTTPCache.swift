@@ -183,7 +183,9 @@ public final class HTTPCache: Sendable {
     ///   (`stale-if-error`), and what reading a stored body throws.
     public func response(for request: HTTPRequest, body: Data? = nil,
                          transport: @escaping Transport) async throws -> HTTPCacheResponse {
-        try await response(for: request, body: body, revalidatesInBackground: true, transport: transport)
+        // Here rather than a call further: each async call allocates its frame.
+        if let hit = freshHit(for: request) { return HTTPCacheResponse(response: hit.response, body: hit.body, outcome: .hit) }
+        return try await generalResponse(for: request, body: body, revalidatesInBackground: true, transport: transport)
     }
 
     /// Answers `request` as ``response(for:body:transport:)`` does, with a body that is read
@@ -196,11 +198,11 @@ public final class HTTPCache: Sendable {
         try await streamingResponse(for: request, body: body, revalidatesInBackground: true, transport: transport)
     }
 
-    /// Without background work, `transport` is not used after this returns: a stale response
-    /// that `stale-while-revalidate` allows is revalidated before the answer instead.
-    func response(for request: HTTPRequest, body: Data?, revalidatesInBackground: Bool,
-                  transport: @escaping Transport) async throws -> HTTPCacheResponse {
-        if let hit = freshHit(for: request) { return HTTPCacheResponse(response: hit.response, body: hit.body, outcome: .hit) }
+    /// ``response(for:body:transport:)`` past its fresh hit: the general path, with its body
+    /// collected. Without background work, `transport` is not used after this returns: a stale
+    /// response that `stale-while-revalidate` allows is revalidated before the answer instead.
+    func generalResponse(for request: HTTPRequest, body: Data?, revalidatesInBackground: Bool,
+                         transport: @escaping Transport) async throws -> HTTPCacheResponse {
         let answer = try await answer(request, body: body, revalidatesInBackground: revalidatesInBackground,
                                       transport: .bytes(transport))
         // A body in memory (every hit of a body kept in its record) is handed over as it is.
@@ -209,18 +211,14 @@ public final class HTTPCache: Sendable {
         return HTTPCacheResponse(response: answer.response, body: bytes, outcome: answer.outcome)
     }
 
-    func streamingResponse(for request: HTTPRequest, body: Data?, revalidatesInBackground: Bool,
-                           transport: @escaping StreamingTransport) async throws -> HTTPCacheStreamingResponse {
-        try await streamingResponse(for: request, body: body, revalidatesInBackground: revalidatesInBackground,
-                                    transport: .streaming(transport))
-    }
 
     func streamingResponse(for request: HTTPRequest, body: Data?, revalidatesInBackground: Bool,
-                           transport: OriginTransport) async throws -> HTTPCacheStreamingResponse {
+                           transport: @escaping StreamingTransport) async throws -> HTTPCacheStreamingResponse {
         if let hit = freshHit(for: request) {
             return HTTPCacheStreamingResponse(response: hit.response, body: HTTPCacheBody(hit.body), outcome: .hit)
         }
-        return try await answer(request, body: body, revalidatesInBackground: revalidatesInBackground, transport: transport)
+        return try await answer(request, body: body, revalidatesInBackground: revalidatesInBackground,
+                                transport: .streaming(transport))
     }
 
     /// The general path: every method, every request, every level.
