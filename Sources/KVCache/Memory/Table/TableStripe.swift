@@ -104,18 +104,6 @@ final class TableStripe<Key: Hashable, Entry> {
         return nil
     }
 
-    /// The entry among those of table hash `hash` whose key `matches` accepts (see
-    /// `node(forKey:hash:)` for the lock to hold).
-    @inlinable
-    func entry(hash: Int, where matches: (Key) -> Bool) -> Entry? {
-        var word = Self.bucket(hash, in: currentBuckets).pointee.load(ordering: .acquiring)
-        while let node = NodePointer(bitPattern: word) {
-            if node.pointee.hash == hash && matches(node.pointee.key) { return node.pointee.entry }
-            word = node.pointee.next.load(ordering: .acquiring)
-        }
-        return nil
-    }
-
     /// The entry of `key` (see `node(forKey:hash:)` for the lock to hold).
     @inlinable
     func entry(forKey key: Key, hash: Int) -> Entry? {
@@ -321,5 +309,20 @@ final class RetiredNodes<Key: Hashable, Entry>: @unchecked Sendable {
     deinit {
         for node in nodes { TableStripe<Key, Entry>.free(node) }
         buckets.forEach { $0.deallocate() }
+    }
+}
+
+extension TableStripe where Key == ByteWiseKey {
+    /// The entry of the key whose UTF-8 bytes are `bytes` and whose table hash is `hash`
+    /// (see `node(forKey:hash:)` for the lock to hold). Each key is compared where it lies:
+    /// passing it to a comparison would copy, and retain, it.
+    @inlinable
+    func entry(hash: Int, keyBytes bytes: UnsafeRawBufferPointer) -> Entry? {
+        var word = Self.bucket(hash, in: currentBuckets).pointee.load(ordering: .acquiring)
+        while let node = NodePointer(bitPattern: word) {
+            if node.pointee.hash == hash && ByteWiseKey.bytesEqual(node.pointee.key.string, bytes) { return node.pointee.entry }
+            word = node.pointee.next.load(ordering: .acquiring)
+        }
+        return nil
     }
 }
