@@ -38,36 +38,11 @@ enum ByteHash {
         return bits & 0x8080_8080_8080_8080 == 0 ? hash : nil
     }
 
-    /// The hash; ors every word it loads into `orOfWords`, if given.
+    /// The hash; ors every word it loads into `orOfWords`, if given. (`hashPair`'s first
+    /// chain: inlined, the second one's unused multiplies are dropped.)
     @inlinable @inline(__always)
     static func hash(_ buffer: UnsafeRawBufferPointer, start: UInt64, orOfWords: UnsafeMutablePointer<UInt64>?) -> UInt64 {
-        let count = buffer.count
-        var seed = start
-        var bits: UInt64 = 0
-        var a: UInt64 = 0, b: UInt64 = 0
-        if count > 16 {
-            var offset = 0
-            while count - offset > 16 {
-                let first = buffer.loadUnaligned(fromByteOffset: offset, as: UInt64.self)
-                let second = buffer.loadUnaligned(fromByteOffset: offset + 8, as: UInt64.self)
-                bits |= first | second
-                seed = mix(first ^ secret1, second ^ seed)
-                offset += 16
-            }
-            a = buffer.loadUnaligned(fromByteOffset: count - 16, as: UInt64.self)
-            b = buffer.loadUnaligned(fromByteOffset: count - 8, as: UInt64.self)
-        } else if count >= 8 {
-            a = buffer.loadUnaligned(as: UInt64.self)
-            b = buffer.loadUnaligned(fromByteOffset: count - 8, as: UInt64.self)
-        } else if count >= 4 {
-            a = UInt64(buffer.loadUnaligned(as: UInt32.self))
-            b = UInt64(buffer.loadUnaligned(fromByteOffset: count - 4, as: UInt32.self))
-        } else if count > 0 {
-            a = UInt64(buffer[0]) | UInt64(buffer[count / 2]) << 8 | UInt64(buffer[count - 1]) << 16
-        }
-        orOfWords?.pointee = bits | a | b
-        let (high, low) = (a ^ secret1).multipliedFullWidth(by: b ^ seed)
-        return mix(low ^ secret0 ^ UInt64(count), high ^ secret1)
+        hashPair(buffer, first: start, second: start, orOfWords: orOfWords).0
     }
 
     /// `hash(buffer, start: first)` and `hash(buffer, start: second)` in one pass: the
