@@ -211,7 +211,6 @@ public final class HTTPCache: Sendable {
         return HTTPCacheResponse(response: answer.response, body: bytes, outcome: answer.outcome)
     }
 
-
     func streamingResponse(for request: HTTPRequest, body: Data?, revalidatesInBackground: Bool,
                            transport: @escaping StreamingTransport) async throws -> HTTPCacheStreamingResponse {
         if let hit = freshHit(for: request) {

@@ -16,6 +16,23 @@ import Testing
         }
     }
 
+    @Test func theHashOfBytesIsTheOneThePolicyHasAlwaysUsed() {
+        // From an independent implementation of the hash (wyhash's steps as `ByteHash`
+        // documents them): the policy's hashes must not change between versions, or the
+        // pinned trace hits would mean something else.
+        let known: [(String, UInt64)] = [
+            ("", 0x0409_638E_E2BD_E459), ("a", 0x28D2_0533_09D2_8531), ("abcd", 0x4CB5_995F_7074_28F5),
+            ("https://origin.test/item/12345", 0x3123_95DE_DE81_29D9), (String(repeating: "x", count: 100), 0x1586_CF9C_6E8A_F471),
+        ]
+        for (text, hash) in known {
+            Array(text.utf8).withUnsafeBytes { bytes in
+                #expect(ByteHash.hash(bytes, start: ByteHash.unseededStart) == hash, "\(text.prefix(12))")
+                let pair = ByteHash.hashPair(bytes, first: tableHashStart, second: ByteHash.unseededStart)
+                #expect(pair.1 == hash, "\(text.prefix(12))")
+            }
+        }
+    }
+
     @Test func aKeysHashesAreTheOnesEachPartComputes() throws {
         let storage = try MemoryCache<String, Int>(configuration: .init(countLimit: 10)).storage
         let byteWise = try MemoryCache<ByteWiseKey, Int>(configuration: .init(countLimit: 10)).storage
