@@ -182,7 +182,7 @@ public final class MemoryCache<Key: Hashable & Sendable, Value: Sendable>: @unch
         // One hash for the stripe and the sketch (LRU's one table needs none), one for the table.
         let (hash, tableHash) = storage.hashes(of: key, withPolicyHash: isAdaptive)
         if isAdaptive {
-            switch laneRead(hash: hash, { $0.entry(forKey: key, hash: tableHash) }) {
+            switch laneRead(hash: hash, { $0.node(forKey: key, hash: tableHash) }, read: { $0.pointee }) {
             case .hit(let value): return value
             case .miss: return nil
             case .needsCacheLock: break
@@ -209,10 +209,13 @@ public final class MemoryCache<Key: Hashable & Sendable, Value: Sendable>: @unch
     }
 
     /// An adaptive cache's read under its thread's read lane's lock of the key's stripe
-    /// alone: `find` looks the key up in the stripe; a hit is recorded in the lane.
+    /// alone: `find` looks the key up in the stripe; a hit is recorded in the lane and
+    /// `read` is given the value where it lies, still under the lock (so a caller that
+    /// needs only part of it copies, and retains, no more; `read` must not call the cache).
     @inlinable
-    func laneRead(hash: UInt32, _ find: (TableStripe<Key, LRUStorage<Key, Value>.Entry>) -> LRUStorage<Key, Value>.Entry?)
-        -> LaneRead {
+    func laneRead<Found>(hash: UInt32,
+                         _ find: (TableStripe<Key, LRUStorage<Key, Value>.Entry>) -> TableStripe<Key, LRUStorage<Key, Value>.Entry>.NodePointer?,
+                         read: (UnsafePointer<Value>) -> Found) -> LaneRead<Found> {
         let stripe = storage.stripeIndex(forHash: hash)
         let laneIndex = storage.currentLaneIndex
         let lane = storage.lane(laneIndex, stripe: stripe)
@@ -222,28 +225,29 @@ public final class MemoryCache<Key: Hashable & Sendable, Value: Sendable>: @unch
                 lane.unlock()
                 return .needsCacheLock
             }
-            guard let entry = find(tableStripe) else {
+            guard let node = find(tableStripe) else {
                 lane.misses &+= 1
                 lane.unlock()
                 return .miss
             }
             lane.hits &+= 1
-            let buffered = lane.record(entry.index, hash: hash)
+            let buffered = lane.record(node.pointee.entry.index, hash: hash)
             if buffered == 1 { storage.laneHeader(laneIndex).markPending(stripe: stripe) }
+            let found = withUnsafePointer(to: &node.pointee.entry.value) { read($0) }
             // A full buffer tries to drain; while drains are busy, one dropped read
             // in `drainRetryInterval` tries again.
             let drains = buffered == LaneStripe.bufferCapacity
                 || buffered == 0 && lane.dropped & (Self.drainRetryInterval &- 1) == 0
             lane.unlock()
             if drains { drainReadsIfIdle(lane: laneIndex) }
-            return .hit(entry.value)
+            return .hit(found)
         }
     }
 
     /// What a read found under its read lane's lock (of the key's stripe) alone.
     @usableFromInline
-    enum LaneRead {
-        case hit(Value)
+    enum LaneRead<Found> {
+        case hit(Found)
         case miss
         /// Reads must look at the entry's times, under the cache's lock.
         case needsCacheLock

@@ -31,6 +31,29 @@ import Testing
         }
     }
 
+    final class Box: Sendable {
+        let number: Int
+        init(_ number: Int) { self.number = number }
+    }
+
+    /// `withValue(forKeyBytes:)` hands `read` the stored value where it lies (no copy, so
+    /// nothing retained) on the read lanes, and a copy where the read needs the cache's lock.
+    @Test(arguments: [EvictionPolicy.adaptive, .lru])
+    func aReadByBytesSeesTheStoredValueWhereItLies(policy: EvictionPolicy) throws {
+        let cache: MemoryCache<ByteWiseKey, Box> = try makeCache(.init(autoTrimInterval: nil, policy: policy))
+        cache.setValue(Box(7), forKey: ByteWiseKey("key"))
+        let read = Array("key".utf8).withUnsafeBytes { bytes in
+            cache.withValue(forKeyBytes: bytes) { value in
+                (value.pointee.number, isKnownUniquelyReferenced(&UnsafeMutablePointer(mutating: value).pointee))
+            }
+        }
+        #expect(read?.0 == 7)
+        // Under `.lru` every read takes the cache's lock and copies the value out.
+        #expect(read?.1 == (policy == .adaptive))
+        #expect(Array("other".utf8).withUnsafeBytes { bytes in cache.withValue(forKeyBytes: bytes) { $0.pointee.number } } == nil)
+        #expect(cache.statistics.hits == 1 && cache.statistics.misses == 1)
+    }
+
     @Test func theCachesMemoryLevelFindsByBytes() async throws {
         let directory = FileManager.default.temporaryDirectory.appendingPathComponent("kvcache-bytes-\(UUID().uuidString)")
         let cache = try Cache<Data>(directory: directory)

@@ -276,7 +276,9 @@ struct TableNode<Key: Hashable, Entry>: ~Copyable {
     @usableFromInline let next: Atomic<UInt>
     @usableFromInline let hash: Int
     @usableFromInline let key: Key
-    @usableFromInline let entry: Entry
+    /// Never changed once the node is published: a `var` only so that a reader can pass
+    /// its value by address (`MemoryCache.laneRead`) rather than copy it.
+    @usableFromInline var entry: Entry
 
     @inlinable
     init(next: UInt, hash: Int, key: Key, entry: Entry) {
@@ -313,14 +315,14 @@ final class RetiredNodes<Key: Hashable, Entry>: @unchecked Sendable {
 }
 
 extension TableStripe where Key == ByteWiseKey {
-    /// The entry of the key whose UTF-8 bytes are `bytes` and whose table hash is `hash`
+    /// The node of the key whose UTF-8 bytes are `bytes` and whose table hash is `hash`
     /// (see `node(forKey:hash:)` for the lock to hold). Each key is compared where it lies:
     /// passing it to a comparison would copy, and retain, it.
     @inlinable
-    func entry(hash: Int, keyBytes bytes: UnsafeRawBufferPointer) -> Entry? {
+    func node(hash: Int, keyBytes bytes: UnsafeRawBufferPointer) -> NodePointer? {
         var word = Self.bucket(hash, in: currentBuckets).pointee.load(ordering: .acquiring)
         while let node = NodePointer(bitPattern: word) {
-            if node.pointee.hash == hash && ByteWiseKey.bytesEqual(node.pointee.key.string, bytes) { return node.pointee.entry }
+            if node.pointee.hash == hash && ByteWiseKey.bytesEqual(node.pointee.key.string, bytes) { return node }
             word = node.pointee.next.load(ordering: .acquiring)
         }
         return nil
