@@ -20,12 +20,40 @@ extension HTTPCache {
             default: continue
             }
         }
-        // The key's bytes are looked up where they are built: a hit makes no `String`.
-        guard let found = withKeyBytes(of: request, { storage.memory.value(forKeyBytes: $0) }),
-              let record = found, let stored = record.variant(for: request)
-        else { return nil }
+        let now = now
+        let (mode, heuristic) = (configuration.mode, configuration.heuristic)
+        // The key's bytes are looked up where they are built (a hit makes no `String`), and
+        // the record is read where it lies (a hit retains only what it returns).
+        let found = withKeyBytes(of: request) { bytes in
+            storage.memory.withValue(forKeyBytes: bytes) { record in
+                Self.freshAnswer(in: record, to: request, isHead: isHead, now: now, mode: mode, heuristic: heuristic)
+            }
+        }
+        return (found ?? nil) ?? nil
+    }
+
+    /// The answer `freshHit(for:)` gives from `record`, or nil. The record is read where it
+    /// lies, under a lock of the memory level: nothing is retained but what is returned.
+    private static func freshAnswer(in record: UnsafePointer<HTTPCacheRecord>, to request: HTTPRequest, isHead: Bool,
+                                    now: Double, mode: Mode, heuristic: Heuristic) -> (response: HTTPResponse, body: Data)? {
+        let variants = record.pointer(to: \.variants)!
+        guard variants.pointee.count == 1 else {
+            return record.pointee.selectIndex(for: request).flatMap {
+                freshAnswer(from: variants.pointee[$0], isHead: isHead, now: now, mode: mode, heuristic: heuristic)
+            }
+        }
+        return Unmanaged.passUnretained(variants.pointee[0])._withUnsafeGuaranteedRef { stored in
+            guard stored.varyValues.isEmpty || stored.matches(request) else { return nil }
+            return freshAnswer(from: stored, isHead: isHead, now: now, mode: mode, heuristic: heuristic)
+        }
+    }
+
+    /// The answer from one stored response when it is fresh and its body is in the record.
+    @inline(__always)
+    private static func freshAnswer(from stored: StoredResponse, isHead: Bool, now: Double, mode: Mode,
+                                    heuristic: Heuristic) -> (response: HTTPResponse, body: Data)? {
         guard case .bytes(let body) = stored.body, !stored.requiresValidation else { return nil }
-        let lifetime = Freshness.lifetime(of: stored, mode: configuration.mode, heuristic: configuration.heuristic)
+        let lifetime = Freshness.lifetime(of: stored, mode: mode, heuristic: heuristic)
         let age = Freshness.age(of: stored, now: now)
         guard lifetime > age else { return nil }
         return (stored.response(age: age), isHead ? Data() : body)

@@ -123,16 +123,6 @@ extension HTTPCacheRecord {
         if variants.count == 1 { return variants[0].matches(request) ? 0 : nil }
         return variants.indices.last { variants[$0].matches(request) }
     }
-
-    /// The response `selectIndex(for:)` selects. A record of one response without `Vary`,
-    /// the common one, is answered without a call (which would retain the response).
-    func variant(for request: HTTPRequest) -> StoredResponse? {
-        if variants.count == 1 {
-            let only = variants[0]
-            return only.varyValues.isEmpty || only.matches(request) ? only : nil
-        }
-        return selectIndex(for: request).map { variants[$0] }
-    }
 }
 
 extension StoredResponse {

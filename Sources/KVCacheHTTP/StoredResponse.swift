@@ -10,40 +10,43 @@ import Synchronization
 /// hit reads one without copying its fields, and a 304 or HEAD update makes a new one
 /// (`updated(with:requestTime:responseTime:)`).
 final class StoredResponse: Sendable {
-    let status: Int
-    let reasonPhrase: String
-    /// Header fields in the order received, names as received.
-    let fields: [Field]
-    /// When the request that produced it was sent and its answer received (seconds since 1970).
-    let requestTime: Double
+    // The fields a fresh hit reads come first, so that they share as few cache lines as
+    // they can (a class's stored properties are laid out in the order declared).
+    /// The response last served, with its Age in whole seconds.
+    private let lastServed = Mutex<(age: Int, response: HTTPResponse)?>(nil)
+    /// When it was received (seconds since 1970).
     let responseTime: Double
-    /// The origin's `Date`, or `responseTime` if it has none that parses: parsed when the
-    /// response arrives and kept in the record, since every hit needs it for its age.
-    let date: Double
-    /// Lower-cased field names from `Vary`, each with the request's value (nil: absent).
-    let varyValues: [VaryValue]
-    let body: StoredBody
-
-    // Derived once, when the response is built or decoded, not on every hit.
-    /// Its `Cache-Control` directives.
-    let cacheControl: CacheControl
-    /// The response as served, without `Age`.
-    let response: HTTPResponse
     /// Its age when it was received (RFC 9111 §4.2.3): the age is this plus the time since.
     let correctedInitialAge: Double
     /// Its freshness lifetime from `s-maxage`, `max-age` or `Expires`, in a shared and in a
     /// private cache; nil where it has none (then heuristics may apply).
     let sharedLifetime: Double?
     let privateLifetime: Double?
-    /// Seconds from `Last-Modified` to `Date`, where heuristic freshness may use them.
-    let heuristicSpan: Double?
     /// `no-cache`: every use needs a successful validation (§5.2.2.4).
     let requiresValidation: Bool
     /// Directives that forbid serving it stale (§4.2.4): in any cache, and in a shared one.
     let forbidsStale: Bool
     let forbidsStaleWhenShared: Bool
-    /// The response last served, with its Age in whole seconds.
-    private let lastServed = Mutex<(age: Int, response: HTTPResponse)?>(nil)
+    /// Lower-cased field names from `Vary`, each with the request's value (nil: absent).
+    let varyValues: [VaryValue]
+    let body: StoredBody
+
+    let status: Int
+    let reasonPhrase: String
+    /// Header fields in the order received, names as received.
+    let fields: [Field]
+    /// When the request that produced it was sent (seconds since 1970).
+    let requestTime: Double
+    /// The origin's `Date`, or `responseTime` if it has none that parses: parsed when the
+    /// response arrives and kept in the record, since every hit needs it for its age.
+    let date: Double
+    /// Its `Cache-Control` directives (derived once, when the response is built or decoded,
+    /// as the other fields below and the lifetimes above).
+    let cacheControl: CacheControl
+    /// The response as served, without `Age`.
+    let response: HTTPResponse
+    /// Seconds from `Last-Modified` to `Date`, where heuristic freshness may use them.
+    let heuristicSpan: Double?
 
     struct Field: Sendable, Equatable {
         var name: String

@@ -88,6 +88,23 @@ import Testing
         #expect(origin.count == 1)
     }
 
+    /// With several variants stored under one URL, each request gets the newest variant its
+    /// fields select, and none where none matches.
+    @Test func eachVariantOfAURLIsAnsweredToTheRequestsItMatches() async throws {
+        let fixture = try HTTPCacheFixture()
+        defer { fixture.remove() }
+        for (language, greeting) in [("fr", "bonjour"), ("de", "hallo"), ("fr", "salut")] {
+            let origin = HTTPTestOrigin(fields: [.cacheControl: "max-age=100", .vary: "Accept-Language"], body: greeting)
+            let request = HTTPCacheFixture.request("/a", [.acceptLanguage: language, .cacheControl: "no-cache"])
+            _ = try await fixture.cache.response(for: request, transport: origin.transport)
+        }
+        let french = try #require(fixture.cache.freshHit(for: HTTPCacheFixture.request("/a", [.acceptLanguage: "fr"])))
+        #expect(french.body == Data("salut".utf8))
+        let german = try #require(fixture.cache.freshHit(for: HTTPCacheFixture.request("/a", [.acceptLanguage: "de"])))
+        #expect(german.body == Data("hallo".utf8))
+        #expect(fixture.cache.freshHit(for: HTTPCacheFixture.request("/a", [.acceptLanguage: "en"])) == nil)
+    }
+
     @Test func aResponseThatRequiresValidationOrABodyOnDiskTakesTheGeneralPath() async throws {
         let fixture = try HTTPCacheFixture { $0.largeBodyThreshold = 4 }
         defer { fixture.remove() }
