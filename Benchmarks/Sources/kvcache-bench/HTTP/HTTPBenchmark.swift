@@ -46,6 +46,14 @@ struct HTTPBenchmark: Sendable {
         return list.split(separator: ",").contains { workload.hasPrefix($0.trimmingCharacters(in: .whitespaces)) }
     }
 
+    /// Narrowing the fresh hit's strategies, for counting one's instructions:
+    /// `KVCACHE_BENCH_HTTP_STRATEGIES=CachingHTTPClient` (prefixes of their names).
+    static func timesStrategy(_ strategy: String,
+                              environment: [String: String] = ProcessInfo.processInfo.environment) -> Bool {
+        guard let list = environment["KVCACHE_BENCH_HTTP_STRATEGIES"] else { return true }
+        return list.split(separator: ",").contains { strategy.hasPrefix($0.trimmingCharacters(in: .whitespaces)) }
+    }
+
     func run() throws -> [Comparison] {
         try PersistBenchmark.blocking { try await measure() }
     }
@@ -101,18 +109,26 @@ struct HTTPBenchmark: Sendable {
             (Self.includes("fresh hit"), Self.includes("revalidated hit"), Self.includes("miss, stored"))
         for _ in 0..<runCount {
             if timesHits {
-                hits.record("Cache<Data> get", isFloor: true, nanoseconds: try await time(count) { index in
-                    _ = try await floor.value(forKey: Self.url(index % Self.urls))
-                }, operations: count)
-                hits.record("HTTPCache", isFloor: false, nanoseconds: try await time(count) { index in
-                    _ = try await http.response(for: requests[index % Self.urls], transport: freshOrigin)
-                }, operations: count)
-                hits.record("CachingHTTPClient", isFloor: false, nanoseconds: try await time(count) { index in
-                    _ = try await client.execute(requests[index % Self.urls])
-                }, operations: count)
-                hits.record("URLCache (memory)", isFloor: false, nanoseconds: try await time(count) { index in
-                    _ = urlCache.cachedResponse(for: urlRequests[index % Self.urls])
-                }, operations: count)
+                if Self.timesStrategy("Cache<Data> get") {
+                    hits.record("Cache<Data> get", isFloor: true, nanoseconds: try await time(count) { index in
+                        _ = try await floor.value(forKey: Self.url(index % Self.urls))
+                    }, operations: count)
+                }
+                if Self.timesStrategy("HTTPCache") {
+                    hits.record("HTTPCache", isFloor: false, nanoseconds: try await time(count) { index in
+                        _ = try await http.response(for: requests[index % Self.urls], transport: freshOrigin)
+                    }, operations: count)
+                }
+                if Self.timesStrategy("CachingHTTPClient") {
+                    hits.record("CachingHTTPClient", isFloor: false, nanoseconds: try await time(count) { index in
+                        _ = try await client.execute(requests[index % Self.urls])
+                    }, operations: count)
+                }
+                if Self.timesStrategy("URLCache (memory)") {
+                    hits.record("URLCache (memory)", isFloor: false, nanoseconds: try await time(count) { index in
+                        _ = urlCache.cachedResponse(for: urlRequests[index % Self.urls])
+                    }, operations: count)
+                }
             }
             if timesRevalidations {
                 revalidated.record("Cache<Data> get + set", isFloor: true, nanoseconds: try await time(count) { index in
