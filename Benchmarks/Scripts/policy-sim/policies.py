@@ -80,8 +80,10 @@ class WTinyLFU:
     adaptations may move it by less than one entry); with `ghosts`, rejected candidates and
     main victims are remembered (as many as the capacity) so their return can be seen."""
 
-    def __init__(self, C, window=0.01, ghosts=False, sketch={}):
+    def __init__(self, C, window=0.01, ghosts=False, sketch={}, lead=1):
         self.C = C
+        # A candidate needs this many more counted uses than the victim (MemoryCache: 2).
+        self.lead = lead
         self.sketch = Sketch(C, **sketch)
         self.win = OrderedDict(); self.prob = OrderedDict(); self.prot = OrderedDict()
         self.window = max(1.0, C * window)
@@ -124,7 +126,7 @@ class WTinyLFU:
                 prob[cand] = 1; continue
             src = prob if prob else prot
             vict = next(iter(src))
-            if self.sketch.freq(cand) > self.sketch.freq(vict):
+            if self.sketch.freq(cand) >= self.sketch.freq(vict) + self.lead:
                 del src[vict]; prob[cand] = 1
                 self._remember(self.ghost_main, vict)
             else:
@@ -194,10 +196,11 @@ class GrowingClimber(HillClimber):
 
 
 def wtinylfu(keys, C, window=0.01, adaptive=False, period_mult=10, first_move=True, sketch={},
-             climber=None, **options):
+             climber=None, lead=1, **options):
     """W-TinyLFU with a static window, or with the window moved by a climber: `climber` (a
-    HillClimber subclass) if given, else the plain HillClimber when `adaptive`."""
-    cache = WTinyLFU(C, window, sketch=sketch)
+    HillClimber subclass) if given, else the plain HillClimber when `adaptive`. `lead`: the
+    uses a candidate needs over the victim (1, the paper's; MemoryCache ships 2)."""
+    cache = WTinyLFU(C, window, sketch=sketch, lead=lead)
     if climber is None and adaptive: climber = HillClimber
     climber = climber(C, period=period_mult, first_move=first_move, **options) if climber else None
     h = 0
