@@ -147,6 +147,20 @@ import Testing
         #expect(evicted == [3, 0])
     }
 
+    /// One use more than the victim is what any key just used has over the keys a loop has
+    /// not reached yet: it does not displace the victim (`MemoryCache.admissionLead`).
+    @Test func aCandidateUsedOnceMoreThanTheVictimDoesNotDisplaceIt() throws {
+        let log = EvictionLog<Int, Int>()
+        let cache: MemoryCache<Int, Int> = try makeCache(.init(countLimit: 4, autoTrimInterval: nil, onEviction: log.callback))
+        for key in 0..<4 { cache[key] = key }
+        // 100 enters the window (evicting 3) and is set once more: two uses to key 0's one.
+        for _ in 0..<2 { cache.setValue(100, forKey: 100) }
+        cache[4] = 4
+        #expect(!cache.contains(100) && cache.contains(0))
+        let evicted = log.entries.value.filter { $0.reason == .count }.map(\.key)
+        #expect(evicted == [3, 100])
+    }
+
     @Test func costLimitsAreHonouredAndReportedAsCost() throws {
         let log = EvictionLog<Int, Int>()
         let cache: MemoryCache<Int, Int> = try makeCache(.init(costLimit: 1_000, autoTrimInterval: nil, onEviction: log.callback))
