@@ -23,7 +23,7 @@ extension HTTPCache {
         let now = now
         let (mode, heuristic) = (configuration.mode, configuration.heuristic)
         // The key's bytes are looked up where they are built (a hit makes no `String`), and
-        // the record is read where it lies (a hit retains only what it returns).
+        // the record is read in place: of its response, only what the answer needs is copied.
         let found = withKeyBytes(of: request) { bytes in
             storage.memory.withValue(forKeyBytes: bytes) { record in
                 Self.freshAnswer(in: record, to: request, isHead: isHead, now: now, mode: mode, heuristic: heuristic)
@@ -32,8 +32,8 @@ extension HTTPCache {
         return (found ?? nil) ?? nil
     }
 
-    /// The answer `freshHit(for:)` gives from `record`, or nil. The record is read where it
-    /// lies, under a lock of the memory level: nothing is retained but what is returned.
+    /// The answer `freshHit(for:)` gives from `record`, or nil, read under a lock of the
+    /// memory level: the stored response is not retained, only what is returned.
     private static func freshAnswer(in record: UnsafePointer<HTTPCacheRecord>, to request: HTTPRequest, isHead: Bool,
                                     now: Double, mode: Mode, heuristic: Heuristic) -> (response: HTTPResponse, body: Data)? {
         let variants = record.pointer(to: \.variants)!

@@ -10,10 +10,9 @@ extension MemoryCache where Key == ByteWiseKey {
     }
 
     /// `read` applied to the value `value(forKeyBytes:)` would return, or nil where it
-    /// returns nil. A caller that needs only part of a value reads it where it lies: the
-    /// value is not copied (nor its references retained) to be read. The pointer is valid
-    /// only during `read`, which may run under a lock of the cache: it must be short and
-    /// must not use the cache.
+    /// returns nil: a caller that needs only part of a value copies only that part out. The
+    /// pointer is valid only during `read`, which may run under a lock of the cache: it
+    /// must be short and must not use the cache.
     @inlinable
     func withValue<Found>(forKeyBytes bytes: UnsafeRawBufferPointer, _ read: (UnsafePointer<Value>) -> Found) -> Found? {
         if isAdaptive {

@@ -210,8 +210,8 @@ public final class MemoryCache<Key: Hashable & Sendable, Value: Sendable>: @unch
 
     /// An adaptive cache's read under its thread's read lane's lock of the key's stripe
     /// alone: `find` looks the key up in the stripe; a hit is recorded in the lane and
-    /// `read` is given the value where it lies, still under the lock (so a caller that
-    /// needs only part of it copies, and retains, no more; `read` must not call the cache).
+    /// `read` is given the value, still under the lock (so that a caller that needs only
+    /// part of it copies no more than that; `read` must not call the cache).
     @inlinable
     func laneRead<Found>(hash: UInt32,
                          _ find: (TableStripe<Key, LRUStorage<Key, Value>.Entry>) -> TableStripe<Key, LRUStorage<Key, Value>.Entry>.NodePointer?,
@@ -233,7 +233,10 @@ public final class MemoryCache<Key: Hashable & Sendable, Value: Sendable>: @unch
             lane.hits &+= 1
             let buffered = lane.record(node.pointee.entry.index, hash: hash)
             if buffered == 1 { storage.laneHeader(laneIndex).markPending(stripe: stripe) }
-            let found = withUnsafePointer(to: &node.pointee.entry.value) { read($0) }
+            // A copy (retained): taking the node's own address would be an `inout` access,
+            // which the thread sanitizer counts as a write racing other lanes' reads.
+            var value = node.pointee.entry.value
+            let found = withUnsafePointer(to: &value) { read($0) }
             // A full buffer tries to drain; while drains are busy, one dropped read
             // in `drainRetryInterval` tries again.
             let drains = buffered == LaneStripe.bufferCapacity

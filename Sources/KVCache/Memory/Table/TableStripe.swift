@@ -276,9 +276,7 @@ struct TableNode<Key: Hashable, Entry>: ~Copyable {
     @usableFromInline let next: Atomic<UInt>
     @usableFromInline let hash: Int
     @usableFromInline let key: Key
-    /// Never changed once the node is published: a `var` only so that a reader can pass
-    /// its value by address (`MemoryCache.laneRead`) rather than copy it.
-    @usableFromInline var entry: Entry
+    @usableFromInline let entry: Entry
 
     @inlinable
     init(next: UInt, hash: Int, key: Key, entry: Entry) {
