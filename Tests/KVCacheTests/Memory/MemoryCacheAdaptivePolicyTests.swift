@@ -134,31 +134,20 @@ import Testing
         #expect(cache.statistics.evictions[.count] == 2)
     }
 
-    @Test func aCandidateUsedMoreOftenDisplacesTheVictim() throws {
+    /// A candidate leaving the window displaces the main space's victim only with two uses
+    /// more (`MemoryCache.admissionLead`): one more is what any key just used has over the
+    /// keys a loop has not reached yet.
+    @Test(arguments: [(2, [3, 100]), (3, [3, 0])])
+    func aCandidateNeedsTwoUsesMoreThanTheVictimToDisplaceIt(sets: Int, evicted: [Int]) throws {
         let log = EvictionLog<Int, Int>()
         let cache: MemoryCache<Int, Int> = try makeCache(.init(countLimit: 4, autoTrimInterval: nil, onEviction: log.callback))
         for key in 0..<4 { cache[key] = key }
         // 100 enters the window (evicting 3, which leaves the window no more used than
-        // probation's oldest) and is set twice more: three uses make it win over key 0.
-        for _ in 0..<3 { cache.setValue(100, forKey: 100) }
+        // probation's oldest, key 0) and is set again: `sets` uses to key 0's one.
+        for _ in 0..<sets { cache.setValue(100, forKey: 100) }
         cache[4] = 4
-        #expect(cache.contains(100))
-        let evicted = log.entries.value.filter { $0.reason == .count }.map(\.key)
-        #expect(evicted == [3, 0])
-    }
-
-    /// One use more than the victim is what any key just used has over the keys a loop has
-    /// not reached yet: it does not displace the victim (`MemoryCache.admissionLead`).
-    @Test func aCandidateUsedOnceMoreThanTheVictimDoesNotDisplaceIt() throws {
-        let log = EvictionLog<Int, Int>()
-        let cache: MemoryCache<Int, Int> = try makeCache(.init(countLimit: 4, autoTrimInterval: nil, onEviction: log.callback))
-        for key in 0..<4 { cache[key] = key }
-        // 100 enters the window (evicting 3) and is set once more: two uses to key 0's one.
-        for _ in 0..<2 { cache.setValue(100, forKey: 100) }
-        cache[4] = 4
-        #expect(!cache.contains(100) && cache.contains(0))
-        let evicted = log.entries.value.filter { $0.reason == .count }.map(\.key)
-        #expect(evicted == [3, 100])
+        #expect(log.entries.value.filter { $0.reason == .count }.map(\.key) == evicted)
+        #expect(cache.contains(100) == (sets == 3) && cache.contains(0) == (sets == 2))
     }
 
     @Test func costLimitsAreHonouredAndReportedAsCost() throws {
