@@ -20,29 +20,23 @@ extension HTTPCache {
             default: continue
             }
         }
-        let now = now
-        let (mode, heuristic) = (configuration.mode, configuration.heuristic)
-        // The key's bytes are looked up where they are built (a hit makes no `String`), and
-        // the record is read in place: of its response, only what the answer needs is copied.
-        let found = withKeyBytes(of: request) { bytes in
-            storage.memory.withValue(forKeyBytes: bytes) { record in
-                Self.freshAnswer(in: record, to: request, isHead: isHead, now: now, mode: mode, heuristic: heuristic)
-            }
-        }
-        return (found ?? nil) ?? nil
+        // The key's bytes are looked up where they are built: a hit makes no `String`.
+        guard let found = withKeyBytes(of: request, { storage.memory.value(forKeyBytes: $0) }), let record = found
+        else { return nil }
+        return Self.freshAnswer(in: record, to: request, isHead: isHead, now: now,
+                                mode: configuration.mode, heuristic: configuration.heuristic)
     }
 
-    /// The answer `freshHit(for:)` gives from `record`, or nil, read under a lock of the
-    /// memory level: the stored response is not retained, only what is returned.
-    private static func freshAnswer(in record: UnsafePointer<HTTPCacheRecord>, to request: HTTPRequest, isHead: Bool,
+    /// The answer `freshHit(for:)` gives from `record`, or nil. The stored response is read
+    /// without being retained: only what the answer needs is copied out.
+    private static func freshAnswer(in record: HTTPCacheRecord, to request: HTTPRequest, isHead: Bool,
                                     now: Double, mode: Mode, heuristic: Heuristic) -> (response: HTTPResponse, body: Data)? {
-        let variants = record.pointer(to: \.variants)!
-        guard variants.pointee.count == 1 else {
-            return record.pointee.selectIndex(for: request).flatMap {
-                freshAnswer(from: variants.pointee[$0], isHead: isHead, now: now, mode: mode, heuristic: heuristic)
+        guard record.variants.count == 1 else {
+            return record.selectIndex(for: request).flatMap {
+                freshAnswer(from: record.variants[$0], isHead: isHead, now: now, mode: mode, heuristic: heuristic)
             }
         }
-        return Unmanaged.passUnretained(variants.pointee[0])._withUnsafeGuaranteedRef { stored in
+        return Unmanaged.passUnretained(record.variants[0])._withUnsafeGuaranteedRef { stored in
             guard stored.varyValues.isEmpty || stored.matches(request) else { return nil }
             return freshAnswer(from: stored, isHead: isHead, now: now, mode: mode, heuristic: heuristic)
         }

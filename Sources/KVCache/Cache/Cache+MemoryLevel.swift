@@ -43,16 +43,6 @@ extension Cache {
             cache.value(forKeyBytes: bytes)
         }
 
-        /// `read` applied to the value `value(forKeyBytes:)` would return: a caller that
-        /// needs only part of a value copies only that part out. The pointer is valid only
-        /// during `read`, which may run under a lock of the level: it must be short and must
-        /// not use the cache.
-        @inlinable
-        package func withValue<Found>(forKeyBytes bytes: UnsafeRawBufferPointer,
-                                      _ read: (UnsafePointer<Value>) -> Found) -> Found? {
-            cache.withValue(forKeyBytes: bytes, read)
-        }
-
         /// See ``MemoryCache/contains(_:)``.
         public func contains(_ key: String) -> Bool {
             cache.contains(ByteWiseKey(key))

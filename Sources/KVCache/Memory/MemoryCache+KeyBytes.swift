@@ -6,29 +6,19 @@ extension MemoryCache where Key == ByteWiseKey {
     /// a hit then builds no `String`. Bytes that are not UTF-8 name no key: nil.
     @inlinable
     func value(forKeyBytes bytes: UnsafeRawBufferPointer) -> Value? {
-        withValue(forKeyBytes: bytes) { $0.pointee }
-    }
-
-    /// `read` applied to the value `value(forKeyBytes:)` would return, or nil where it
-    /// returns nil: a caller that needs only part of a value copies only that part out. The
-    /// pointer is valid only during `read`, which may run under a lock of the cache: it
-    /// must be short and must not use the cache.
-    @inlinable
-    func withValue<Found>(forKeyBytes bytes: UnsafeRawBufferPointer, _ read: (UnsafePointer<Value>) -> Found) -> Found? {
         if isAdaptive {
             // The key's hashes (`LRUStorage.hashes(of:withPolicyHash:)`), from its bytes;
             // `MemoryCacheKeyBytesTests` checks they find what keys stored.
             let (policyWord, tableWord) = ByteHash.hashPair(bytes, first: ByteHash.unseededStart, second: tableHashStart)
             let (hash, tableHash) = LRUStorage<Key, Value>.hashes(policyWord: policyWord, tableWord: tableWord)
-            switch laneRead(hash: hash, { $0.node(hash: tableHash, keyBytes: bytes) }, read: read) {
-            case .hit(let found): return found
+            switch laneRead(hash: hash, { $0.entry(hash: tableHash, keyBytes: bytes) }) {
+            case .hit(let value): return value
             case .miss: return nil
             case .needsCacheLock: break
             }
         }
         // The reads that need the cache's lock take the key as a string.
         guard let string = String(validating: bytes, as: UTF8.self) else { return nil }
-        guard var value = value(forKey: ByteWiseKey(string)) else { return nil }
-        return withUnsafePointer(to: &value) { read($0) }
+        return value(forKey: ByteWiseKey(string))
     }
 }

@@ -182,7 +182,7 @@ public final class MemoryCache<Key: Hashable & Sendable, Value: Sendable>: @unch
         // One hash for the stripe and the sketch (LRU's one table needs none), one for the table.
         let (hash, tableHash) = storage.hashes(of: key, withPolicyHash: isAdaptive)
         if isAdaptive {
-            switch laneRead(hash: hash, { $0.node(forKey: key, hash: tableHash) }, read: { $0.pointee }) {
+            switch laneRead(hash: hash, { $0.entry(forKey: key, hash: tableHash) }) {
             case .hit(let value): return value
             case .miss: return nil
             case .needsCacheLock: break
@@ -209,13 +209,10 @@ public final class MemoryCache<Key: Hashable & Sendable, Value: Sendable>: @unch
     }
 
     /// An adaptive cache's read under its thread's read lane's lock of the key's stripe
-    /// alone: `find` looks the key up in the stripe; a hit is recorded in the lane and
-    /// `read` is given the value, still under the lock (so that a caller that needs only
-    /// part of it copies no more than that; `read` must not call the cache).
+    /// alone: `find` looks the key up in the stripe; a hit is recorded in the lane.
     @inlinable
-    func laneRead<Found>(hash: UInt32,
-                         _ find: (TableStripe<Key, LRUStorage<Key, Value>.Entry>) -> TableStripe<Key, LRUStorage<Key, Value>.Entry>.NodePointer?,
-                         read: (UnsafePointer<Value>) -> Found) -> LaneRead<Found> {
+    func laneRead(hash: UInt32, _ find: (TableStripe<Key, LRUStorage<Key, Value>.Entry>) -> LRUStorage<Key, Value>.Entry?)
+        -> LaneRead {
         let stripe = storage.stripeIndex(forHash: hash)
         let laneIndex = storage.currentLaneIndex
         let lane = storage.lane(laneIndex, stripe: stripe)
@@ -225,32 +222,28 @@ public final class MemoryCache<Key: Hashable & Sendable, Value: Sendable>: @unch
                 lane.unlock()
                 return .needsCacheLock
             }
-            guard let node = find(tableStripe) else {
+            guard let entry = find(tableStripe) else {
                 lane.misses &+= 1
                 lane.unlock()
                 return .miss
             }
             lane.hits &+= 1
-            let buffered = lane.record(node.pointee.entry.index, hash: hash)
+            let buffered = lane.record(entry.index, hash: hash)
             if buffered == 1 { storage.laneHeader(laneIndex).markPending(stripe: stripe) }
-            // A copy (retained): taking the node's own address would be an `inout` access,
-            // which the thread sanitizer counts as a write racing other lanes' reads.
-            var value = node.pointee.entry.value
-            let found = withUnsafePointer(to: &value) { read($0) }
             // A full buffer tries to drain; while drains are busy, one dropped read
             // in `drainRetryInterval` tries again.
             let drains = buffered == LaneStripe.bufferCapacity
                 || buffered == 0 && lane.dropped & (Self.drainRetryInterval &- 1) == 0
             lane.unlock()
             if drains { drainReadsIfIdle(lane: laneIndex) }
-            return .hit(found)
+            return .hit(entry.value)
         }
     }
 
     /// What a read found under its read lane's lock (of the key's stripe) alone.
     @usableFromInline
-    enum LaneRead<Found> {
-        case hit(Found)
+    enum LaneRead {
+        case hit(Value)
         case miss
         /// Reads must look at the entry's times, under the cache's lock.
         case needsCacheLock

@@ -31,17 +31,6 @@ import Testing
         }
     }
 
-    /// `withValue(forKeyBytes:)` hands `read` the stored value, on the read lanes and where
-    /// the read needs the cache's lock, and counts the read as `value(forKeyBytes:)` does.
-    @Test(arguments: [EvictionPolicy.adaptive, .lru])
-    func aReadByBytesHandsTheStoredValueToItsReader(policy: EvictionPolicy) throws {
-        let cache: MemoryCache<ByteWiseKey, [Int]> = try makeCache(.init(autoTrimInterval: nil, policy: policy))
-        cache.setValue([7, 8, 9], forKey: ByteWiseKey("key"))
-        #expect(Array("key".utf8).withUnsafeBytes { bytes in cache.withValue(forKeyBytes: bytes) { $0.pointee[1] } } == 8)
-        #expect(Array("other".utf8).withUnsafeBytes { bytes in cache.withValue(forKeyBytes: bytes) { $0.pointee[1] } } == nil)
-        #expect(cache.statistics.hits == 1 && cache.statistics.misses == 1)
-    }
-
     @Test func theCachesMemoryLevelFindsByBytes() async throws {
         let directory = FileManager.default.temporaryDirectory.appendingPathComponent("kvcache-bytes-\(UUID().uuidString)")
         let cache = try Cache<Data>(directory: directory)

@@ -313,14 +313,14 @@ final class RetiredNodes<Key: Hashable, Entry>: @unchecked Sendable {
 }
 
 extension TableStripe where Key == ByteWiseKey {
-    /// The node of the key whose UTF-8 bytes are `bytes` and whose table hash is `hash`
+    /// The entry of the key whose UTF-8 bytes are `bytes` and whose table hash is `hash`
     /// (see `node(forKey:hash:)` for the lock to hold). Each key is compared where it lies:
     /// passing it to a comparison would copy, and retain, it.
     @inlinable
-    func node(hash: Int, keyBytes bytes: UnsafeRawBufferPointer) -> NodePointer? {
+    func entry(hash: Int, keyBytes bytes: UnsafeRawBufferPointer) -> Entry? {
         var word = Self.bucket(hash, in: currentBuckets).pointee.load(ordering: .acquiring)
         while let node = NodePointer(bitPattern: word) {
-            if node.pointee.hash == hash && ByteWiseKey.bytesEqual(node.pointee.key.string, bytes) { return node }
+            if node.pointee.hash == hash && ByteWiseKey.bytesEqual(node.pointee.key.string, bytes) { return node.pointee.entry }
             word = node.pointee.next.load(ordering: .acquiring)
         }
         return nil
