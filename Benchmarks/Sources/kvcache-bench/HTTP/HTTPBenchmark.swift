@@ -42,16 +42,21 @@ struct HTTPBenchmark: Sendable {
     /// `KVCACHE_BENCH_HTTP_WORKLOADS=fresh,miss` (prefixes of the workloads' names).
     static func includes(_ workload: String,
                          environment: [String: String] = ProcessInfo.processInfo.environment) -> Bool {
-        guard let list = environment["KVCACHE_BENCH_HTTP_WORKLOADS"] else { return true }
-        return list.split(separator: ",").contains { workload.hasPrefix($0.trimmingCharacters(in: .whitespaces)) }
+        named(workload, isListedIn: "KVCACHE_BENCH_HTTP_WORKLOADS", environment: environment)
     }
 
     /// Narrowing the fresh hit's strategies, for counting one's instructions:
     /// `KVCACHE_BENCH_HTTP_STRATEGIES=CachingHTTPClient` (prefixes of their names).
     static func timesStrategy(_ strategy: String,
                               environment: [String: String] = ProcessInfo.processInfo.environment) -> Bool {
-        guard let list = environment["KVCACHE_BENCH_HTTP_STRATEGIES"] else { return true }
-        return list.split(separator: ",").contains { strategy.hasPrefix($0.trimmingCharacters(in: .whitespaces)) }
+        named(strategy, isListedIn: "KVCACHE_BENCH_HTTP_STRATEGIES", environment: environment)
+    }
+
+    /// Whether `name` starts with one of the comma-separated prefixes in `variable` (true
+    /// when the variable is not set).
+    private static func named(_ name: String, isListedIn variable: String, environment: [String: String]) -> Bool {
+        guard let list = environment[variable] else { return true }
+        return list.split(separator: ",").contains { name.hasPrefix($0.trimmingCharacters(in: .whitespaces)) }
     }
 
     func run() throws -> [Comparison] {
