@@ -31,12 +31,12 @@ extension HTTPCache {
     /// without being retained: only what the answer needs is copied out.
     private static func freshAnswer(in record: HTTPCacheRecord, to request: HTTPRequest, isHead: Bool,
                                     now: Double, mode: Mode, heuristic: Heuristic) -> (response: HTTPResponse, body: Data)? {
-        guard record.variants.count == 1 else {
+        guard let only = record.onlyVariant else {
             return record.selectIndex(for: request).flatMap {
-                freshAnswer(from: record.variants[$0], isHead: isHead, now: now, mode: mode, heuristic: heuristic)
+                freshAnswer(from: record[$0], isHead: isHead, now: now, mode: mode, heuristic: heuristic)
             }
         }
-        return Unmanaged.passUnretained(record.variants[0])._withUnsafeGuaranteedRef { stored in
+        return Unmanaged.passUnretained(only)._withUnsafeGuaranteedRef { stored in
             guard stored.varyValues.isEmpty || stored.matches(request) else { return nil }
             return freshAnswer(from: stored, isHead: isHead, now: now, mode: mode, heuristic: heuristic)
         }

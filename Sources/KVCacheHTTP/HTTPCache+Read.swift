@@ -15,9 +15,9 @@ extension HTTPCache {
         // ranges goes to the origin, and partial responses are not stored.
         if let rangeValue = request.headerFields[.range] {
             if request.method == .get, request.headerFields[.ifRange] == nil, let range = ByteRange.parse(rangeValue),
-               let record, let index = record.selectIndex(for: request), record.variants[index].status == 200,
-               let body = openBody(of: record.variants[index]) {
-                let stored = record.variants[index]
+               let record, let index = record.selectIndex(for: request), record[index].status == 200,
+               let body = openBody(of: record[index]) {
+                let stored = record[index]
                 let freshness = Freshness(of: stored, mode: configuration.mode, heuristic: configuration.heuristic, now: now)
                 if directives.accepts(stored, freshness, mode: configuration.mode) {
                     return serve(stored, body: body, range: range, age: freshness.age,
@@ -28,8 +28,8 @@ extension HTTPCache {
             return HTTPCacheStreamingResponse(response: response, body: body, outcome: .passedThrough)
         }
         // A stored response whose body value is gone (evicted on its own) is as good as none.
-        if let record, let index = record.selectIndex(for: request), let body = openBody(of: record.variants[index]) {
-            let stored = record.variants[index]
+        if let record, let index = record.selectIndex(for: request), let body = openBody(of: record[index]) {
+            let stored = record[index]
             let freshness = Freshness(of: stored, mode: configuration.mode, heuristic: configuration.heuristic, now: now)
             if directives.accepts(stored, freshness, mode: configuration.mode) {
                 return serve(stored, body: body, age: freshness.age, to: request, outcome: freshness.isFresh ? .hit : .staleHit)
@@ -75,7 +75,7 @@ extension HTTPCache {
     func validate(_ request: HTTPRequest, key: String, record: HTTPCacheRecord, index: Int, body storedBody: OpenedBody,
                   freshness: Freshness, directives: RequestDirectives,
                   transport: OriginTransport) async throws -> HTTPCacheStreamingResponse {
-        let stored = record.variants[index]
+        let stored = record[index]
         var conditional = request
         let etag = stored.values("etag").first
         let lastModified = stored.values("last-modified").first
@@ -107,7 +107,7 @@ extension HTTPCache {
             let updated = stored.updated(with: response.dated(responseTime), requestTime: requestTime,
                                          responseTime: responseTime)
             var record = record
-            record.variants[index] = updated
+            record[index] = updated
             await save(record, forKey: key)
             let age = Freshness.age(of: updated, now: now)
             return serve(updated, body: storedBody, age: age, to: request, outcome: .revalidated)
@@ -161,9 +161,9 @@ extension HTTPCache {
                 }
             }
         } else if request.method == .head, response.status.code == 200, var record,
-                  let index = record.selectIndex(for: request), record.variants[index].sameValidators(as: response) {
+                  let index = record.selectIndex(for: request), record[index].sameValidators(as: response) {
             // A HEAD response freshens the stored GET response it describes (§4.3.5).
-            record.variants[index] = record.variants[index].updated(with: response, requestTime: requestTime,
+            record[index] = record[index].updated(with: response, requestTime: requestTime,
                                                                     responseTime: responseTime)
             await save(record, forKey: key)
         }
@@ -210,8 +210,8 @@ extension HTTPCache {
     func revalidateInBackground(_ request: HTTPRequest, key: String, transport: OriginTransport) {
         revalidations.start(key: key) { [self] in
             guard let record = await load(key), let index = record.selectIndex(for: request),
-                  let body = openBody(of: record.variants[index]) else { return }
-            let freshness = Freshness(of: record.variants[index], mode: configuration.mode,
+                  let body = openBody(of: record[index]) else { return }
+            let freshness = Freshness(of: record[index], mode: configuration.mode,
                                       heuristic: configuration.heuristic, now: now)
             guard let answer = try? await validate(request, key: key, record: record, index: index, body: body,
                                                    freshness: freshness, directives: RequestDirectives(request),

@@ -120,7 +120,8 @@ extension HTTPCache {
 extension HTTPCacheRecord {
     /// The newest stored response whose `Vary` fields match the request's (§4.1).
     func selectIndex(for request: HTTPRequest) -> Int? {
-        if variants.count == 1 { return variants[0].matches(request) ? 0 : nil }
+        if let only = onlyVariant { return only.matches(request) ? 0 : nil }
+        let variants = variants
         return variants.indices.last { variants[$0].matches(request) }
     }
 }

@@ -6,7 +6,53 @@ import KVCache
 /// that `Vary` tells apart), newest last. Values of a `Cache<HTTPCacheRecord>`; read and
 /// written through ``HTTPCache`` only.
 public struct HTTPCacheRecord: Sendable {
-    var variants: [StoredResponse]
+    /// One variant, the common case, is kept without an array: a hit then reads one object
+    /// fewer (the array's), which costs a cache miss when the records outgrow the caches.
+    private enum Variants: Sendable {
+        case one(StoredResponse)
+        case several([StoredResponse])
+    }
+
+    private var storage: Variants
+
+    /// The stored responses, newest last.
+    var variants: [StoredResponse] {
+        switch storage {
+        case .one(let only): return [only]
+        case .several(let all): return all
+        }
+    }
+
+    /// How many variants it holds.
+    var count: Int {
+        switch storage {
+        case .one: return 1
+        case .several(let all): return all.count
+        }
+    }
+
+    /// The only variant, when it holds one.
+    var onlyVariant: StoredResponse? {
+        if case .one(let only) = storage { return only }
+        return nil
+    }
+
+    /// The variant at `index` (in `variants`).
+    subscript(index: Int) -> StoredResponse {
+        get {
+            switch storage {
+            case .one(let only):
+                precondition(index == 0, "variant index out of range")
+                return only
+            case .several(let all): return all[index]
+            }
+        }
+        set {
+            var all = variants
+            all[index] = newValue
+            self = HTTPCacheRecord(variants: all)
+        }
+    }
 
     /// The size of its encoding in bytes, bodies kept in the record included.
     public var byteCount: Int { encoded().count }
@@ -99,11 +145,11 @@ public struct HTTPCacheRecord: Sendable {
                 date: Double(bitPattern: date), varyValues: varyValues, body: body))
         }
         guard reader.isAtEnd else { return nil }
-        self.variants = variants
+        self.init(variants: variants)
     }
 
     init(variants: [StoredResponse]) {
-        self.variants = variants
+        storage = variants.count == 1 ? .one(variants[0]) : .several(variants)
     }
 }
 

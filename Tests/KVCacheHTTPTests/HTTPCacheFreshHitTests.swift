@@ -105,6 +105,27 @@ import Testing
         #expect(fixture.cache.freshHit(for: HTTPCacheFixture.request("/a", [.acceptLanguage: "en"])) == nil)
     }
 
+    /// Stored responses share their status line's storage; each is still served with its own
+    /// code and reason phrase, past the number of status lines that are shared.
+    @Test func eachStoredResponseKeepsItsOwnStatusLine() async throws {
+        let fixture = try HTTPCacheFixture()
+        defer { fixture.remove() }
+        let lines = [(200, "OK"), (200, "Fine"), (203, "Non-Authoritative Information"), (200, "")]
+            + (0..<80).map { (200, "Reason \($0)") }
+        for (index, (code, reason)) in lines.enumerated() {
+            let transport: HTTPCache.Transport = { _, _ in
+                (HTTPResponse(status: .init(code: code, reasonPhrase: reason), headerFields: [.cacheControl: "max-age=100"]),
+                 Data("body \(index)".utf8))
+            }
+            _ = try await fixture.cache.response(for: HTTPCacheFixture.request("/\(index)"), transport: transport)
+        }
+        for (index, (code, reason)) in lines.enumerated() {
+            let hit = try #require(fixture.cache.freshHit(for: HTTPCacheFixture.request("/\(index)")))
+            #expect(hit.response.status.code == code && hit.response.status.reasonPhrase == reason, "\(index)")
+            #expect(hit.body == Data("body \(index)".utf8))
+        }
+    }
+
     @Test func aResponseThatRequiresValidationOrABodyOnDiskTakesTheGeneralPath() async throws {
         let fixture = try HTTPCacheFixture { $0.largeBodyThreshold = 4 }
         defer { fixture.remove() }
