@@ -73,6 +73,33 @@ class Sketch:
         if self.dk is not None and all(self.dk[j] for j in self.dkidx(k)): f+=1
         return f
 
+class Duels:
+    """MemoryCache's AdmissionDuels: a decision the two leads disagree on (the candidate leads
+    the victim by exactly one use) keeps both keys in the slots their hashes choose; the first
+    of the two used again moves a score bounded by `bound` (+1: the candidate, -1: the victim),
+    whose sign picks the lead (1 or 2; 2 at first, kept while the score is 0)."""
+    def __init__(self, C, bound=4):
+        n = 256
+        while n < min(C, 4096): n *= 2
+        self.mask = n - 1; self.slots = {}; self.score = 0; self.bound = bound; self.lead = 2
+    def slot(self, k): return (k * 0x9E3779B1 & 0xffffffff) & self.mask
+    def forget(self, s):
+        e = self.slots.pop(s, None)
+        if e: self.slots.pop(e[2], None)
+    def open(self, cand, vict):
+        c, v = self.slot(cand), self.slot(vict)
+        if c == v: return
+        self.forget(c); self.forget(v)
+        self.slots[c] = (cand, True, v); self.slots[v] = (vict, False, c)
+    def use(self, k):
+        s = self.slot(k); e = self.slots.get(s)
+        if not e or e[0] != k: return
+        self.forget(s)
+        self.score = min(self.score + 1, self.bound) if e[1] else max(self.score - 1, -self.bound)
+        if self.score > 0: self.lead = 1
+        elif self.score < 0: self.lead = 2
+
+
 class WTinyLFU:
     """A 1 % LRU window in front of an SLRU main space (20 % probation, 80 % protected),
     admitting a window victim into the main space only if the sketch counts it more often
@@ -80,10 +107,12 @@ class WTinyLFU:
     adaptations may move it by less than one entry); with `ghosts`, rejected candidates and
     main victims are remembered (as many as the capacity) so their return can be seen."""
 
-    def __init__(self, C, window=0.01, ghosts=False, sketch={}, lead=1):
+    def __init__(self, C, window=0.01, ghosts=False, sketch={}, lead=1, duels=False):
         self.C = C
-        # A candidate needs this many more counted uses than the victim (MemoryCache: 2).
+        # A candidate needs this many more counted uses than the victim; with `duels`, the
+        # lead Duels picks (MemoryCache's rule).
         self.lead = lead
+        self.duels = Duels(C) if duels else None
         self.sketch = Sketch(C, **sketch)
         self.win = OrderedDict(); self.prob = OrderedDict(); self.prot = OrderedDict()
         self.window = max(1.0, C * window)
@@ -105,6 +134,7 @@ class WTinyLFU:
         """Returns (hit, ghost): ghost is 'window' or 'main' when a miss returns a key that
         the admission rejected or that the main space evicted."""
         self.sketch.inc(k)
+        if self.duels: self.duels.use(k)
         wmax = int(self.window)
         win, prob, prot = self.win, self.prob, self.prot
         if k in win:
@@ -126,7 +156,12 @@ class WTinyLFU:
                 prob[cand] = 1; continue
             src = prob if prob else prot
             vict = next(iter(src))
-            if self.sketch.freq(cand) >= self.sketch.freq(vict) + self.lead:
+            fc, fv = self.sketch.freq(cand), self.sketch.freq(vict)
+            lead = self.lead
+            if self.duels:
+                if fc == fv + 1: self.duels.open(cand, vict)
+                lead = self.duels.lead
+            if fc >= fv + lead:
                 del src[vict]; prob[cand] = 1
                 self._remember(self.ghost_main, vict)
             else:
@@ -196,11 +231,12 @@ class GrowingClimber(HillClimber):
 
 
 def wtinylfu(keys, C, window=0.01, adaptive=False, period_mult=10, first_move=True, sketch={},
-             climber=None, lead=1, **options):
+             climber=None, lead=1, duels=False, **options):
     """W-TinyLFU with a static window, or with the window moved by a climber: `climber` (a
     HillClimber subclass) if given, else the plain HillClimber when `adaptive`. `lead`: the
-    uses a candidate needs over the victim (1, the paper's; MemoryCache ships 2)."""
-    cache = WTinyLFU(C, window, sketch=sketch, lead=lead)
+    uses a candidate needs over the victim (1, the paper's); `duels`: chosen as MemoryCache
+    does."""
+    cache = WTinyLFU(C, window, sketch=sketch, lead=lead, duels=duels)
     if climber is None and adaptive: climber = HillClimber
     climber = climber(C, period=period_mult, first_move=first_move, **options) if climber else None
     h = 0

@@ -272,6 +272,7 @@ extension MemoryCache {
         }
         changesSinceCheck = 0
         let violations = storage.invariantViolations() + storage.laneViolations()
+            + (isAdaptive ? adaptive.duels.invariantViolations() : [])
         precondition(violations.isEmpty, "MemoryCache invariants broken: \(violations)")
     }
 

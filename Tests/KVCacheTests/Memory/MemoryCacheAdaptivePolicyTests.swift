@@ -110,7 +110,7 @@ import Testing
             return (hits, cache.withLock { [.window, .probation, .protected].flatMap { cache.storage.keysByRecency(in: $0) } })
         }
         let first = try replay(seed: 0)
-        #expect(first.hits == 2_559)
+        #expect(first.hits == 2_583)
         #expect(try replay(seed: 0).survivors == first.survivors)
         #expect(try replay(seed: 9).survivors == replay(seed: 9).survivors)
     }
@@ -135,19 +135,93 @@ import Testing
     }
 
     /// A candidate leaving the window displaces the main space's victim only with two uses
-    /// more (`MemoryCache.admissionLead`): one more is what any key just used has over the
-    /// keys a loop has not reached yet.
-    @Test(arguments: [(2, [3, 100]), (3, [3, 0])])
-    func aCandidateNeedsTwoUsesMoreThanTheVictimToDisplaceIt(sets: Int, evicted: [Int]) throws {
+    /// more, the lead it starts with (`AdmissionDuels`): one more is what any key just used
+    /// has over the keys a loop has not reached yet. With a lead of one, one more is enough.
+    @Test(arguments: [(2, 2, [3, 100]), (2, 3, [3, 0]), (1, 2, [3, 0])])
+    func aCandidateNeedsTheLeadInUsesOverTheVictimToDisplaceIt(lead: UInt8, sets: Int, evicted: [Int]) throws {
         let log = EvictionLog<Int, Int>()
         let cache: MemoryCache<Int, Int> = try makeCache(.init(countLimit: 4, autoTrimInterval: nil, onEviction: log.callback))
+        cache.withLock { cache.adaptive.duels.lead = lead }
         for key in 0..<4 { cache[key] = key }
         // 100 enters the window (evicting 3, which leaves the window no more used than
         // probation's oldest, key 0) and is set again: `sets` uses to key 0's one.
         for _ in 0..<sets { cache.setValue(100, forKey: 100) }
         cache[4] = 4
         #expect(log.entries.value.filter { $0.reason == .count }.map(\.key) == evicted)
-        #expect(cache.contains(100) == (sets == 3) && cache.contains(0) == (sets == 2))
+        #expect(cache.contains(100) == (evicted.last == 0) && cache.contains(0) == (evicted.last == 100))
+    }
+
+    /// The two leads disagree on a candidate with exactly one use more than the victim; the
+    /// key of the two that is used first says which lead would have hit.
+    @Test func theLeadFollowsWhichKeyOfADisagreementIsUsedFirst() throws {
+        let log = EvictionLog<Int, Int>()
+        let cache: MemoryCache<Int, Int> = try makeCache(.init(countLimit: 4, autoTrimInterval: nil, onEviction: log.callback))
+        for key in 0..<4 { cache[key] = key }
+        for _ in 0..<2 { cache.setValue(100, forKey: 100) }
+        cache[4] = 4
+        // Lead 2 kept key 0 and evicted 100; their duel is open.
+        #expect(log.entries.value.filter { $0.reason == .count }.map(\.key) == [3, 100])
+        #expect(cache.withLock { (cache.adaptive.duels.lead, cache.adaptive.duels.live) } == (2, 2))
+        // 100 comes back before key 0: lead 1 would have hit.
+        cache[100] = 100
+        #expect(cache.withLock { (cache.adaptive.duels.lead, cache.adaptive.duels.score) } == (1, 1))
+        #expect(cache.withLock { cache.adaptive.duels.invariantViolations() } == [])
+    }
+
+    @Test func aDuelIsSettledByTheFirstUseOfEitherKey() {
+        var duels = AdmissionDuels(capacity: 1_000)
+        duels.noteUse(7)
+        #expect(duels.live == 0 && duels.score == 0 && duels.lead == 2)
+        // The victim first: lead 2.
+        duels.open(candidate: 1, victim: 2)
+        duels.noteUse(3)
+        #expect(duels.live == 2)
+        duels.noteUse(2)
+        #expect(duels.live == 0 && duels.score == -1 && duels.lead == 2)
+        duels.noteUse(1)
+        #expect(duels.score == -1)
+        // Candidates first: the score climbs to its bound, and the lead turns at 1.
+        for key in UInt32(10)..<20 {
+            duels.open(candidate: key, victim: key + 100)
+            duels.noteUse(key)
+            #expect(duels.lead == (key == 10 ? 2 : 1), "after \(key)")
+        }
+        #expect(duels.score == AdmissionDuels.scoreBound && duels.live == 0)
+        // As many victims first bring the score back to 0, which keeps the lead; one more turns it.
+        for key in UInt32(30)..<UInt32(30 + AdmissionDuels.scoreBound) {
+            duels.open(candidate: key, victim: key + 100)
+            duels.noteUse(key + 100)
+        }
+        #expect(duels.score == 0 && duels.lead == 1)
+        duels.open(candidate: 50, victim: 150)
+        duels.noteUse(150)
+        #expect(duels.score == -1 && duels.lead == 2)
+        #expect(duels.invariantViolations() == [])
+    }
+
+    @Test func aNewerDuelTakesTheSlotsOfAnOlderOne() {
+        var duels = AdmissionDuels(capacity: 1_000)
+        let slots = UInt32(duels.slots.count)
+        #expect(slots == 1_024)
+        duels.open(candidate: 1, victim: 2)
+        // Same slot as 1: the duel of 1 and 2 is forgotten, partner included.
+        duels.open(candidate: 1 + slots, victim: 3)
+        #expect(duels.live == 2)
+        duels.noteUse(2)
+        duels.noteUse(1)
+        #expect(duels.live == 2 && duels.score == 0)
+        // Two keys of one slot make no duel.
+        duels.open(candidate: 5, victim: 5 + slots)
+        #expect(duels.live == 2)
+        #expect(duels.invariantViolations() == [])
+        duels.noteUse(1 + slots)
+        #expect(duels.live == 0 && duels.score == 1)
+        #expect(duels.invariantViolations() == [])
+    }
+
+    @Test(arguments: [(0, 1_024), (1, 256), (300, 512), (4_096, 4_096), (1 << 40, 4_096)])
+    func duelsHaveASlotPerEntryWithinBounds(capacity: Int, slots: Int) {
+        #expect(AdmissionDuels(capacity: capacity).slots.count == slots)
     }
 
     @Test func costLimitsAreHonouredAndReportedAsCost() throws {

@@ -31,22 +31,22 @@ struct MemoryCacheTraceTests {
     /// The adaptive policy's hits on every trace and size the benchmarks replay (issue 15's
     /// table, then the LIRS traces at a tenth, a quarter and half of their keys), pinned: the
     /// policy is deterministic, so any change to what it evicts shows here. The Python model
-    /// (`Benchmarks/Scripts/policy-sim`, `wtinylfu(keys, C, adaptive=True, lead=2)`) follows
+    /// (`Benchmarks/Scripts/policy-sim`, `wtinylfu(keys, C, adaptive=True, duels=True)`) follows
     /// the same rules with a simpler sketch (a counter per row anywhere in the table; the
     /// shipped sketch keeps a key's counters in one cache line).
     @Test(arguments: [
-        ("oltp.gz", [250: 224_291, 1_000: 368_914, 2_000: 422_807, 4_000: 483_665]),
-        ("web07.trace.xz", [250: 34_511, 1_000: 40_719, 4_000: 46_602]),
-        ("web12.trace.xz", [250: 48_545, 1_000: 65_931, 4_000: 75_759]),
+        ("oltp.gz", [250: 226_661, 1_000: 371_155, 2_000: 426_301, 4_000: 485_740]),
+        ("web07.trace.xz", [250: 34_178, 1_000: 40_763, 4_000: 46_916]),
+        ("web12.trace.xz", [250: 48_612, 1_000: 65_849, 4_000: 76_188]),
         ("gli.trace.gz", [250: 976, 1_000: 2_983]),
-        ("lirs-multi1.trace.gz", [260: 7_761, 651: 9_301, 1_303: 11_851]),
-        ("lirs-multi2.trace.gz", [568: 13_238, 1_421: 16_466, 2_842: 20_288]),
-        ("lirs-multi3.trace.gz", [745: 14_001, 1_863: 18_189, 3_727: 21_851]),
-        ("lirs-sprite.trace.gz", [707: 112_648, 1_768: 123_092, 3_537: 124_761]),
+        ("lirs-multi1.trace.gz", [260: 7_772, 651: 9_314, 1_303: 11_952]),
+        ("lirs-multi2.trace.gz", [568: 13_309, 1_421: 16_200, 2_842: 20_286]),
+        ("lirs-multi3.trace.gz", [745: 14_217, 1_863: 18_193, 3_727: 21_851]),
+        ("lirs-sprite.trace.gz", [707: 113_137, 1_768: 123_397, 3_537: 124_726]),
         ("lirs-ps.trace.gz", [308: 5_569, 770: 6_466, 1_541: 7_365]),
-        ("lirs-cs.trace.gz", [140: 557, 352: 1_407, 704: 2_800]),
-        ("lirs-cpp.trace.gz", [122: 7_103, 305: 7_661, 611: 7_795]),
-        ("lirs-2_pools.trace.gz", [993: 54_414, 2_484: 61_496, 4_969: 72_880]),
+        ("lirs-cs.trace.gz", [140: 509, 352: 1_407, 704: 2_800]),
+        ("lirs-cpp.trace.gz", [122: 7_150, 305: 7_679, 611: 7_799]),
+        ("lirs-2_pools.trace.gz", [993: 54_355, 2_484: 61_554, 4_969: 72_986]),
         ("lirs-zigzag.trace.gz", [200: 4_951, 500: 11_683, 1_000: 24_326]),
         ("lirs-loop.trace.gz", [101: 49_576, 252: 117_534, 505: 249_528]),
     ])

@@ -21,6 +21,8 @@ struct AdaptivePolicy<Key: Hashable> {
     @usableFromInline let hash: PolicyHash<Key>
     @usableFromInline var sketch: FrequencySketch
     @usableFromInline var climber: WindowClimber
+    /// Chooses the admission lead.
+    @usableFromInline var duels = AdmissionDuels(capacity: 0)
     /// The limits: entries and cost, `.infinity` where off.
     @usableFromInline var capacity: Size
     /// The window's target size: a fractional entry count, so that small steps add up.
@@ -55,6 +57,7 @@ struct AdaptivePolicy<Key: Hashable> {
             count: capacity.count.isFinite ? max(1, capacity.count * Self.initialWindowShare) : .infinity,
             cost: capacity.cost * Self.initialWindowShare)
         clampWindow()
+        duels = AdmissionDuels(capacity: count == .max ? 0 : count)
         climber = WindowClimber(capacity: Size(
             count: capacity.count.isFinite ? capacity.count : 0,
             cost: capacity.cost.isFinite ? capacity.cost : 0))

@@ -14,6 +14,7 @@ extension MemoryCache {
             return
         }
         recordAdaptiveUse(at: index, hash: hash)
+        adaptive.duels.noteUse(hash)
         adaptive.record(hit: true, entries: storage.count)
     }
 
@@ -63,9 +64,9 @@ extension MemoryCache {
 
     /// After a value was stored at `index`: counts the use, and when the window is
     /// over its share, moves its oldest entries to the main space, each admitted
-    /// only if the sketch counts it at least `admissionLead` more uses than the main
-    /// space's victim (the loser is evicted). A replaced value counts as a use and keeps
-    /// its place.
+    /// only if the sketch counts it at least the admission lead (`AdmissionDuels`) more
+    /// uses than the main space's victim (the loser is evicted). A replaced value counts
+    /// as a use and keeps its place.
     @inlinable
     func admitAdaptively(at index: Int32, hash unseeded: UInt32, replaced: Bool, into removals: inout Removals) {
         guard policyCountsUses else { return }
@@ -76,6 +77,7 @@ extension MemoryCache {
         }
         adaptive.ensureSketchCapacity(forEntries: storage.count)
         adaptive.sketch.increment(hash)
+        adaptive.duels.noteUse(hash)
         var budget = Self.burstSize
         while budget > 0, adaptive.windowIsOver(storage.windowSize),
               let candidate = storage.tail(of: .window) {
@@ -89,7 +91,14 @@ extension MemoryCache {
                 evict(at: candidate, reason: reason, into: &removals)
                 continue
             }
-            if frequency(at: candidate) >= frequency(at: victim) &+ Self.admissionLead {
+            let candidateHash = policyHash(at: candidate), victimHash = policyHash(at: victim)
+            let candidateUses = adaptive.sketch.frequency(candidateHash)
+            let victimUses = adaptive.sketch.frequency(victimHash)
+            // Lead 1 admits the candidate and lead 2 does not: the duel finds out which would hit.
+            if candidateUses == victimUses &+ 1 {
+                adaptive.duels.open(candidate: candidateHash, victim: victimHash)
+            }
+            if candidateUses >= victimUses &+ adaptive.duels.lead {
                 evict(at: victim, reason: reason, into: &removals)
                 storage.move(candidate, to: .probation)
             } else {
@@ -99,13 +108,11 @@ extension MemoryCache {
         adaptive.record(hit: false, entries: storage.count)
     }
 
-    /// How many more uses than the main space's victim a candidate from the window needs
-    /// to take its place. One is not enough: a key just used leads by one every key that a
-    /// loop or a back-and-forth scan has not reached yet in its current pass, so admitting
-    /// on a lead of one replaces, pass after pass, keys about to be used by keys used
-    /// again only a pass later (`lirs-loop` at 505 entries: 38.7 % hits, 49.4 % with a lead
-    /// of two; `lirs-zigzag` at 1,000: 31.4 %, 46.8 %; docs/memory-policy-research.md).
-    @inlinable static var admissionLead: UInt8 { 2 }
+    /// The policy hash of the entry at `index`'s key.
+    @inlinable
+    func policyHash(at index: Int32) -> UInt32 {
+        adaptive.hash.hash(storage.slot(at: index).pointee.key.unsafelyUnwrapped)
+    }
 
     /// The sketch's estimate for the entry at `index`.
     @inlinable
