@@ -78,7 +78,7 @@ class Duels:
     the victim by exactly one use) keeps both keys in the slots their hashes choose; the first
     of the two used again moves a score bounded by `bound` (+1: the candidate, -1: the victim),
     whose sign picks the lead (1 or 2; 2 at first, kept while the score is 0)."""
-    def __init__(self, C, bound=4):
+    def __init__(self, C, bound=32):
         n = 256
         while n < min(C, 4096): n *= 2
         self.mask = n - 1; self.slots = {}; self.score = 0; self.bound = bound; self.lead = 2

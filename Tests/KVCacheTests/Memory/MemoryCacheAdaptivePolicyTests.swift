@@ -110,7 +110,7 @@ import Testing
             return (hits, cache.withLock { [.window, .probation, .protected].flatMap { cache.storage.keysByRecency(in: $0) } })
         }
         let first = try replay(seed: 0)
-        #expect(first.hits == 2_583)
+        #expect(first.hits == 2_516)
         #expect(try replay(seed: 0).survivors == first.survivors)
         #expect(try replay(seed: 9).survivors == replay(seed: 9).survivors)
     }
@@ -181,20 +181,20 @@ import Testing
         duels.noteUse(1)
         #expect(duels.score == -1)
         // Candidates first: the score climbs to its bound, and the lead turns at 1.
-        for key in UInt32(10)..<20 {
-            duels.open(candidate: key, victim: key + 100)
+        for key in UInt32(10)..<UInt32(15 + AdmissionDuels.scoreBound) {
+            duels.open(candidate: key, victim: key + 1_000)
             duels.noteUse(key)
             #expect(duels.lead == (key == 10 ? 2 : 1), "after \(key)")
         }
         #expect(duels.score == AdmissionDuels.scoreBound && duels.live == 0)
         // As many victims first bring the score back to 0, which keeps the lead; one more turns it.
-        for key in UInt32(30)..<UInt32(30 + AdmissionDuels.scoreBound) {
-            duels.open(candidate: key, victim: key + 100)
-            duels.noteUse(key + 100)
+        for key in UInt32(100)..<UInt32(100 + AdmissionDuels.scoreBound) {
+            duels.open(candidate: key, victim: key + 500)
+            duels.noteUse(key + 500)
         }
         #expect(duels.score == 0 && duels.lead == 1)
-        duels.open(candidate: 50, victim: 150)
-        duels.noteUse(150)
+        duels.open(candidate: 50, victim: 950)
+        duels.noteUse(950)
         #expect(duels.score == -1 && duels.lead == 2)
         #expect(duels.invariantViolations() == [])
     }

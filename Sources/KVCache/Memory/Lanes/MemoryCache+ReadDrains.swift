@@ -48,6 +48,7 @@ extension MemoryCache {
 
     /// Drains every lane's read buffers (tests, and operations that want the policy to
     /// see every read so far). Called with the cache's lock held.
+    @usableFromInline
     func drainAllReads() {
         guard isAdaptive else { return }
         for lane in 0..<storage.lanes.count { drainReads(ofLane: lane) }

@@ -77,7 +77,13 @@ extension MemoryCache {
         }
         adaptive.ensureSketchCapacity(forEntries: storage.count)
         adaptive.sketch.increment(hash)
-        adaptive.duels.noteUse(hash)
+        if adaptive.duels.hasDuel(hash) {
+            // The duel's other key may have been read first on another lane, its read still
+            // in that lane's buffer: without those reads, a duel would go to the key that
+            // misses (the one evicted) whenever threads read at once.
+            drainAllReads()
+            adaptive.duels.noteUse(hash)
+        }
         var budget = Self.burstSize
         while budget > 0, adaptive.windowIsOver(storage.windowSize),
               let candidate = storage.tail(of: .window) {
