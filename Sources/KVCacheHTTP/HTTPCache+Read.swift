@@ -163,8 +163,7 @@ extension HTTPCache {
         } else if request.method == .head, response.status.code == 200, var record,
                   let index = record.selectIndex(for: request), record[index].sameValidators(as: response) {
             // A HEAD response freshens the stored GET response it describes (§4.3.5).
-            record[index] = record[index].updated(with: response, requestTime: requestTime,
-                                                                    responseTime: responseTime)
+            record[index] = record[index].updated(with: response, requestTime: requestTime, responseTime: responseTime)
             await save(record, forKey: key)
         }
         return HTTPCacheStreamingResponse(response: response, body: body, outcome: .miss)

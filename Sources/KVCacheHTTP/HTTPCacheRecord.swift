@@ -23,14 +23,6 @@ public struct HTTPCacheRecord: Sendable {
         }
     }
 
-    /// How many variants it holds.
-    var count: Int {
-        switch storage {
-        case .one: return 1
-        case .several(let all): return all.count
-        }
-    }
-
     /// The only variant, when it holds one.
     var onlyVariant: StoredResponse? {
         if case .one(let only) = storage { return only }
