@@ -19,8 +19,8 @@ final class StoredResponse: Sendable {
     /// Its age when it was received (RFC 9111 §4.2.3): the age is this plus the time since.
     let correctedInitialAge: Double
     /// Its freshness lifetime from `s-maxage`, `max-age` or `Expires`, in a shared and in a
-    /// private cache; NaN where it has none (an optional takes 16 bytes: these and the fields
-    /// around them fit two cache lines).
+    /// private cache; NaN where it has none (8 bytes each, where an optional takes 16: the
+    /// fields a hit reads stay close together).
     private let sharedSeconds: Double
     private let privateSeconds: Double
     /// `no-cache`: every use needs a successful validation (§5.2.2.4).

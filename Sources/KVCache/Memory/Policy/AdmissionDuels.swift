@@ -77,11 +77,9 @@ struct AdmissionDuels {
     /// A use of the key whose policy hash is `hash`: settles its duel, if it has one.
     @inlinable
     mutating func noteUse(_ hash: UInt32) {
-        guard live > 0 else { return }
+        guard hasDuel(hash) else { return }
         let slot = Int(hash & mask)
-        let entry = slots[slot]
-        guard entry & 1 != 0, UInt32(truncatingIfNeeded: entry >> 32) == hash else { return }
-        settle(slot, candidateFirst: entry & 2 != 0)
+        settle(slot, candidateFirst: slots[slot] & 2 != 0)
     }
 
     @usableFromInline
