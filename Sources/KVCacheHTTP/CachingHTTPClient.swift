@@ -79,7 +79,7 @@ public struct CachingHTTPClient: Sendable {
     ///   ``maximumResponseBodySize``), unless a stored response may be served instead.
     public func execute(_ request: HTTPRequest, body: Data? = nil) async throws -> HTTPCacheResponse {
         // Before the transport exists: a hit needs none.
-        if let hit = cache.freshHit(for: request) { return HTTPCacheResponse(response: hit.response, body: hit.body, outcome: .hit) }
+        if let hit = cache.freshHit(for: request) { return hit }
         let (client, timeout, limit) = (self.client, self.timeout, maximumResponseBodySize)
         return try await cache.generalResponse(for: request, body: body, revalidatesInBackground: true) { request, body in
             try await Self.send(request, body: body, with: client, timeout: timeout, maximumResponseBodySize: limit)

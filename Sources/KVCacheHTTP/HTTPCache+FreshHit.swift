@@ -10,7 +10,7 @@ extension HTTPCache {
     /// `Cache-Control`, `Pragma`, range or conditions), when its record is in the memory
     /// level and its body in the record: the answer the general path gives such a request,
     /// found without suspending or building its key. Nil sends the request down the general path.
-    func freshHit(for request: HTTPRequest) -> (response: HTTPResponse, body: Data)? {
+    func freshHit(for request: HTTPRequest) -> HTTPCacheResponse? {
         let method = request.method
         let isHead = method == .head
         guard isHead || method == .get else { return nil }
@@ -30,7 +30,7 @@ extension HTTPCache {
     /// The answer `freshHit(for:)` gives from `record`, or nil. The stored response is read
     /// without being retained: only what the answer needs is copied out.
     private static func freshAnswer(in record: HTTPCacheRecord, to request: HTTPRequest, isHead: Bool,
-                                    now: Double, mode: Mode, heuristic: Heuristic) -> (response: HTTPResponse, body: Data)? {
+                                    now: Double, mode: Mode, heuristic: Heuristic) -> HTTPCacheResponse? {
         guard let only = record.onlyVariant else {
             return record.selectIndex(for: request).flatMap {
                 freshAnswer(from: record[$0], isHead: isHead, now: now, mode: mode, heuristic: heuristic)
@@ -42,15 +42,16 @@ extension HTTPCache {
         }
     }
 
-    /// The answer from one stored response when it is fresh and its body is in the record.
+    /// The answer from one stored response when it is fresh and its body is in the record,
+    /// built in place: each copy of its response or body on the way would retain them again.
     @inline(__always)
     private static func freshAnswer(from stored: StoredResponse, isHead: Bool, now: Double, mode: Mode,
-                                    heuristic: Heuristic) -> (response: HTTPResponse, body: Data)? {
+                                    heuristic: Heuristic) -> HTTPCacheResponse? {
         guard case .bytes(let body) = stored.body, !stored.requiresValidation else { return nil }
         let lifetime = Freshness.lifetime(of: stored, mode: mode, heuristic: heuristic)
         let age = Freshness.age(of: stored, now: now)
         guard lifetime > age else { return nil }
-        return (stored.response(age: age), isHead ? Data() : body)
+        return HTTPCacheResponse(response: stored.response(age: age), body: isHead ? Data() : body, outcome: .hit)
     }
 }
 #endif

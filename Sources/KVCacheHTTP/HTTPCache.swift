@@ -184,7 +184,7 @@ public final class HTTPCache: Sendable {
     public func response(for request: HTTPRequest, body: Data? = nil,
                          transport: @escaping Transport) async throws -> HTTPCacheResponse {
         // Here rather than a call further: each async call allocates its frame.
-        if let hit = freshHit(for: request) { return HTTPCacheResponse(response: hit.response, body: hit.body, outcome: .hit) }
+        if let hit = freshHit(for: request) { return hit }
         return try await generalResponse(for: request, body: body, revalidatesInBackground: true, transport: transport)
     }
 
