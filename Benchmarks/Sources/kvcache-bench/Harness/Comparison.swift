@@ -86,6 +86,14 @@ struct SampleSet {
         self.latencies[strategy, default: []].append(contentsOf: latencies)
     }
 
+    /// Each run's figure for `strategy` divided by the floor's in the same run: on a machine
+    /// that changes speed between runs, their median is steadier than the medians' ratio.
+    func ratiosToFloorPerRun(of strategy: String) -> [Double] {
+        guard let floor = order.first(where: floors.contains), let floorSamples = samples[floor],
+              let own = samples[strategy] else { return [] }
+        return zip(own, floorSamples).map { $0 / $1 }
+    }
+
     func fill(_ comparison: inout Comparison) {
         for strategy in order {
             comparison.add(strategy, isFloor: floors.contains(strategy),
