@@ -23,6 +23,32 @@ enum ConcurrentReplay {
         var droppedReads: Int
         /// One thread's hits replaying the requests in the order the threads ran them.
         var sameOrderHits: Int
+        /// One thread's hits on that order with `swapShare` of neighbouring requests
+        /// swapped, once per seed of `swapSeeds`: how far order alone moves the policy.
+        var swappedOrderHits: [Int]
+    }
+
+    /// The share of neighbouring requests swapped, and the seeds: a reordering far smaller
+    /// than the threads' own (a request or two apart, or one left behind by a thread that
+    /// the system descheduled while it ran it).
+    static let swapShare = 0.001
+    static let swapSeeds: [UInt64] = [1, 2, 3]
+
+    /// `keys` with each request swapped with the next one at the rate `share` (a swapped
+    /// pair is not swapped again), by a generator seeded with `seed`.
+    static func swappingNeighbours(_ keys: [Int], share: Double, seed: UInt64) -> [Int] {
+        var keys = keys
+        var random = SplitMix64(seed: seed)
+        var index = 0
+        while index + 1 < keys.count {
+            if random.nextUnit() < share {
+                keys.swapAt(index, index + 1)
+                index += 2
+            } else {
+                index += 1
+            }
+        }
+        return keys
     }
 
     static func replay(_ keys: [Int], capacity: Int, threads: Int) -> Outcome {
@@ -41,7 +67,11 @@ enum ConcurrentReplay {
         }
         let sameOrder = (0..<keys.count).map { keys[order[$0]] }
         return Outcome(hits: outcome.total, droppedReads: replay.cache.statistics.droppedReads,
-                       sameOrderHits: KVCacheAdaptiveReplay.hits(replaying: sameOrder, capacity: capacity))
+                       sameOrderHits: KVCacheAdaptiveReplay.hits(replaying: sameOrder, capacity: capacity),
+                       swappedOrderHits: swapSeeds.map { seed in
+                           KVCacheAdaptiveReplay.hits(replaying: swappingNeighbours(sameOrder, share: swapShare, seed: seed),
+                                                      capacity: capacity)
+                       })
     }
 }
 

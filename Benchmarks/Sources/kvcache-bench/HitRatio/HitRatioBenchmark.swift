@@ -114,6 +114,15 @@ struct HitRatioBenchmark {
                                + "(%@), %d of %d cells within 0.5",
                                threads, worst.gap, worst.cell, worstSameOrder.sameOrderGap, worstSameOrder.cell,
                                within, concurrentGaps.count))
+            let swapped = concurrentGaps.flatMap { cell in cell.swappedGaps.map { (cell: cell.cell, gap: $0) } }
+            if let worstSwapped = swapped.max(by: { abs($0.gap) < abs($1.gap) }) {
+                let cellsOver = concurrentGaps.filter { $0.swappedGaps.contains { abs($0) > 0.5 } }.count
+                report.note(String(format: "hit ratio: one thread, the threads' order with %.1f %% of neighbouring "
+                                   + "requests swapped (%d seeds): worst move %+.2f points (%@), %d of %d cells move by "
+                                   + "more than 0.5 with some seed",
+                                   100 * ConcurrentReplay.swapShare, ConcurrentReplay.swapSeeds.count, worstSwapped.gap,
+                                   worstSwapped.cell, cellsOver, concurrentGaps.count))
+            }
         }
     }
 
@@ -134,7 +143,7 @@ struct HitRatioBenchmark {
 
     /// A cell of the concurrent replay: its gap to one thread on the trace's order, and to
     /// one thread replaying the requests in the order the threads ran them.
-    typealias ConcurrentGap = (cell: String, gap: Double, sameOrderGap: Double)
+    typealias ConcurrentGap = (cell: String, gap: Double, sameOrderGap: Double, swappedGaps: [Double])
 
     /// The default policy replayed by `threads` threads at once beside its one-thread
     /// hits of `rows`: one line per size, with the gap and the reads the policy did not see.
@@ -149,12 +158,15 @@ struct HitRatioBenchmark {
             let ratio = 100 * Double(outcome.hits) / Double(trace.keys.count)
             let gap = ratio - single.hitRatio
             let sameOrder = 100 * Double(outcome.sameOrderHits) / Double(trace.keys.count)
-            gaps.append(("\(trace.name) at \(row.capacity)", gap, ratio - sameOrder))
+            let swappedGaps = outcome.swappedOrderHits.map { 100 * Double($0) / Double(trace.keys.count) - sameOrder }
+            gaps.append(("\(trace.name) at \(row.capacity)", gap, ratio - sameOrder, swappedGaps))
             let dropped = 100 * Double(outcome.droppedReads) / Double(max(1, outcome.hits))
             lines.append(String(format: "  %@ entries: %.2f %% (one thread %.2f %%, %+.2f points; one thread in the "
-                                + "threads' order %.2f %%, %+.2f points); %.2f %% of hits dropped",
+                                + "threads' order %.2f %%, %+.2f points); %.2f %% of hits dropped; that order with "
+                                + "%.1f %% of neighbours swapped: %@ points",
                                 row.capacity.formatted(), ratio, single.hitRatio, gap, sameOrder, ratio - sameOrder,
-                                dropped))
+                                dropped, 100 * ConcurrentReplay.swapShare,
+                                swappedGaps.map { String(format: "%+.2f", $0) }.joined(separator: ", ")))
         }
         Output.print(lines.joined(separator: "\n") + "\n")
         return gaps
