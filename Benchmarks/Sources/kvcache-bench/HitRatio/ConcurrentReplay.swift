@@ -28,9 +28,8 @@ enum ConcurrentReplay {
         var swappedOrderHits: [Int]
     }
 
-    /// The share of neighbouring requests swapped, and the seeds: a reordering far smaller
-    /// than the threads' own (a request or two apart, or one left behind by a thread that
-    /// the system descheduled while it ran it).
+    /// The share of neighbouring requests swapped, and the seeds: a reordering of the kind
+    /// threads make, requests a place apart, and rarer.
     static let swapShare = 0.001
     static let swapSeeds: [UInt64] = [1, 2, 3]
 
