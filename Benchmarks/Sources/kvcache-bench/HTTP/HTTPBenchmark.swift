@@ -120,8 +120,7 @@ struct HTTPBenchmark: Sendable {
             (Self.includes("fresh hit"), Self.includes("revalidated hit"), Self.includes("miss, stored"))
         for _ in 0..<runCount {
             if timesHits {
-                // The same get keyed from the index alone (a program that keeps no request),
-                // timed first so that neither floor runs right after the other with its lines warm.
+                // The same get keyed from the index alone: a program that keeps no request.
                 if Self.timesStrategy("Cache<Data> get (key from an index)") {
                     hits.record("Cache<Data> get (key from an index)", isFloor: false, nanoseconds: try await time(count) { index in
                         _ = try await floor.value(forKey: Self.url(index % Self.urls))

@@ -142,7 +142,8 @@ struct HitRatioBenchmark {
     }
 
     /// A cell of the concurrent replay: its gap to one thread on the trace's order, and to
-    /// one thread replaying the requests in the order the threads ran them.
+    /// one thread replaying the requests in the order the threads ran them; and how far that
+    /// order with neighbours swapped moves one thread (one move per seed).
     typealias ConcurrentGap = (cell: String, gap: Double, sameOrderGap: Double, swappedGaps: [Double])
 
     /// The default policy replayed by `threads` threads at once beside its one-thread
@@ -155,10 +156,11 @@ struct HitRatioBenchmark {
         for row in rows {
             guard let single = row.kvcacheDefault else { continue }
             let outcome = ConcurrentReplay.replay(trace.keys, capacity: row.capacity, threads: threads)
-            let ratio = 100 * Double(outcome.hits) / Double(trace.keys.count)
+            let percent = { (hits: Int) in 100 * Double(hits) / Double(trace.keys.count) }
+            let ratio = percent(outcome.hits)
             let gap = ratio - single.hitRatio
-            let sameOrder = 100 * Double(outcome.sameOrderHits) / Double(trace.keys.count)
-            let swappedGaps = outcome.swappedOrderHits.map { 100 * Double($0) / Double(trace.keys.count) - sameOrder }
+            let sameOrder = percent(outcome.sameOrderHits)
+            let swappedGaps = outcome.swappedOrderHits.map { percent($0) - sameOrder }
             gaps.append(("\(trace.name) at \(row.capacity)", gap, ratio - sameOrder, swappedGaps))
             let dropped = 100 * Double(outcome.droppedReads) / Double(max(1, outcome.hits))
             lines.append(String(format: "  %@ entries: %.2f %% (one thread %.2f %%, %+.2f points; one thread in the "
