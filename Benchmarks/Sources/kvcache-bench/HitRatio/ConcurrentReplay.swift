@@ -26,12 +26,32 @@ enum ConcurrentReplay {
         /// One thread's hits on that order with `swapShare` of neighbouring requests
         /// swapped, once per seed of `swapSeeds`: how far order alone moves the policy.
         var swappedOrderHits: [Int]
+        /// The same with `delayShare` of the requests run up to `delaySpan` places late, once
+        /// per seed of `swapSeeds`.
+        var delayedOrderHits: [Int]
     }
 
     /// The share of neighbouring requests swapped, and the seeds: a reordering of the kind
     /// threads make, requests a place apart, and rarer.
     static let swapShare = 0.001
     static let swapSeeds: [UInt64] = [1, 2, 3]
+
+    /// The share of requests run late, and how late at most: as a thread descheduled between
+    /// taking its ticket and running its request runs it, while the others run theirs.
+    static let delayShare = 0.001
+    static let delaySpan = 50
+
+    /// `keys` with each request moved 1 to `span` places later at the rate `share` (it then
+    /// runs just after the request that was at its new place); the others keep their order.
+    static func delaying(_ keys: [Int], share: Double, span: Int, seed: UInt64) -> [Int] {
+        var random = SplitMix64(seed: seed)
+        // (place, 1 for a request moved after that place's request, its own index): sorted, the new order.
+        let places = keys.indices.map { index -> (Int, Int, Int) in
+            guard random.nextUnit() < share else { return (index, 0, index) }
+            return (index + 1 + Int((random.nextUnit() * Double(max(1, span) - 1)).rounded()), 1, index)
+        }
+        return places.sorted { ($0.0, $0.1, $0.2) < ($1.0, $1.1, $1.2) }.map { keys[$0.2] }
+    }
 
     /// `keys` with each request swapped with the next one at the rate `share` (a swapped
     /// pair is not swapped again), by a generator seeded with `seed`.
@@ -70,6 +90,11 @@ enum ConcurrentReplay {
                        swappedOrderHits: swapSeeds.map { seed in
                            KVCacheAdaptiveReplay.hits(replaying: swappingNeighbours(sameOrder, share: swapShare, seed: seed),
                                                       capacity: capacity)
+                       },
+                       delayedOrderHits: swapSeeds.map { seed in
+                           KVCacheAdaptiveReplay.hits(
+                               replaying: delaying(sameOrder, share: delayShare, span: delaySpan, seed: seed),
+                               capacity: capacity)
                        })
     }
 }

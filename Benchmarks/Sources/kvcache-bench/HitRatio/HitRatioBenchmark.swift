@@ -114,14 +114,20 @@ struct HitRatioBenchmark {
                                + "(%@), %d of %d cells within 0.5",
                                threads, worst.gap, worst.cell, worstSameOrder.sameOrderGap, worstSameOrder.cell,
                                within, concurrentGaps.count))
-            let swapped = concurrentGaps.flatMap { cell in cell.swappedGaps.map { (cell: cell.cell, gap: $0) } }
-            if let worstSwapped = swapped.max(by: { abs($0.gap) < abs($1.gap) }) {
-                let cellsOver = concurrentGaps.filter { $0.swappedGaps.contains { abs($0) > 0.5 } }.count
-                report.note(String(format: "hit ratio: one thread, the threads' order with %.1f %% of neighbouring "
-                                   + "requests swapped (%d seeds): worst move %+.2f points (%@), %d of %d cells move by "
-                                   + "more than 0.5 with some seed",
-                                   100 * ConcurrentReplay.swapShare, ConcurrentReplay.swapSeeds.count, worstSwapped.gap,
-                                   worstSwapped.cell, cellsOver, concurrentGaps.count))
+            let moves: [(name: String, gaps: (ConcurrentGap) -> [Double])] = [
+                (String(format: "%.1f %% of neighbouring requests swapped", 100 * ConcurrentReplay.swapShare),
+                 { $0.swappedGaps }),
+                (String(format: "%.1f %% of requests run up to %d places late", 100 * ConcurrentReplay.delayShare,
+                        ConcurrentReplay.delaySpan), { $0.delayedGaps }),
+            ]
+            for move in moves {
+                let all = concurrentGaps.flatMap { cell in move.gaps(cell).map { (cell: cell.cell, gap: $0) } }
+                guard let worstMove = all.max(by: { abs($0.gap) < abs($1.gap) }) else { continue }
+                let cellsOver = concurrentGaps.filter { move.gaps($0).contains { abs($0) > 0.5 } }.count
+                report.note(String(format: "hit ratio: one thread, the threads' order with %@ (%d seeds): worst move "
+                                   + "%+.2f points (%@), %d of %d cells move by more than 0.5 with some seed",
+                                   move.name, ConcurrentReplay.swapSeeds.count, worstMove.gap, worstMove.cell,
+                                   cellsOver, concurrentGaps.count))
             }
         }
     }
@@ -143,8 +149,10 @@ struct HitRatioBenchmark {
 
     /// A cell of the concurrent replay: its gap to one thread on the trace's order, and to
     /// one thread replaying the requests in the order the threads ran them; and how far that
-    /// order with neighbours swapped moves one thread (one move per seed).
-    typealias ConcurrentGap = (cell: String, gap: Double, sameOrderGap: Double, swappedGaps: [Double])
+    /// order with neighbours swapped, or with a few requests run late, moves one thread (one
+    /// move per seed).
+    typealias ConcurrentGap = (cell: String, gap: Double, sameOrderGap: Double, swappedGaps: [Double],
+                               delayedGaps: [Double])
 
     /// The default policy replayed by `threads` threads at once beside its one-thread
     /// hits of `rows`: one line per size, with the gap and the reads the policy did not see.
@@ -161,14 +169,18 @@ struct HitRatioBenchmark {
             let gap = ratio - single.hitRatio
             let sameOrder = percent(outcome.sameOrderHits)
             let swappedGaps = outcome.swappedOrderHits.map { percent($0) - sameOrder }
-            gaps.append(("\(trace.name) at \(row.capacity)", gap, ratio - sameOrder, swappedGaps))
+            let delayedGaps = outcome.delayedOrderHits.map { percent($0) - sameOrder }
+            gaps.append(("\(trace.name) at \(row.capacity)", gap, ratio - sameOrder, swappedGaps, delayedGaps))
             let dropped = 100 * Double(outcome.droppedReads) / Double(max(1, outcome.hits))
             lines.append(String(format: "  %@ entries: %.2f %% (one thread %.2f %%, %+.2f points; one thread in the "
                                 + "threads' order %.2f %%, %+.2f points); %.2f %% of hits dropped; that order with "
-                                + "%.1f %% of neighbours swapped: %@ points",
+                                + "%.1f %% of neighbours swapped: %@ points; with %.1f %% of requests up to %d places "
+                                + "late: %@ points",
                                 row.capacity.formatted(), ratio, single.hitRatio, gap, sameOrder, ratio - sameOrder,
                                 dropped, 100 * ConcurrentReplay.swapShare,
-                                swappedGaps.map { String(format: "%+.2f", $0) }.joined(separator: ", ")))
+                                swappedGaps.map { String(format: "%+.2f", $0) }.joined(separator: ", "),
+                                100 * ConcurrentReplay.delayShare, ConcurrentReplay.delaySpan,
+                                delayedGaps.map { String(format: "%+.2f", $0) }.joined(separator: ", ")))
         }
         Output.print(lines.joined(separator: "\n") + "\n")
         return gaps
