@@ -70,8 +70,12 @@ enum ConcurrentReplay {
         return keys
     }
 
-    static func replay(_ keys: [Int], capacity: Int, threads: Int) -> Outcome {
-        let replay = KVCacheAdaptiveReplay(capacity: capacity)
+    /// `keys` replayed by `threads` threads at once, then in their order by one thread, and
+    /// (with `perturbing`) that order changed by swaps and late requests. With
+    /// `readsTakeTheCacheLock`, each cache's reads record their hits at once under its lock.
+    static func replay(_ keys: [Int], capacity: Int, threads: Int, readsTakeTheCacheLock: Bool = false,
+                       perturbing: Bool = true) -> Outcome {
+        let replay = KVCacheAdaptiveReplay(capacity: capacity, readsTakeTheCacheLock: readsTakeTheCacheLock)
         let positions = SharedPositions(count: keys.count, chunk: chunk)
         let order = OrderLog(count: keys.count)
         let outcome = ParallelRunner.run(threads: threads) { _, _ in
@@ -85,17 +89,17 @@ enum ConcurrentReplay {
             return hits
         }
         let sameOrder = (0..<keys.count).map { keys[order[$0]] }
+        let hits = { (keys: [Int]) in
+            KVCacheAdaptiveReplay.hits(replaying: keys, capacity: capacity, readsTakeTheCacheLock: readsTakeTheCacheLock)
+        }
         return Outcome(hits: outcome.total, droppedReads: replay.cache.statistics.droppedReads,
-                       sameOrderHits: KVCacheAdaptiveReplay.hits(replaying: sameOrder, capacity: capacity),
-                       swappedOrderHits: swapSeeds.map { seed in
-                           KVCacheAdaptiveReplay.hits(replaying: swappingNeighbours(sameOrder, share: swapShare, seed: seed),
-                                                      capacity: capacity)
-                       },
-                       delayedOrderHits: swapSeeds.map { seed in
-                           KVCacheAdaptiveReplay.hits(
-                               replaying: delaying(sameOrder, share: delayShare, span: delaySpan, seed: seed),
-                               capacity: capacity)
-                       })
+                       sameOrderHits: hits(sameOrder),
+                       swappedOrderHits: perturbing ? swapSeeds.map { seed in
+                           hits(swappingNeighbours(sameOrder, share: swapShare, seed: seed))
+                       } : [],
+                       delayedOrderHits: perturbing ? swapSeeds.map { seed in
+                           hits(delaying(sameOrder, share: delayShare, span: delaySpan, seed: seed))
+                       } : [])
     }
 }
 

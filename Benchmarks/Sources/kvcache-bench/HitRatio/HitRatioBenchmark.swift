@@ -120,6 +120,13 @@ struct HitRatioBenchmark {
                 (String(format: "%.1f %% of requests run up to %d places late", 100 * ConcurrentReplay.delayShare,
                         ConcurrentReplay.delaySpan), { $0.delayedGaps }),
             ]
+            if let worstLocked = concurrentGaps.max(by: { abs($0.lockedSameOrderGap) < abs($1.lockedSameOrderGap) }) {
+                report.note(String(format: "hit ratio: %d threads whose every read takes the cache's lock (an age limit "
+                                   + "no entry reaches) against one thread in their order: worst gap %+.2f points (%@), "
+                                   + "%d of %d cells within 0.5",
+                                   threads, worstLocked.lockedSameOrderGap, worstLocked.cell,
+                                   concurrentGaps.filter { abs($0.lockedSameOrderGap) <= 0.5 }.count, concurrentGaps.count))
+            }
             for move in moves {
                 let all = concurrentGaps.flatMap { cell in move.gaps(cell).map { (cell: cell.cell, gap: $0) } }
                 guard let worstMove = all.max(by: { abs($0.gap) < abs($1.gap) }) else { continue }
@@ -150,9 +157,10 @@ struct HitRatioBenchmark {
     /// A cell of the concurrent replay: its gap to one thread on the trace's order, and to
     /// one thread replaying the requests in the order the threads ran them; and how far that
     /// order with neighbours swapped, or with a few requests run late, moves one thread (one
-    /// move per seed).
+    /// move per seed); and the gap of threads whose reads take the cache's lock to one thread
+    /// in their order.
     typealias ConcurrentGap = (cell: String, gap: Double, sameOrderGap: Double, swappedGaps: [Double],
-                               delayedGaps: [Double])
+                               delayedGaps: [Double], lockedSameOrderGap: Double)
 
     /// The default policy replayed by `threads` threads at once beside its one-thread
     /// hits of `rows`: one line per size, with the gap and the reads the policy did not see.
@@ -170,17 +178,22 @@ struct HitRatioBenchmark {
             let sameOrder = percent(outcome.sameOrderHits)
             let swappedGaps = outcome.swappedOrderHits.map { percent($0) - sameOrder }
             let delayedGaps = outcome.delayedOrderHits.map { percent($0) - sameOrder }
-            gaps.append(("\(trace.name) at \(row.capacity)", gap, ratio - sameOrder, swappedGaps, delayedGaps))
+            let locked = ConcurrentReplay.replay(trace.keys, capacity: row.capacity, threads: threads,
+                                                 readsTakeTheCacheLock: true, perturbing: false)
+            let lockedGap = percent(locked.hits) - percent(locked.sameOrderHits)
+            gaps.append(("\(trace.name) at \(row.capacity)", gap, ratio - sameOrder, swappedGaps, delayedGaps, lockedGap))
             let dropped = 100 * Double(outcome.droppedReads) / Double(max(1, outcome.hits))
             lines.append(String(format: "  %@ entries: %.2f %% (one thread %.2f %%, %+.2f points; one thread in the "
                                 + "threads' order %.2f %%, %+.2f points); %.2f %% of hits dropped; that order with "
                                 + "%.1f %% of neighbours swapped: %@ points; with %.1f %% of requests up to %d places "
-                                + "late: %@ points",
+                                + "late: %@ points; every read under the cache's lock: %.2f %%, %+.2f points to one thread "
+                                + "in its threads' order",
                                 row.capacity.formatted(), ratio, single.hitRatio, gap, sameOrder, ratio - sameOrder,
                                 dropped, 100 * ConcurrentReplay.swapShare,
                                 swappedGaps.map { String(format: "%+.2f", $0) }.joined(separator: ", "),
                                 100 * ConcurrentReplay.delayShare, ConcurrentReplay.delaySpan,
-                                delayedGaps.map { String(format: "%+.2f", $0) }.joined(separator: ", ")))
+                                delayedGaps.map { String(format: "%+.2f", $0) }.joined(separator: ", "),
+                                percent(locked.hits), lockedGap))
         }
         Output.print(lines.joined(separator: "\n") + "\n")
         return gaps

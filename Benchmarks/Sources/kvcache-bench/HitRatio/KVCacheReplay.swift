@@ -11,10 +11,24 @@ protocol KVCacheMemoryReplay: Policy {
 
 extension KVCacheMemoryReplay {
     init(capacity: Int) {
+        self.init(capacity: capacity, readsTakeTheCacheLock: false)
+    }
+
+    /// `readsTakeTheCacheLock`: an age limit no entry reaches, which makes every read take the
+    /// cache's lock and record its hit at once, with no read lane's buffer in between.
+    init(capacity: Int, readsTakeTheCacheLock: Bool) {
         // Only a negative count limit is refused, and capacities here are positive.
         self.init(cache: try! MemoryCache(configuration: .init(
-            countLimit: max(1, capacity), autoTrimInterval: nil, releasesValuesInBackground: false,
-            policy: Self.policy)))
+            countLimit: max(1, capacity), ageLimit: readsTakeTheCacheLock ? .seconds(365 * 86_400) : nil,
+            autoTrimInterval: nil, releasesValuesInBackground: false, policy: Self.policy)))
+    }
+
+    /// The hits of one cache replaying `keys` on one thread (see `init(capacity:readsTakeTheCacheLock:)`).
+    static func hits(replaying keys: [Int], capacity: Int, readsTakeTheCacheLock: Bool) -> Int {
+        let policy = Self(capacity: capacity, readsTakeTheCacheLock: readsTakeTheCacheLock)
+        var hits = 0
+        for key in keys where policy.access(key) { hits += 1 }
+        return hits
     }
 
     func access(_ key: Int) -> Bool {
