@@ -114,12 +114,6 @@ struct HitRatioBenchmark {
                                + "(%@), %d of %d cells within 0.5",
                                threads, worst.gap, worst.cell, worstSameOrder.sameOrderGap, worstSameOrder.cell,
                                within, concurrentGaps.count))
-            let moves: [(name: String, gaps: (ConcurrentGap) -> [Double])] = [
-                (String(format: "%.1f %% of neighbouring requests swapped", 100 * ConcurrentReplay.swapShare),
-                 { $0.swappedGaps }),
-                (String(format: "%.1f %% of requests run up to %d places late", 100 * ConcurrentReplay.delayShare,
-                        ConcurrentReplay.delaySpan), { $0.delayedGaps }),
-            ]
             if let worstLocked = concurrentGaps.max(by: { abs($0.lockedSameOrderGap) < abs($1.lockedSameOrderGap) }) {
                 report.note(String(format: "hit ratio: %d threads whose every read takes the cache's lock (an age limit "
                                    + "no entry reaches) against one thread in their order: worst gap %+.2f points (%@), "
@@ -127,6 +121,12 @@ struct HitRatioBenchmark {
                                    threads, worstLocked.lockedSameOrderGap, worstLocked.cell,
                                    concurrentGaps.filter { abs($0.lockedSameOrderGap) <= 0.5 }.count, concurrentGaps.count))
             }
+            let moves: [(name: String, gaps: (ConcurrentGap) -> [Double])] = [
+                (String(format: "%.1f %% of neighbouring requests swapped", 100 * ConcurrentReplay.swapShare),
+                 { $0.swappedGaps }),
+                (String(format: "%.1f %% of requests run up to %d places late", 100 * ConcurrentReplay.delayShare,
+                        ConcurrentReplay.delaySpan), { $0.delayedGaps }),
+            ]
             for move in moves {
                 let all = concurrentGaps.flatMap { cell in move.gaps(cell).map { (cell: cell.cell, gap: $0) } }
                 guard let worstMove = all.max(by: { abs($0.gap) < abs($1.gap) }) else { continue }

@@ -25,10 +25,7 @@ extension KVCacheMemoryReplay {
 
     /// The hits of one cache replaying `keys` on one thread (see `init(capacity:readsTakeTheCacheLock:)`).
     static func hits(replaying keys: [Int], capacity: Int, readsTakeTheCacheLock: Bool) -> Int {
-        let policy = Self(capacity: capacity, readsTakeTheCacheLock: readsTakeTheCacheLock)
-        var hits = 0
-        for key in keys where policy.access(key) { hits += 1 }
-        return hits
+        hits(replaying: keys, on: Self(capacity: capacity, readsTakeTheCacheLock: readsTakeTheCacheLock))
     }
 
     func access(_ key: Int) -> Bool {

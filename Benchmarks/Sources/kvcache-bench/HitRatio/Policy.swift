@@ -12,7 +12,12 @@ protocol Policy: SendableMetatype {
 extension Policy {
     /// The hits of a fresh cache of `capacity` entries on `keys`, in order.
     static func hits(replaying keys: [Int], capacity: Int) -> Int {
-        var policy = Self(capacity: capacity)
+        hits(replaying: keys, on: Self(capacity: capacity))
+    }
+
+    /// The hits of `policy` on `keys`, in order.
+    static func hits(replaying keys: [Int], on policy: Self) -> Int {
+        var policy = policy
         var hits = 0
         for key in keys where policy.access(key) { hits += 1 }
         return hits
