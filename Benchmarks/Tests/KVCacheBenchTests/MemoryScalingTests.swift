@@ -62,4 +62,27 @@ import Testing
             #expect((quiet?.rows.last?.samples.count ?? 0) == quietRounds)
         }
     }
+
+    /// The convoy pairs (2 and 16 threads) give every subject a ratio per round, the
+    /// striped Dictionary's included, and divide each by the striped Dictionary's.
+    @Test func convoyPairsRecordSixteenOverTwoThreadsBesideTheStripedDictionary() throws {
+        let system = SystemInfo(date: "2026-01-01T00:00:00Z", cpuModel: "CPU", cores: 2, kernel: "Linux",
+                                sqliteVersion: "3.40.1", directory: "/tmp/x", fileSystem: "ext4", journal: "no",
+                                mountDevice: "/dev/x", mountOptions: "rw")
+        let report = Report(system: system, quick: true)
+        PairedScaling(rounds: 2, passes: 1, low: 2, high: 16).run(data: MemoryWorkloadData(keyCount: 2_000), into: report)
+        for workload in MemoryWorkload.allCases where [.getHitUniform, .getHitZipf, .mixedZipf].contains(workload) {
+            let all = try #require(report.comparisons.first {
+                $0.group == PairedScaling.convoyGroup && $0.workload == workload.rawValue
+            })
+            #expect(all.rows.contains { $0.strategy == PairedScaling.convoyReference })
+            #expect(all.rows.allSatisfy { $0.samples.count == 2 && $0.samples.allSatisfy { $0 > 0 } })
+            let relative = try #require(report.comparisons.first {
+                $0.group == PairedScaling.convoyRelativeGroup && $0.workload == workload.rawValue
+            })
+            #expect(relative.rows.first { $0.strategy == PairedScaling.convoyReference }?.samples == [1, 1])
+            // The 2 ÷ 1 groups are not these pairs'.
+            #expect(!report.comparisons.contains { $0.group == PairedScaling.group })
+        }
+    }
 }

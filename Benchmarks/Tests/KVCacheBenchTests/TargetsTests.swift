@@ -19,7 +19,7 @@ import Testing
 
     @Test func everyTargetIsListedAndNotMeasuredWithoutComparisons() {
         let checks = Targets.evaluate([])
-        #expect(checks.count == 40)
+        #expect(checks.count == 43)
         #expect(checks.allSatisfy { $0.status == .notMeasured && $0.figure == "–" })
         #expect(Set(checks.map(\.area)) == ["memory", "disk", "python diskcache", "facade", "concurrency",
                                             "hit ratio", "remote", "hummingbird"])
@@ -132,6 +132,37 @@ import Testing
         #expect(slower.status == .notMeasured)
     }
 
+    /// Convoys: KVCache's 16 ÷ 2 threads over the striped Dictionary's, from the paired
+    /// rounds when they ran, else from the two tables' medians.
+    @Test func convoyScalingIsOverTheStripedDictionarysInTheSameRound() throws {
+        func ratios(_ group: String, _ rows: [(String, [Double])]) -> Comparison {
+            var comparison = Comparison(suite: "memory", group: group, workload: "get-hit uniform", operationsPerRun: 100)
+            comparison.unit = "×"
+            for row in rows { comparison.add(row.0, isFloor: false, samples: row.1) }
+            return comparison
+        }
+        let name = "get-hit uniform, 16 threads ÷ 2 threads on 2 cores"
+        let paired = try check(Targets.evaluate([
+            ratios(PairedScaling.convoyGroup, [("KVCache MemoryCache", [0.9, 1.0, 0.8]),
+                                               (StripedDictionaryStrategy.name, [1.0, 0.9, 0.9])]),
+            ratios(PairedScaling.convoyRelativeGroup, [("KVCache MemoryCache", [0.9, 1.11, 0.89]),
+                                                       (StripedDictionaryStrategy.name, [1, 1, 1])]),
+        ]), name)
+        #expect(paired.status == .notMet)
+        #expect(paired.figure == "0.90×")
+        #expect(paired.bound == "≥ 1×")
+        #expect(paired.detail.hasPrefix("median of 3 paired rounds (0.89×–1.11×)"))
+        #expect(paired.detail.hasSuffix("KVCache MemoryCache 0.90×, \(StripedDictionaryStrategy.name) 0.90×"))
+        // From the tables: KVCache 2 ÷ 16 threads' ns/op = 100 ÷ 80, the Dictionary's 50 ÷ 50.
+        let tables = try check(Targets.evaluate([
+            comparison("memory", "2 threads", "get-hit uniform", [("KVCache MemoryCache", 100), (StripedDictionaryStrategy.name, 50)]),
+            comparison("memory", "16 threads", "get-hit uniform", [("KVCache MemoryCache", 80), (StripedDictionaryStrategy.name, 50)]),
+        ]), name)
+        #expect(tables.status == .met)
+        #expect(tables.figure == "1.25×")
+        #expect(try check(Targets.evaluate([]), name).status == .notMeasured)
+    }
+
     @Test func timeTargetsCompareTheTimeItself() throws {
         var slow = comparison("concurrency-latency", "beside slow work", "(b) DiskCache: 1 MB sets", [])
         slow.add("alone", isFloor: true, samples: [1_000], latencies: [1_000, 2_000])
@@ -184,7 +215,7 @@ import Testing
         let text = Targets.render(Targets.evaluate([
             comparison("cache", "memory holds everything", "mix 90 % get", [("levels by hand", 1_000), ("Cache", 1_200)]),
         ]))
-        #expect(text.hasPrefix("targets: 0 of 1 measured met (39 not measured in this run)"))
+        #expect(text.hasPrefix("targets: 0 of 1 measured met (42 not measured in this run)"))
         #expect(text.contains("not met"))
     }
 

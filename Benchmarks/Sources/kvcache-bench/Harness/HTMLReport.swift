@@ -235,7 +235,8 @@ enum HTMLReport {
         var html = ""
         for comparison in comparisons {
             let ratio = comparison.floor == nil && comparison.unit == "×"
-                ? Charts.valueBars(comparison, mark: comparison.group == PairedScaling.relativeGroup ? 1 : 1.8)
+                ? Charts.valueBars(comparison, mark: comparison.group == PairedScaling.group
+                                        || comparison.group == PairedScaling.quietGroup ? 1.8 : 1)
                 : Charts.ratioBars(comparison)
             let latency = comparison.rows.contains { $0.latency != nil } ? Charts.latencyRanges(comparison) : ""
             guard !ratio.isEmpty || !latency.isEmpty else { continue }

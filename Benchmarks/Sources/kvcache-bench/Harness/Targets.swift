@@ -70,6 +70,10 @@ enum Targets {
         // Writes that scale: the mixed workload, beside the striped Dictionary's figure.
         checks.append(lookup.memoryScaling(workload: MemoryWorkload.mixedZipf.rawValue, subject: memory,
                                            ceiling: StripedDictionaryStrategy.name, atLeast: 1.6))
+        // Convoys: 16 threads on 2 cores keep at least the striped Dictionary's share of 2 threads.
+        for workload in ["get-hit uniform", "get-hit zipf0.9", MemoryWorkload.mixedZipf.rawValue] {
+            checks.append(lookup.convoyScaling(workload: workload, subject: memory))
+        }
         checks.append(lookup.speedup(
             area: "memory", name: "get-hit uniform, faster than NSCache", atLeast: 10,
             at: ("memory", "1 thread", "get-hit uniform"), subject: memory, slower: "NSCache", comparesFloor: true))
@@ -344,6 +348,37 @@ enum Targets {
         }
 
         /// One thread's ns per operation over two threads' (wall time over all operations).
+        /// 16 threads ÷ 2 threads throughput of a memory workload for `subject`, ÷ the
+        /// striped Dictionary's: the median over `PairedScaling`'s convoy rounds of the
+        /// ratio in each round (else from the two tables' medians). At least 1: a thread
+        /// descheduled while others wait for it costs no more than it does the Dictionary.
+        func convoyScaling(workload: String, subject: String) -> TargetCheck {
+            let reference = PairedScaling.convoyReference
+            let name = "\(workload), 16 threads ÷ 2 threads on 2 cores, \(subject) ÷ \(reference)"
+            let bound = "≥ 1×"
+            let paired = comparison(("memory", PairedScaling.convoyGroup, workload))
+            if let rounds = comparison(("memory", PairedScaling.convoyRelativeGroup, workload))?
+                .rows.first(where: { $0.strategy == subject })?.nanosecondsPerOperation {
+                var detail = "median of \(paired?.rows.first?.samples.count ?? 0) paired rounds ("
+                    + TargetCheck.format(ratio: rounds.min) + "–" + TargetCheck.format(ratio: rounds.max) + ")"
+                if let mine = median(paired, subject), let theirs = median(paired, reference) {
+                    detail += " · 16 ÷ 2 threads: \(subject) " + TargetCheck.format(ratio: mine)
+                        + ", \(reference) " + TargetCheck.format(ratio: theirs)
+                }
+                return TargetCheck(area: "memory", name: name, bound: bound, ratio: rounds.median, time: nil,
+                                   detail: detail, status: rounds.median >= 1 ? .met : .notMet)
+            }
+            let two = comparison(("memory", "2 threads", workload)), sixteen = comparison(("memory", "16 threads", workload))
+            guard let mineTwo = median(two, subject), let mineSixteen = median(sixteen, subject),
+                  let theirTwo = median(two, reference), let theirSixteen = median(sixteen, reference),
+                  mineSixteen > 0, theirSixteen > 0 else { return missing("memory", name, bound) }
+            let mine = mineTwo / mineSixteen, theirs = theirTwo / theirSixteen
+            return TargetCheck(area: "memory", name: name, bound: bound, ratio: mine / theirs, time: nil,
+                               detail: "from the tables' medians · 16 ÷ 2 threads: \(subject) "
+                                   + TargetCheck.format(ratio: mine) + ", \(reference) " + TargetCheck.format(ratio: theirs),
+                               status: mine / theirs >= 1 ? .met : .notMet)
+        }
+
         private func throughputScaling(area: String, name: String, one: Double?, two: Double?, unit: String,
                                        atLeast bound: Double) -> TargetCheck {
             let boundText = "≥ " + String(format: "%g", bound) + "×"

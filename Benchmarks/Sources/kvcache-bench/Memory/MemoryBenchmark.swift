@@ -5,7 +5,8 @@ import Foundation
 /// with each thread count in turn.
 /// With several threads a figure is the wall time over all operations, so
 /// 1-thread ÷ n-thread ns/op is the throughput scaling; with 1 and 2 threads,
-/// `PairedScaling` then times the two counts back to back for the scaling figure.
+/// `PairedScaling` then times the two counts back to back for the scaling figure (and 2
+/// against 16 threads, for the convoy figure).
 struct MemoryBenchmark {
     /// Add a strategy here to compare it.
     static let strategies: [Strategy] = [
@@ -146,6 +147,9 @@ struct MemoryBenchmark {
         }
         if threadCounts.contains(1) && threadCounts.contains(2) && Self.selection.parts.contains("paired") {
             PairedScaling(rounds: pairedRounds, passes: getPasses).run(data: full, into: report)
+        }
+        if threadCounts.contains(2) && threadCounts.contains(16) && Self.selection.parts.contains("paired") {
+            PairedScaling(rounds: pairedRounds, passes: getPasses, low: 2, high: 16).run(data: full, into: report)
         }
         if Self.selection.parts.contains("sections") {
             SerialSectionsReport(threadCounts: Array(Set(threadCounts + [1, 2, 16])).sorted(), passes: getPasses)

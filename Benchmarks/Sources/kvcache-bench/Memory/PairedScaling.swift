@@ -1,16 +1,19 @@
-/// 2 threads ÷ 1 thread throughput of get hits and of the mixed workload, measured in
-/// pairs: each round times a strategy's operations with one thread and at once with two, on the same filled cache,
-/// then does the same for the next strategy. The per-thread-count tables time the
-/// two seconds apart, and on a shared machine the throughput two cores give a
-/// lookup changes within seconds (the other tenants' memory traffic, not the code;
-/// docs/BENCHMARKS.md, the paired scaling). Pairs taken a fraction of a second apart,
-/// beside the ceiling's pair, say what the code scales to under the load of that
-/// moment.
+import Foundation
+
+/// Throughput scaling measured in pairs: each round times a strategy's operations with
+/// `low` threads and at once with `high`, on the same filled cache, then does the same for
+/// the next strategy. The per-thread-count tables time the two seconds apart, and on a
+/// shared machine the throughput two cores give a lookup changes within seconds (the
+/// other tenants' memory traffic, not the code; docs/BENCHMARKS.md, the paired scaling).
+/// Pairs taken a fraction of a second apart say what the code scales to under the load
+/// of that moment.
 ///
-/// The figures: each strategy's ratio in every round; the same over the rounds in
-/// which the ceiling (a lookup that writes nothing) scaled by at least
-/// `quietCeiling`, the rounds in which the machine gave the lookups two cores; and
-/// each strategy's ratio ÷ the ceiling's in the same round.
+/// 2 threads ÷ 1 thread: each strategy's ratio in every round; the same over the rounds
+/// in which the ceiling (a lookup that writes nothing) scaled by at least
+/// `quietCeiling`, the rounds in which the machine gave the lookups two cores; and each
+/// strategy's ratio ÷ the ceiling's in the same round. 16 threads ÷ 2 threads on 2
+/// cores (convoys: a thread descheduled while others wait for it): each strategy's
+/// ratio in every round, and ÷ the striped Dictionary's in the same round.
 struct PairedScaling {
     /// The strategies timed in pairs, the ceiling last.
     static let subjects: [MemoryBenchmark.Strategy] = [
@@ -26,24 +29,39 @@ struct PairedScaling {
     static let group = "2 threads ÷ 1 thread, paired"
     static let quietGroup = "2 threads ÷ 1 thread, paired, quiet rounds"
     static let relativeGroup = "2 threads ÷ 1 thread, paired, ÷ the ceiling's"
+    /// The convoy pairs: what a strategy keeps of its 2 threads' throughput with 16.
+    static let convoyGroup = "16 threads ÷ 2 threads, paired"
+    static let convoyRelativeGroup = "16 threads ÷ 2 threads, paired, ÷ the striped Dictionary's"
+    /// What the convoy pairs are divided by, round by round.
+    static let convoyReference = StripedDictionaryStrategy.name
 
     var rounds: Int
     var passes: Int
+    /// The thread counts of a pair: 1 and 2, or 2 and 16 (the convoy pairs).
+    var low = 1
+    var high = 2
+
+    /// Whether these are the convoy pairs (2 and 16 threads) rather than 2 ÷ 1.
+    var isConvoy: Bool { low != 1 }
 
     func run(data: MemoryWorkloadData, into report: Report) {
-        // The ceiling stays whatever the selection: each round divides by it.
+        // The ceiling (and for the convoy pairs the striped Dictionary) stays whatever the
+        // selection: each round divides by it.
         let allSubjects = Self.subjects
-            .filter { $0.type.name == Self.ceiling || MemoryBenchmark.selection.includes(strategy: $0.type.name) }
+            .filter {
+                $0.type.name == Self.ceiling || isConvoy && $0.type.name == Self.convoyReference
+                    || MemoryBenchmark.selection.includes(strategy: $0.type.name)
+            }
             .map { $0.pairedSubject(data) }
         for workload in [MemoryWorkload.getHitUniform, .getHitZipf, .mixedZipf] where MemoryBenchmark.selection.includes(workload) {
             // The mixed workload's sets run beside gets: not for the ceiling, whose gets take no lock.
             let mixed = workload == .mixedZipf
             let subjects = mixed ? allSubjects.filter(\.allowsWrites) : allSubjects
-            Progress.log("memory: \(workload.rawValue), 1 and 2 threads in pairs, \(rounds) rounds")
-            // Two workers' copies of the keys in lookup order, shared by the subjects.
+            Progress.log("memory: \(workload.rawValue), \(low) and \(high) threads in pairs, \(rounds) rounds")
+            // The workers' copies of the keys in lookup order, shared by the subjects.
             let copies = MemoryBenchmark.keyCopies(workload == .getHitUniform ? data.uniformKeys : data.zipfKeys,
-                                                   threads: 2)
-            let pairs = subjects.map { $0.pairs(copies, mixed ? MemoryBenchmark.mixedSetInterval : nil) }
+                                                   threads: high)
+            let pairs = subjects.map { $0.pairs(copies, mixed ? MemoryBenchmark.mixedSetInterval : nil, low, high) }
             var ratios = [[Double]](repeating: [], count: subjects.count)
             for _ in 0..<rounds {
                 for (index, pair) in pairs.enumerated() { ratios[index].append(pair(passes)) }
@@ -58,8 +76,19 @@ struct PairedScaling {
                 comparison.notes.append(note)
                 report.add(comparison)
             }
+            let what = mixed ? "operations" : "gets"
+            if isConvoy {
+                add(Self.convoyGroup, "each round: \(low) threads' time ÷ \(high) threads' (wall) for the same "
+                    + "\(what), back to back, on \(ProcessInfo.processInfo.activeProcessorCount) cores; \(rounds) rounds",
+                    { ratios[$0] })
+                guard let reference = subjects.firstIndex(where: { $0.name == Self.convoyReference }) else { continue }
+                add(Self.convoyRelativeGroup, "each round: the strategy's \(high) ÷ \(low) over that of "
+                    + "\(Self.convoyReference) in the same round",
+                    { index in ratios[index].indices.map { ratios[index][$0] / ratios[reference][$0] } })
+                continue
+            }
             add(Self.group, "each round: 1 thread's time ÷ 2 threads' (wall) for the same "
-                + (mixed ? "operations" : "gets") + ", back to back; \(rounds) rounds", { ratios[$0] })
+                + "\(what), back to back; \(rounds) rounds", { ratios[$0] })
             guard !mixed else { continue }
             let ceiling = ratios[subjects.count - 1]
             let quiet = ceiling.indices.filter { ceiling[$0] >= Self.quietCeiling }
@@ -78,9 +107,9 @@ struct PairedScaling {
     struct Subject {
         let name: String
         let allowsWrites: Bool
-        /// Given the workers' keys in lookup order (and the mixed workload's set interval):
-        /// one pair, 1 thread's ns per operation ÷ 2 threads'.
-        let pairs: (_ keys: [[String]], _ setEvery: Int?) -> (_ passes: Int) -> Double
+        /// Given the workers' keys in lookup order (and the mixed workload's set interval)
+        /// and the two thread counts: one pair, the fewer threads' ns per operation ÷ the more's.
+        let pairs: (_ keys: [[String]], _ setEvery: Int?, _ low: Int, _ high: Int) -> (_ passes: Int) -> Double
         let drain: () -> Void
 
         init<S: MemoryStrategy>(_ type: S.Type, data: MemoryWorkloadData) {
@@ -88,11 +117,11 @@ struct PairedScaling {
             for (index, key) in data.keys.map(S.makeKey).enumerated() { cache.setValue(SmallValue(index), forKey: key) }
             name = S.name
             allowsWrites = S.allowsWritesBesideReads
-            pairs = { strings, setEvery in
+            pairs = { strings, setEvery, low, high in
                 let keys = strings.map { $0.map(S.makeKey) }
                 return { passes in
-                    let one = MemoryBenchmark.get(cache, keys: keys, threads: 1, passes: passes, setEvery: setEvery)
-                    let two = MemoryBenchmark.get(cache, keys: keys, threads: 2, passes: passes, setEvery: setEvery)
+                    let one = MemoryBenchmark.get(cache, keys: keys, threads: low, passes: passes, setEvery: setEvery)
+                    let two = MemoryBenchmark.get(cache, keys: keys, threads: high, passes: passes, setEvery: setEvery)
                     let count = keys[0].count
                     let expected = (count - (setEvery.map { count / $0 } ?? 0)) * passes
                     if one.total != expected || two.total != expected {
