@@ -347,7 +347,6 @@ enum Targets {
                                status: rounds.median >= bound ? .met : .notMet)
         }
 
-        /// One thread's ns per operation over two threads' (wall time over all operations).
         /// 16 threads ÷ 2 threads throughput of a memory workload for `subject`, ÷ the
         /// striped Dictionary's: the median over `PairedScaling`'s convoy rounds of the
         /// ratio in each round (else from the two tables' medians). At least 1: a thread
@@ -379,6 +378,7 @@ enum Targets {
                                status: mine / theirs >= 1 ? .met : .notMet)
         }
 
+        /// One thread's ns per operation over two threads' (wall time over all operations).
         private func throughputScaling(area: String, name: String, one: Double?, two: Double?, unit: String,
                                        atLeast bound: Double) -> TargetCheck {
             let boundText = "≥ " + String(format: "%g", bound) + "×"

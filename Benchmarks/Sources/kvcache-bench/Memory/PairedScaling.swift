@@ -120,15 +120,15 @@ struct PairedScaling {
             pairs = { strings, setEvery, low, high in
                 let keys = strings.map { $0.map(S.makeKey) }
                 return { passes in
-                    let one = MemoryBenchmark.get(cache, keys: keys, threads: low, passes: passes, setEvery: setEvery)
-                    let two = MemoryBenchmark.get(cache, keys: keys, threads: high, passes: passes, setEvery: setEvery)
+                    let fewer = MemoryBenchmark.get(cache, keys: keys, threads: low, passes: passes, setEvery: setEvery)
+                    let more = MemoryBenchmark.get(cache, keys: keys, threads: high, passes: passes, setEvery: setEvery)
                     let count = keys[0].count
                     let expected = (count - (setEvery.map { count / $0 } ?? 0)) * passes
-                    if one.total != expected || two.total != expected {
-                        Progress.log("warning: \(S.name) paired gets: \(one.total) and \(two.total) hits, "
+                    if fewer.total != expected || more.total != expected {
+                        Progress.log("warning: \(S.name) paired gets: \(fewer.total) and \(more.total) hits, "
                             + "expected \(expected)")
                     }
-                    return Double(one.nanoseconds) / Double(max(two.nanoseconds, 1))
+                    return Double(fewer.nanoseconds) / Double(max(more.nanoseconds, 1))
                 }
             }
             drain = { cache.drain() }
