@@ -13,6 +13,14 @@ import Testing
         return comparison
     }
 
+    /// Paired rounds' ratios of get-hit uniform: (strategy, one ratio per round).
+    func ratios(_ group: String, _ rows: [(String, [Double])]) -> Comparison {
+        var comparison = Comparison(suite: "memory", group: group, workload: "get-hit uniform", operationsPerRun: 100)
+        comparison.unit = "×"
+        for row in rows { comparison.add(row.0, isFloor: false, samples: row.1) }
+        return comparison
+    }
+
     func check(_ checks: [TargetCheck], _ name: String) throws -> TargetCheck {
         try #require(checks.first { $0.name.hasPrefix(name) }, "no target named \(name)")
     }
@@ -91,12 +99,6 @@ import Testing
     /// When the run timed 1 and 2 threads in pairs, the figure is the median of the
     /// pairs, not of the two tables.
     @Test func memoryScalingIsThePairedRoundsMedianWhenTheyRan() throws {
-        func ratios(_ group: String, _ rows: [(String, [Double])]) -> Comparison {
-            var comparison = Comparison(suite: "memory", group: group, workload: "get-hit uniform", operationsPerRun: 100)
-            comparison.unit = "×"
-            for row in rows { comparison.add(row.0, isFloor: false, samples: row.1) }
-            return comparison
-        }
         let checks = Targets.evaluate([
             comparison("memory", "1 thread", "get-hit uniform", [("Dictionary+mutex", 80), ("KVCache MemoryCache", 100)]),
             comparison("memory", "2 threads", "get-hit uniform", [("Dictionary+mutex", 70), ("KVCache MemoryCache", 92)]),
@@ -135,12 +137,6 @@ import Testing
     /// Convoys: KVCache's 16 ÷ 2 threads over the striped Dictionary's, from the paired
     /// rounds when they ran, else from the two tables' medians.
     @Test func convoyScalingIsOverTheStripedDictionarysInTheSameRound() throws {
-        func ratios(_ group: String, _ rows: [(String, [Double])]) -> Comparison {
-            var comparison = Comparison(suite: "memory", group: group, workload: "get-hit uniform", operationsPerRun: 100)
-            comparison.unit = "×"
-            for row in rows { comparison.add(row.0, isFloor: false, samples: row.1) }
-            return comparison
-        }
         let name = "get-hit uniform, 16 threads ÷ 2 threads on 2 cores"
         let paired = try check(Targets.evaluate([
             ratios(PairedScaling.convoyGroup, [("KVCache MemoryCache", [0.9, 1.0, 0.8]),
