@@ -331,8 +331,7 @@ enum Targets {
                 }
                 return check
             }
-            var detail = "median of \(paired?.rows.first?.samples.count ?? 0) paired rounds ("
-                + TargetCheck.format(ratio: rounds.min) + "–" + TargetCheck.format(ratio: rounds.max) + ")"
+            var detail = Self.pairedRounds(rounds, of: paired)
             if let value = median(paired, ceiling) { detail += " · \(ceiling): " + TargetCheck.format(ratio: value) }
             let quiet = comparison(("memory", PairedScaling.quietGroup, workload))
             if let value = median(quiet, subject), let count = quiet?.rows.first?.samples.count {
@@ -347,6 +346,12 @@ enum Targets {
                                status: rounds.median >= bound ? .met : .notMet)
         }
 
+        /// "median of 9 paired rounds (1.50×–1.90×)": the rounds' spread, for a detail.
+        static func pairedRounds(_ rounds: Summary, of paired: Comparison?) -> String {
+            "median of \(paired?.rows.first?.samples.count ?? 0) paired rounds ("
+                + TargetCheck.format(ratio: rounds.min) + "–" + TargetCheck.format(ratio: rounds.max) + ")"
+        }
+
         /// 16 threads ÷ 2 threads throughput of a memory workload for `subject`, ÷ the
         /// striped Dictionary's: the median over `PairedScaling`'s convoy rounds of the
         /// ratio in each round (else from the two tables' medians). At least 1: a thread
@@ -358,8 +363,7 @@ enum Targets {
             let paired = comparison(("memory", PairedScaling.convoyGroup, workload))
             if let rounds = comparison(("memory", PairedScaling.convoyRelativeGroup, workload))?
                 .rows.first(where: { $0.strategy == subject })?.nanosecondsPerOperation {
-                var detail = "median of \(paired?.rows.first?.samples.count ?? 0) paired rounds ("
-                    + TargetCheck.format(ratio: rounds.min) + "–" + TargetCheck.format(ratio: rounds.max) + ")"
+                var detail = Self.pairedRounds(rounds, of: paired)
                 if let mine = median(paired, subject), let theirs = median(paired, reference) {
                     detail += " · 16 ÷ 2 threads: \(subject) " + TargetCheck.format(ratio: mine)
                         + ", \(reference) " + TargetCheck.format(ratio: theirs)
