@@ -209,8 +209,9 @@ final class TableStripe<Key: Hashable, Entry> {
 
     /// Doubles the buckets: every entry is copied into a new node in the new array, which
     /// is then published; the old nodes and array are retired (a reader on them still
-    /// finds every entry they held).
-    @usableFromInline
+    /// finds every entry they held). Inlinable so that it is specialized for the cache's
+    /// key and value: unspecialized, each copy looked up the node's generic type at run time.
+    @inlinable
     func grow() {
         let old = currentBuckets
         let oldCount = Self.bucketCount(of: old)
@@ -293,21 +294,27 @@ struct TableNode<Key: Hashable, Entry>: ~Copyable {
 final class RetiredNodes<Key: Hashable, Entry>: @unchecked Sendable {
     /// The stripe they came from, whose grace period they wait for.
     @usableFromInline let stripe: Int
-    let nodes: ContiguousArray<TableStripe<Key, Entry>.NodePointer>
-    let buckets: ContiguousArray<TableStripe<Key, Entry>.Buckets>
+    @usableFromInline let nodes: ContiguousArray<TableStripe<Key, Entry>.NodePointer>
+    @usableFromInline let buckets: ContiguousArray<TableStripe<Key, Entry>.Buckets>
+    /// Frees the nodes. Made where the key and value types are known (the initializer is
+    /// inlined into the cache's specialized code), because the deinitializer of a generic
+    /// class is not specialized: freeing there looked up the nodes' type at run time, once
+    /// a node.
+    @usableFromInline let freeNodes: (ContiguousArray<TableStripe<Key, Entry>.NodePointer>) -> Void
 
-    @usableFromInline
+    @inlinable
     init(stripe: Int, nodes: ContiguousArray<TableStripe<Key, Entry>.NodePointer>,
          buckets: ContiguousArray<TableStripe<Key, Entry>.Buckets>) {
         self.stripe = stripe
         self.nodes = nodes
         self.buckets = buckets
+        freeNodes = { nodes in for node in nodes { TableStripe<Key, Entry>.free(node) } }
     }
 
     var count: Int { nodes.count }
 
     deinit {
-        for node in nodes { TableStripe<Key, Entry>.free(node) }
+        freeNodes(nodes)
         buckets.forEach { $0.deallocate() }
     }
 }
