@@ -4,10 +4,7 @@ import Testing
 
 @Suite struct HTMLReportTests {
     @Test func theReportOpensWithTheSummaryAndAContentsList() throws {
-        let system = SystemInfo(date: "2026-01-01T00:00:00Z", cpuModel: "CPU", cores: 2, kernel: "Linux",
-                                sqliteVersion: "3.40.1", directory: "/tmp/x", fileSystem: "ext4", journal: "no",
-                                mountDevice: "/dev/x", mountOptions: "rw")
-        let report = Report(system: system, quick: false)
+        let report = Report.madeUp(quick: false)
         var comparison = Comparison(suite: "disk", group: "1 KB", workload: "get-hit", operationsPerRun: 10)
         comparison.valueSize = 1_024
         comparison.add("raw sqlite3", isFloor: true, samples: [1_000], latencies: [900, 1_000, 1_100])
@@ -73,10 +70,7 @@ import Testing
     }
 
     @Test func hitRatiosGetTheirSectionAndSurviveTheJSONRoundTrip() throws {
-        let system = SystemInfo(date: "2026-01-01T00:00:00Z", cpuModel: "CPU", cores: 2, kernel: "Linux",
-                                sqliteVersion: "3.40.1", directory: "/tmp/x", fileSystem: "ext4", journal: "no",
-                                mountDevice: "/dev/x", mountOptions: "rw")
-        let report = Report(system: system, quick: false)
+        let report = Report.madeUp(quick: false)
         report.add(hitRatios: [HitRatioRow(trace: "oltp", capacity: 1_000, requests: 914_145, distinctKeys: 186_880,
                                            hits: [(policy: "KVCache MemoryCache (LRU)", isKVCache: true, isDefault: true,
                                                    hits: 300_122),

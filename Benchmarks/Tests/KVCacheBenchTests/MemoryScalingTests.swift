@@ -10,14 +10,6 @@ import Testing
         init(count: Int) { seen = Array(repeating: 0, count: count) }
     }
 
-    /// A report of a made-up machine, for runs to add their comparisons to.
-    static func emptyReport() -> Report {
-        let system = SystemInfo(date: "2026-01-01T00:00:00Z", cpuModel: "CPU", cores: 2, kernel: "Linux",
-                                sqliteVersion: "3.40.1", directory: "/tmp/x", fileSystem: "ext4", journal: "no",
-                                mountDevice: "/dev/x", mountOptions: "rw")
-        return Report(system: system, quick: true)
-    }
-
     /// Workers that take chunks as they go take every position exactly once between them.
     @Test(arguments: [1, 2, 4])
     func sharedPositionsHandOutEveryPositionOnce(threads: Int) {
@@ -50,7 +42,7 @@ import Testing
 
     /// Each round gives every subject a ratio; the ceiling's ratio over itself is 1.
     @Test func pairedScalingRecordsARatioPerRoundForEverySubject() throws {
-        let report = Self.emptyReport()
+        let report = Report.madeUp(quick: true)
         PairedScaling(rounds: 3, passes: 1).run(data: MemoryWorkloadData(keyCount: 2_000), into: report)
         for workload in ["get-hit uniform", "get-hit zipf0.9"] {
             let all = try #require(report.comparisons.first { $0.group == PairedScaling.group && $0.workload == workload })
@@ -71,7 +63,7 @@ import Testing
     /// The convoy pairs (2 and 16 threads) give every subject a ratio per round, the
     /// striped Dictionary's included, and divide each by the striped Dictionary's.
     @Test func convoyPairsRecordSixteenOverTwoThreadsBesideTheStripedDictionary() throws {
-        let report = Self.emptyReport()
+        let report = Report.madeUp(quick: true)
         PairedScaling(rounds: 2, passes: 1, low: 2, high: 16).run(data: MemoryWorkloadData(keyCount: 2_000), into: report)
         for workload in [MemoryWorkload.getHitUniform, .getHitZipf, .mixedZipf] {
             let all = try #require(report.comparisons.first {
