@@ -272,7 +272,7 @@ extension MemoryCache {
         }
         changesSinceCheck = 0
         let violations = storage.invariantViolations() + storage.laneViolations()
-            + (isAdaptive ? adaptive.duels.invariantViolations() : [])
+            + (isAdaptive ? adaptive.duels.invariantViolations() + (adaptive.gradient?.invariantViolations() ?? []) : [])
         precondition(violations.isEmpty, "MemoryCache invariants broken: \(violations)")
     }
 

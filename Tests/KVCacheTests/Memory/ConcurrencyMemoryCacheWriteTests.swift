@@ -49,7 +49,7 @@ import Glibc
         let cache: MemoryCache<Int, Int> = try makeCache(.init(countLimit: 10, autoTrimInterval: nil))
         for key in 0..<10 { cache[key] = key }
         #expect(cache.withLock { cache.storage.keysByRecency(in: .probation) } == Array((0..<9).reversed()))
-        let climberRequests = cache.withLock { cache.adaptive.climber.requests }
+        let sampledRequests = cache.withLock { cache.adaptive.gradient!.sampledRequests }
         cache[3] = 33
         #expect(Self.replace(cache, 34, forKey: 4, cost: 0))
         // Recorded in the lane, as a read is, until a drain (here the cache's lock
@@ -62,8 +62,8 @@ import Glibc
         #expect(beforeDrain == [])
         #expect(buffered >= 1)
         #expect(cache.withLock { cache.storage.keysByRecency(in: .protected) } == [4, 3])
-        // A use, not a hit: the climber samples reads only.
-        #expect(cache.withLock { cache.adaptive.climber.requests } == climberRequests)
+        // A use, not a request: the shadows that move the window see reads and misses only.
+        #expect(cache.withLock { cache.adaptive.gradient!.sampledRequests } == sampledRequests)
         #expect(cache[3] == 33 && cache[4] == 34)
         #expect(cache.count == 10)
         #expect(Self.violations(cache) == [])

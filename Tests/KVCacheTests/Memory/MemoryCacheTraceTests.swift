@@ -32,23 +32,24 @@ struct MemoryCacheTraceTests {
     /// table, then the LIRS traces at a tenth, a quarter and half of their keys), pinned: the
     /// policy is deterministic, so any change to what it evicts shows here. The Python model
     /// (`Benchmarks/Scripts/policy-sim`, `wtinylfu(keys, C, adaptive=True, duels=True)`) follows
-    /// the same rules with a simpler sketch (a counter per row anywhere in the table; the
-    /// shipped sketch keeps a key's counters in one cache line).
+    /// the same admission with a simpler sketch (a counter per row anywhere in the table; the
+    /// shipped sketch keeps a key's counters in one cache line), but moves the window with the
+    /// climber, as the policy did before its shadows (`WindowGradient`).
     @Test(arguments: [
-        ("oltp.gz", [250: 220_059, 1_000: 371_851, 2_000: 423_026, 4_000: 485_827]),
-        ("web07.trace.xz", [250: 34_375, 1_000: 40_769, 4_000: 46_903]),
-        ("web12.trace.xz", [250: 48_591, 1_000: 65_832, 4_000: 76_178]),
-        ("gli.trace.gz", [250: 976, 1_000: 2_983]),
-        ("lirs-multi1.trace.gz", [260: 7_772, 651: 9_318, 1_303: 11_952]),
-        ("lirs-multi2.trace.gz", [568: 13_349, 1_421: 16_200, 2_842: 20_286]),
-        ("lirs-multi3.trace.gz", [745: 14_127, 1_863: 18_193, 3_727: 21_851]),
-        ("lirs-sprite.trace.gz", [707: 112_933, 1_768: 123_429, 3_537: 124_726]),
-        ("lirs-ps.trace.gz", [308: 5_569, 770: 6_466, 1_541: 7_365]),
-        ("lirs-cs.trace.gz", [140: 509, 352: 1_407, 704: 2_800]),
-        ("lirs-cpp.trace.gz", [122: 7_167, 305: 7_679, 611: 7_799]),
-        ("lirs-2_pools.trace.gz", [993: 54_342, 2_484: 61_565, 4_969: 72_893]),
-        ("lirs-zigzag.trace.gz", [200: 4_951, 500: 11_683, 1_000: 24_326]),
-        ("lirs-loop.trace.gz", [101: 49_576, 252: 117_534, 505: 249_528]),
+        ("oltp.gz", [250: 206_539, 1_000: 372_932, 2_000: 427_471, 4_000: 482_982]),
+        ("web07.trace.xz", [250: 34_222, 1_000: 40_693, 4_000: 46_799]),
+        ("web12.trace.xz", [250: 48_135, 1_000: 65_793, 4_000: 76_256]),
+        ("gli.trace.gz", [250: 1_013, 1_000: 2_985]),
+        ("lirs-multi1.trace.gz", [260: 7_838, 651: 9_451, 1_303: 11_959]),
+        ("lirs-multi2.trace.gz", [568: 13_342, 1_421: 16_463, 2_842: 20_307]),
+        ("lirs-multi3.trace.gz", [745: 14_325, 1_863: 18_131, 3_727: 21_871]),
+        ("lirs-sprite.trace.gz", [707: 113_259, 1_768: 124_185, 3_537: 125_742]),
+        ("lirs-ps.trace.gz", [308: 5_551, 770: 6_469, 1_541: 7_365]),
+        ("lirs-cs.trace.gz", [140: 537, 352: 1_404, 704: 2_808]),
+        ("lirs-cpp.trace.gz", [122: 7_213, 305: 7_673, 611: 7_794]),
+        ("lirs-2_pools.trace.gz", [993: 54_391, 2_484: 61_544, 4_969: 72_881]),
+        ("lirs-zigzag.trace.gz", [200: 4_974, 500: 11_662, 1_000: 24_356]),
+        ("lirs-loop.trace.gz", [101: 49_900, 252: 125_248, 505: 251_488]),
     ])
     func adaptiveHitsArePinned(trace: String, expectedHits: [Int: Int]) async throws {
         try await Self.checkHits(trace: trace, policy: .adaptive, expectedHits: expectedHits)

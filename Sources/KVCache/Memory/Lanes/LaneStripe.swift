@@ -132,7 +132,7 @@ struct LaneStripe {
     }
 
     /// Marks a recorded use as a write's (a value replaced in place), not a read's: the
-    /// policy counts it as a use, and its climber does not count it as a hit. Slots
+    /// policy counts it as a use, but not as a request for what moves its window. Slots
     /// are below `Int32.max`, so the bit is free.
     @inlinable static var writeMark: UInt32 { 1 << 31 }
 

@@ -1,5 +1,8 @@
 /// The adaptive policy's state and sizes: the frequency sketch that admits entries
-/// to the main space, the window's target size and the climber that moves it.
+/// to the main space, the window's target size and what moves it: under a count limit
+/// two shadows of the policy on a sample of the keys (`WindowGradient`), under a cost
+/// limit alone the climber (`WindowClimber`), since entries of unequal cost make a
+/// sample of keys a poor model of the cost.
 ///
 /// Sizes are kept per limit, entries and cost. The window gets its share of each
 /// limit that is set, the main space the rest, and the protected segment 80 % of the
@@ -20,7 +23,14 @@ struct AdaptivePolicy<Key: Hashable> {
 
     @usableFromInline let hash: PolicyHash<Key>
     @usableFromInline var sketch: FrequencySketch
+    /// Moves the window without a count limit.
     @usableFromInline var climber: WindowClimber
+    /// Moves the window under a count limit (nil without one). A class, so that the
+    /// policy's state that every use touches stays in a few cache lines.
+    var gradient: WindowGradient?
+    /// The gradient's sample threshold, kept here for the check every request makes
+    /// (0 without a gradient).
+    @usableFromInline private(set) var sampleThreshold: UInt64 = 0
     /// Chooses the admission lead.
     @usableFromInline var duels = AdmissionDuels(capacity: 0)
     /// The limits: entries and cost, `.infinity` where off.
@@ -32,8 +42,8 @@ struct AdaptivePolicy<Key: Hashable> {
     /// The protected segment's largest size, kept with the window's: every promotion
     /// compares with it, and it changes only when the window or the limits do.
     @usableFromInline private(set) var protectedMaximum = Size(count: 0, cost: 0)
-    /// The climber's sample under a count limit (without one it follows the entries),
-    /// kept with the limits: every read hit is recorded.
+    /// The climber's sample under a count limit of one entry (without a count limit it
+    /// follows the entries; with a larger one the shadows move the window instead).
     @usableFromInline private(set) var countSampleSize: Int?
 
     init(seed: UInt64, countLimit: Int, costLimit: Int64) {
@@ -58,6 +68,8 @@ struct AdaptivePolicy<Key: Hashable> {
             cost: capacity.cost * Self.initialWindowShare)
         clampWindow()
         duels = AdmissionDuels(capacity: count == .max ? 0 : count)
+        gradient = count == .max || count < 2 ? nil : WindowGradient(countLimit: count, share: Self.initialWindowShare)
+        sampleThreshold = gradient?.threshold ?? 0
         climber = WindowClimber(capacity: Size(
             count: capacity.count.isFinite ? capacity.count : 0,
             cost: capacity.cost.isFinite ? capacity.cost : 0))
@@ -133,12 +145,32 @@ struct AdaptivePolicy<Key: Hashable> {
 
     // MARK: - Adapting
 
-    /// Records a request's outcome for the climber, moving the window at the end of a sample.
+    /// Records a request of the key of policy hash `hash`, a hit or not: for the shadows if
+    /// they sample the key, else for the climber. Either may move the window.
     @inlinable
-    mutating func record(hit: Bool, entries: Int) {
+    mutating func record(hit: Bool, hash: UInt32, entries: Int) {
+        if sampleThreshold != 0 {
+            if WindowGradient.samples(hash, threshold: sampleThreshold) { recordSampled(hash) }
+            return
+        }
         let sampleSize = countSampleSize ?? Self.sampleSize(forCapacity: max(entries, 64))
         guard let step = climber.record(hit: hit, sampleSize: sampleSize) else { return }
         move(by: step)
+    }
+
+    /// Feeds a sampled request to the shadows, and takes the share they choose at the end of a period.
+    @usableFromInline
+    mutating func recordSampled(_ hash: UInt32) {
+        guard let share = gradient?.record(hash, lead: duels.lead, sketch: sketch) else { return }
+        setWindowShare(share)
+    }
+
+    /// Sets the window to `share` of each limit.
+    mutating func setWindowShare(_ share: Double) {
+        window = Size(
+            count: capacity.count.isFinite ? capacity.count * share : .infinity,
+            cost: capacity.cost * share)
+        clampWindow()
     }
 
     /// The climber's sample for a cache of `capacity` entries.

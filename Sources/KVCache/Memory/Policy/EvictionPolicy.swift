@@ -27,8 +27,11 @@ public struct EvictionPolicy: Sendable, Hashable, CustomStringConvertible {
     /// used more often lately than the entry it would displace (a compact frequency
     /// sketch, which forgets over time, counts every key's uses). The main space is
     /// a segmented LRU, and the window's share of the limits is adapted while the
-    /// cache runs, toward the share that gives more hits (hill climbing). Scans and
-    /// one-off keys cannot flush the entries that are used again.
+    /// cache runs, toward the share that gives more hits: under a count limit, by
+    /// simulating a smaller and a larger window on a sample of the keys (at most
+    /// 1,024 sampled entries each, under 60 KB a cache; every key of a smaller cache);
+    /// under a cost limit alone, by hill climbing on the cache's own hit rate. Scans
+    /// and one-off keys cannot flush the entries that are used again.
     ///
     /// Every limit is honoured: the window and the main space each get their share
     /// of the count limit and of the cost limit. Given the same operations in the same

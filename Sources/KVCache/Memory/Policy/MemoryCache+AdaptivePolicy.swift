@@ -5,7 +5,7 @@ import Synchronization
 // when `isAdaptive`.
 extension MemoryCache {
     /// Records a read hit of the entry at `index`, whose key has the policy hash `hash`:
-    /// counts the use, moves the entry up within the segments, and tells the climber.
+    /// counts the use, moves the entry up within the segments, and tells what moves the window.
     @inlinable
     func recordAdaptiveHit(at index: Int32, hash: UInt32) {
         // Without a limit only trims evict, in recency order: counting would serve nothing.
@@ -15,11 +15,11 @@ extension MemoryCache {
         }
         recordAdaptiveUse(at: index, hash: hash)
         adaptive.duels.noteUse(hash)
-        adaptive.record(hit: true, entries: storage.count)
+        adaptive.record(hit: true, hash: hash, entries: storage.count)
     }
 
     /// Records a value replaced in place (`replaceInPlace`) at `index`: a use, as a
-    /// replacement under the cache's lock counts one, but not a hit for the climber.
+    /// replacement under the cache's lock counts one, but not a request for what moves the window.
     @inlinable
     func recordAdaptiveReplacement(at index: Int32, hash: UInt32) {
         guard policyCountsUses else {
@@ -111,7 +111,7 @@ extension MemoryCache {
                 evict(at: candidate, reason: reason, into: &removals)
             }
         }
-        adaptive.record(hit: false, entries: storage.count)
+        adaptive.record(hit: false, hash: hash, entries: storage.count)
     }
 
     /// The policy hash of the entry at `index`'s key.
