@@ -123,5 +123,33 @@ import Testing
         #expect(window.cost == 20_000 * share)
         #expect(cache.count <= 200 && cache.totalCost <= 20_000)
     }
-}
 
+    @Test func limitsOfEverySizeChangedBetweenOperationsKeepEveryInvariant() throws {
+        let cache: MemoryCache<Int, Int> = try makeCache(.init(countLimit: 50, autoTrimInterval: nil))
+        var generator = SeededGenerator(seed: 11)
+        let countLimits = [0, 1, 2, 3, 7, 50, 2_000, Int.max - 1, Int.max]
+        for step in 0..<6_000 {
+            let key = Int(generator.next() % 300)
+            switch generator.next() % 20 {
+            case 0:
+                try cache.setCountLimit(countLimits[Int(generator.next() % UInt64(countLimits.count))])
+            case 1:
+                try cache.setCostLimit(generator.next() % 2 == 0 ? .max : Int64(generator.next() % 400))
+            case 2..<10:
+                _ = cache[key]
+            case 10..<18:
+                cache.setValue(key, forKey: key, cost: Int64(generator.next() % 20))
+            default:
+                cache[key] = nil
+            }
+            if step % 10 == 0 {
+                let violations = cache.withLock {
+                    cache.storage.invariantViolations() + (cache.adaptive.gradient?.invariantViolations() ?? [])
+                }
+                #expect(violations == [], "step \(step)")
+            }
+        }
+        let limit = cache.withLock { cache.limits.count }
+        #expect(cache.count <= limit)
+    }
+}
