@@ -2,6 +2,7 @@
 /// climber): over each sample of requests it measures the hit rate, and steps the
 /// window in the direction that raised it, reversing when the rate fell. Steps decay
 /// as the rate settles; a large change in the rate (a new workload) restores them.
+/// Used without a count limit only; under one, `WindowGradient` moves the window.
 @usableFromInline
 struct WindowClimber {
     /// A step in each limit: entries and cost.
