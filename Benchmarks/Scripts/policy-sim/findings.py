@@ -8,7 +8,7 @@ reference policy. About ten minutes with CPython; run from this folder:
 import sys
 from run import evaluate, lru
 from policies import (wtinylfu, wtinylfu_ghost, wtinylfu_climb2, wtinylfu_ghost_direction,
-                      AdamClimber)
+                      AdamClimber, memorycache)
 
 def chosen(keys, C):
     """The design that meets issue 15's goal: the plain climber (10 C samples, step 6.25 %,
@@ -67,3 +67,4 @@ for start in [0.05, 0.1, 0.2]:
     evaluate(lambda k, C: wtinylfu(k, C, window=0.01 if C <= 1000 else start, adaptive=True, sketch=dict(width=8)),
              f'3i. climbed from 1 % up to 1,000 entries, else {start:.0%}, sketch 8 x wide', counts=start == 0.1)
 evaluate(chosen, 'W-TinyLFU, climbed, sketch 8 x wide (the chosen design)', counts=True)
+evaluate(memorycache, 'MemoryCache since 2026-12-07: the window by two shadows, the lead by duels', counts=True)

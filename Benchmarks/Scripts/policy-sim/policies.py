@@ -1,7 +1,8 @@
 """Count-based cache policies for trace replay (research for issue 15, not the shipped code):
 exact LRU, W-TinyLFU (1 % LRU window, SLRU main 20/80, count-min sketch of 4-bit counters
-halved every 10 x capacity increments) with a static or hill-climbed window, and a variant
-whose window moves on ghost hits as ARC's target does. Each returns its hit count."""
+halved every 10 x capacity increments) with a static or hill-climbed window, a variant
+whose window moves on ghost hits as ARC's target does, and MemoryCache's shipped policy
+(`memorycache`: the window moved by two shadows, the lead by duels). Each returns its hit count."""
 from collections import OrderedDict
 
 def lru(keys, C):
@@ -130,11 +131,13 @@ class WTinyLFU:
             ghosts[key] = 1
             if len(ghosts) > self.C: ghosts.popitem(last=False)
 
-    def access(self, k):
+    def access(self, k, count=True):
         """Returns (hit, ghost): ghost is 'window' or 'main' when a miss returns a key that
-        the admission rejected or that the main space evicted."""
-        self.sketch.inc(k)
-        if self.duels: self.duels.use(k)
+        the admission rejected or that the main space evicted. Without `count` the sketch and
+        the duels are left alone (a shadow's access: the cache counted the request)."""
+        if count:
+            self.sketch.inc(k)
+            if self.duels: self.duels.use(k)
         wmax = int(self.window)
         win, prob, prot = self.win, self.prob, self.prot
         if k in win:
@@ -230,20 +233,86 @@ class GrowingClimber(HillClimber):
     def settled(self): self.period = min(self.last, self.period * 2)
 
 
+class WindowGradient:
+    """MemoryCache's WindowGradient: two shadows of the cache (W-TinyLFU on a sample of the
+    keys, using the cache's sketch and admission lead) at the cache's window share x e^-spread
+    and x e^spread; after each period (the shadows' capacity in sampled requests) the log
+    share moves by gain x clamp((larger's hits - smaller's) / (scale x requests), -1, 1),
+    within 0.05 %-99.9 %, and the shadows follow. At most `sampled_entries` a shadow: every
+    key of a cache that small. The sample is not MemoryCache's (another hash of the key)."""
+    def __init__(self, cache, C, share=0.01, sampled_entries=1024, spread=1.0, gain=0.5, scale=0.04):
+        import math
+        self.math = math; self.cache = cache
+        rate = min(1.0, sampled_entries / C)
+        self.threshold = math.ceil(rate * 2**32)
+        self.sampled = min(sampled_entries, max(2, round(C * self.threshold / 2**32)))
+        self.spread, self.gain, self.scale = spread, gain, scale
+        self.log = math.log(share); self.n = 0
+        self.smaller = WTinyLFU(self.sampled); self.larger = WTinyLFU(self.sampled)
+        for shadow in (self.smaller, self.larger): shadow.sketch = cache.sketch
+        self.hits = [0, 0]; self.place()
+    def place(self):
+        cap = float(self.sampled); e = self.math.exp
+        below = max(1.0, cap * e(self.log - self.spread))
+        above = max(below + 1, cap * e(self.log + self.spread))
+        self.smaller.window = max(1.0, min(cap - 2, below))
+        self.larger.window = max(1.0, min(cap - 1, above))
+    def samples(self, k):
+        h = (k * 0x85EBCA6B + 0x27D4EB2F) & 0xffffffff
+        h ^= h >> 15
+        return (h * 0x9E3779B1 & 0xffffffff) < self.threshold
+    def record(self, k):
+        """After the cache's access of `k`: returns the window's new share at a period's end."""
+        if not self.samples(k): return None
+        lead = self.cache.duels.lead if self.cache.duels else self.cache.lead
+        for i, shadow in enumerate((self.smaller, self.larger)):
+            shadow.lead = lead
+            self.hits[i] += shadow.access(k, count=False)[0]
+        self.n += 1
+        if self.n < self.sampled: return None
+        step = max(-1.0, min(1.0, (self.hits[1] - self.hits[0]) / (self.scale * self.n)))
+        self.n = 0; self.hits = [0, 0]
+        log = self.math.log
+        self.log = min(log(0.999), max(log(0.0005), self.log + self.gain * step))
+        self.place()
+        return self.math.exp(self.log)
+
+
+def memorycache_width(C):
+    """The sketch's width (x the next power of two of C, a row) that MemoryCache's has: 8
+    counters an entry, at least 2^18 (2^16 a row)."""
+    n = 16
+    while n < C: n *= 2
+    return max(2, 65536 // n)
+
+
+def memorycache(keys, C):
+    """MemoryCache's adaptive policy under a count limit, as shipped since 2026-12-07: the
+    window moved by two shadows, the admission lead chosen by duels, its sketch's width.
+    Within a few hits of the pinned counts where every key is sampled (1,024 entries or fewer;
+    the sample of a larger cache is another one)."""
+    return wtinylfu(keys, C, gradient=True, duels=True, sketch=dict(width=memorycache_width(C)))
+
+
 def wtinylfu(keys, C, window=0.01, adaptive=False, period_mult=10, first_move=True, sketch={},
-             climber=None, lead=1, duels=False, **options):
+             climber=None, lead=1, duels=False, gradient=False, **options):
     """W-TinyLFU with a static window, or with the window moved by a climber: `climber` (a
-    HillClimber subclass) if given, else the plain HillClimber when `adaptive`. `lead`: the
+    HillClimber subclass) if given, else the plain HillClimber when `adaptive`; or, with
+    `gradient`, by two shadows as MemoryCache's count limit has (WindowGradient). `lead`: the
     uses a candidate needs over the victim (1, the paper's); `duels`: chosen as MemoryCache
     does."""
     cache = WTinyLFU(C, window, sketch=sketch, lead=lead, duels=duels)
-    if climber is None and adaptive: climber = HillClimber
+    if climber is None and adaptive and not gradient: climber = HillClimber
     climber = climber(C, period=period_mult, first_move=first_move, **options) if climber else None
+    shadows = WindowGradient(cache, C, share=window, **options) if gradient else None
     h = 0
     for k in keys:
         hit, _ = cache.access(k)
         h += hit
         if climber: cache.resize(climber.record(hit, cache.full()))
+        if shadows:
+            share = shadows.record(k)
+            if share is not None: cache.window = min(C - 1.0, max(1.0, C * share))
     return h
 
 
