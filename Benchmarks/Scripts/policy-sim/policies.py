@@ -126,6 +126,23 @@ class WTinyLFU:
     def resize(self, delta):
         self.window = min(self.C - 1.0, max(1.0, self.window + delta))
 
+    def set_window(self, w, transfer=False):
+        """Sets the window's target. With `transfer` the contents follow at once, as Caffeine's
+        increaseWindow / decreaseWindow: main's oldest (probation's, then protected's) to the
+        window's recent end, or the window's oldest to probation's recent end."""
+        self.window = w
+        if not transfer: return
+        wmax = int(w)
+        win, prob, prot = self.win, self.prob, self.prot
+        while len(win) < wmax and (prob or prot):
+            k, _ = (prob if prob else prot).popitem(last=False)
+            win[k] = 1
+        while len(win) > wmax:
+            k, _ = win.popitem(last=False)
+            prob[k] = 1
+        while len(prot) > int((self.C - wmax) * 0.8):
+            v, _ = prot.popitem(last=False); prob[v] = 1
+
     def _remember(self, ghosts, key):
         if self.ghosts:
             ghosts[key] = 1
@@ -240,9 +257,10 @@ class WindowGradient:
     share moves by gain x clamp((larger's hits - smaller's) / (scale x requests), -1, 1),
     within 0.05 %-99.9 %, and the shadows follow. At most `sampled_entries` a shadow: every
     key of a cache that small. The sample is not MemoryCache's (another hash of the key)."""
-    def __init__(self, cache, C, share=0.01, sampled_entries=1024, spread=1.0, gain=0.5, scale=0.04):
+    def __init__(self, cache, C, share=0.01, sampled_entries=1024, spread=1.0, gain=0.5, scale=0.04,
+                 transfer=False):
         import math
-        self.math = math; self.cache = cache
+        self.math = math; self.cache = cache; self.transfer = transfer
         rate = min(1.0, sampled_entries / C)
         self.threshold = math.ceil(rate * 2**32)
         self.sampled = min(sampled_entries, max(2, round(C * self.threshold / 2**32)))
@@ -255,8 +273,8 @@ class WindowGradient:
         cap = float(self.sampled); e = self.math.exp
         below = max(1.0, cap * e(self.log - self.spread))
         above = max(below + 1, cap * e(self.log + self.spread))
-        self.smaller.window = max(1.0, min(cap - 2, below))
-        self.larger.window = max(1.0, min(cap - 1, above))
+        self.smaller.set_window(max(1.0, min(cap - 2, below)), self.transfer)
+        self.larger.set_window(max(1.0, min(cap - 1, above)), self.transfer)
     def samples(self, k):
         h = (k * 0x85EBCA6B + 0x27D4EB2F) & 0xffffffff
         h ^= h >> 15
@@ -286,16 +304,18 @@ def memorycache_width(C):
     return max(2, 65536 // n)
 
 
-def memorycache(keys, C):
+def memorycache(keys, C, transfer=False):
     """MemoryCache's adaptive policy under a count limit, as shipped since 2026-12-07: the
     window moved by two shadows, the admission lead chosen by duels, its sketch's width.
     Within a few hits of the pinned counts where every key is sampled (1,024 entries or fewer;
-    the sample of a larger cache is another one)."""
-    return wtinylfu(keys, C, gradient=True, duels=True, sketch=dict(width=memorycache_width(C)))
+    the sample of a larger cache is another one). `transfer`: contents follow the window's
+    moves (`WTinyLFU.set_window`; not shipped)."""
+    return wtinylfu(keys, C, gradient=True, duels=True, sketch=dict(width=memorycache_width(C)),
+                    transfer=transfer)
 
 
 def wtinylfu(keys, C, window=0.01, adaptive=False, period_mult=10, first_move=True, sketch={},
-             climber=None, lead=1, duels=False, gradient=False, **options):
+             climber=None, lead=1, duels=False, gradient=False, transfer=False, **options):
     """W-TinyLFU with a static window, or with the window moved by a climber: `climber` (a
     HillClimber subclass) if given, else the plain HillClimber when `adaptive`; or, with
     `gradient`, by two shadows as MemoryCache's count limit has (WindowGradient). `lead`: the
@@ -304,7 +324,7 @@ def wtinylfu(keys, C, window=0.01, adaptive=False, period_mult=10, first_move=Tr
     cache = WTinyLFU(C, window, sketch=sketch, lead=lead, duels=duels)
     if climber is None and adaptive and not gradient: climber = HillClimber
     climber = climber(C, period=period_mult, first_move=first_move, **options) if climber else None
-    shadows = WindowGradient(cache, C, share=window, **options) if gradient else None
+    shadows = WindowGradient(cache, C, share=window, transfer=transfer, **options) if gradient else None
     h = 0
     for k in keys:
         hit, _ = cache.access(k)
@@ -312,7 +332,7 @@ def wtinylfu(keys, C, window=0.01, adaptive=False, period_mult=10, first_move=Tr
         if climber: cache.resize(climber.record(hit, cache.full()))
         if shadows:
             share = shadows.record(k)
-            if share is not None: cache.window = min(C - 1.0, max(1.0, C * share))
+            if share is not None: cache.set_window(min(C - 1.0, max(1.0, C * share)), transfer)
     return h
 
 
