@@ -255,7 +255,7 @@ class WindowGradient:
     keys, using the cache's sketch and admission lead) at the cache's window share x e^-spread
     and x e^spread; after each period (the shadows' capacity in sampled requests) the log
     share moves by gain x clamp((larger's hits - smaller's) / (scale x requests), -1, 1),
-    within 0.05 %-99.9 %, and the shadows follow. At most `sampled_entries` a shadow: every
+    within 0.5 %-99.9 %, and the shadows follow. At most `sampled_entries` a shadow: every
     key of a cache that small. The sample is not MemoryCache's (another hash of the key)."""
     def __init__(self, cache, C, share=0.01, sampled_entries=1024, spread=1.0, gain=0.5, scale=0.04,
                  transfer=False):
@@ -291,7 +291,7 @@ class WindowGradient:
         step = max(-1.0, min(1.0, (self.hits[1] - self.hits[0]) / (self.scale * self.n)))
         self.n = 0; self.hits = [0, 0]
         log = self.math.log
-        self.log = min(log(0.999), max(log(0.0005), self.log + self.gain * step))
+        self.log = min(log(0.999), max(log(0.005), self.log + self.gain * step))
         self.place()
         return self.math.exp(self.log)
 

@@ -83,7 +83,8 @@ import Testing
         let loopCache: MemoryCache<Int, Int> = try makeCache(.init(countLimit: 200, autoTrimInterval: nil))
         let loop = Array(repeating: Array(0..<250), count: 40).flatMap { $0 }
         let loopHits = MemoryCacheAdaptivePolicyTests.replay(loop, through: loopCache)
-        #expect(loopCache.withLock { loopCache.adaptive.window.count } == 1)
+        // About one entry: the smallest share, 0.5 % of 200.
+        #expect(loopCache.withLock { loopCache.adaptive.window.count } < 2)
         #expect(loopHits > loop.count / 2)
 
         // A working set of half the cache that moves on every 500 requests: the sketch
@@ -95,6 +96,25 @@ import Testing
         #expect(shiftingCache.withLock { shiftingCache.adaptive.window.count } > 150)
         #expect(hits > shifting.count * 6 / 10)
         #expect(shiftingCache.withLock { shiftingCache.storage.invariantViolations() + shiftingCache.adaptive.gradient!.invariantViolations() } == [])
+    }
+
+    @Test func aWindowAtItsSmallestComesBackWhenRecencyPays() throws {
+        // A loop takes the window down; then the working set starts to move. From a share so
+        // small that both shadows have next to no window (1 and 3 entries), neither would see
+        // what a larger window gains, and the window would stay there.
+        let cache: MemoryCache<Int, Int> = try makeCache(.init(countLimit: 1_000, autoTrimInterval: nil))
+        let loop = Array(repeating: Array(0..<1_250), count: 30).flatMap { $0 }
+        _ = MemoryCacheAdaptivePolicyTests.replay(loop, through: cache)
+        let smallest = cache.withLock { cache.adaptive.gradient!.share }
+        #expect(smallest < 0.01 && smallest >= WindowGradient.smallestShare)
+        let shifting = (0..<40).flatMap { (phase: Int) -> [Int] in
+            let keys = Array(10_000 + phase * 1_000 ..< 10_000 + phase * 1_000 + 500)
+            return Array(repeating: keys, count: 5).flatMap { $0 }
+        }
+        let hits = MemoryCacheAdaptivePolicyTests.replay(shifting, through: cache)
+        // With a floor of 0.05 % (before 2026-12-07), the window stayed at 2 entries and hit 3.8 %.
+        #expect(cache.withLock { cache.adaptive.window.count } > 500)
+        #expect(hits > shifting.count * 3 / 10)
     }
 
     @Test func onlyACountLimitOfTwoOrMoreHasShadows() throws {

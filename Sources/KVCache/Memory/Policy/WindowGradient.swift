@@ -12,7 +12,7 @@ import Foundation
 /// happened to be replayed in. The two shadows see every sampled request at the same moment,
 /// so phases cancel (docs/memory-policy-research.md, "The same probe on two shadows").
 /// The logarithm lets the share go from 1 % to LRU's size in a few periods (sprite, zigzag)
-/// and down to one entry (loops).
+/// and down to a few entries (loops).
 @usableFromInline
 final class WindowGradient {
     /// Sampled keys a shadow holds at most: the sample rate is this over the count limit.
@@ -24,8 +24,11 @@ final class WindowGradient {
     /// The shadows' difference in hits, as a share of a period's requests, that moves the
     /// log share by the whole gain (a smaller one moves it in proportion).
     static var scale: Double { 0.04 }
-    /// The bounds of the share.
-    static var smallestShare: Double { 0.000_5 }
+    /// The bounds of the share. Not lower: where both shadows' windows are a couple of
+    /// entries, neither sees what a larger one would gain, and a phase that drove the share
+    /// there would keep it there after recency starts to pay (sprite at 707 entries, in
+    /// some orders of its requests: 3 points).
+    static var smallestShare: Double { 0.005 }
     static var largestShare: Double { 0.999 }
 
     /// Keys whose mixed policy hash is below this are sampled (2^32: all).
