@@ -51,7 +51,11 @@ extension MemoryCache {
     @usableFromInline
     func drainAllReads() {
         guard isAdaptive else { return }
-        for lane in 0..<storage.lanes.count { drainReads(ofLane: lane) }
+        var used = storage.lanes.usedLanes
+        while used != 0 {
+            drainReads(ofLane: used.trailingZeroBitCount)
+            used &= used &- 1
+        }
     }
 
     /// Tells the policy about the reads of a stripe that a lane recorded. A slot freed
