@@ -250,6 +250,10 @@ class GrowingClimber(HillClimber):
     def settled(self): self.period = min(self.last, self.period * 2)
 
 
+# The window share's floor under the gradient (MemoryCache's since 2026-12-07; 0.0005 before).
+SMALLEST_SHARE = 0.005
+
+
 class WindowGradient:
     """MemoryCache's WindowGradient: two shadows of the cache (W-TinyLFU on a sample of the
     keys, using the cache's sketch and admission lead) at the cache's window share x e^-spread
@@ -291,7 +295,7 @@ class WindowGradient:
         step = max(-1.0, min(1.0, (self.hits[1] - self.hits[0]) / (self.scale * self.n)))
         self.n = 0; self.hits = [0, 0]
         log = self.math.log
-        self.log = min(log(0.999), max(log(0.005), self.log + self.gain * step))
+        self.log = min(log(0.999), max(log(SMALLEST_SHARE), self.log + self.gain * step))
         self.place()
         return self.math.exp(self.log)
 
