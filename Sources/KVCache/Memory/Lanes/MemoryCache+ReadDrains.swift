@@ -51,11 +51,7 @@ extension MemoryCache {
     @usableFromInline
     func drainAllReads() {
         guard isAdaptive else { return }
-        var used = storage.lanes.usedLanes
-        while used != 0 {
-            drainReads(ofLane: used.trailingZeroBitCount)
-            used &= used &- 1
-        }
+        storage.lanes.forEachUsedLane { drainReads(ofLane: $0) }
     }
 
     /// Tells the policy about the reads of a stripe that a lane recorded. A slot freed

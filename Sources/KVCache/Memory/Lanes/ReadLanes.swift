@@ -109,12 +109,21 @@ final class ReadLanes {
         // the other half): a lane marked after this load has a reader that cannot find
         // the unlinked nodes.
         kvcache_full_fence()
-        var used = kvcache_atomic_load(usedLanesWord)
-        while used != 0 {
-            let part = self[lane: used.trailingZeroBitCount, stripe: stripe]
-            used &= used &- 1
+        forEachUsedLane { lane in
+            let part = self[lane: lane, stripe: stripe]
             part.lock()
             part.unlock()
+        }
+    }
+
+    /// Calls `body` with each lane a reader has used, in lane order. Only these lanes can
+    /// hold readers or buffered reads (`LRUStorage.laneViolations()` checks the reads).
+    @inlinable
+    func forEachUsedLane(_ body: (Int) -> Void) {
+        var used = kvcache_atomic_load(usedLanesWord)
+        while used != 0 {
+            body(used.trailingZeroBitCount)
+            used &= used &- 1
         }
     }
 
