@@ -18,9 +18,12 @@ import Testing
         return shadow.takeHits()
     }
 
-    /// `phases` sets of 100 new keys, each read 5 times in order.
-    static func shiftingWorkingSet(phases: Int) -> [Int] {
-        (0..<phases).flatMap { phase in Array(repeating: Array(phase * 1_000 ..< phase * 1_000 + 100), count: 5).flatMap { $0 } }
+    /// `phases` sets of `size` new keys (at most 1,000), from `first` on, each read 5 times in order.
+    static func shiftingWorkingSet(phases: Int, size: Int = 100, first: Int = 0) -> [Int] {
+        (0..<phases).flatMap { (phase: Int) -> [Int] in
+            let keys = Array(first + phase * 1_000 ..< first + phase * 1_000 + size)
+            return Array(repeating: keys, count: 5).flatMap { $0 }
+        }
     }
 
     @Test func aShadowWithASmallWindowKeepsALoopThatALargeWindowMisses() {
@@ -114,10 +117,7 @@ import Testing
         }
         replay(Array(repeating: Array(0..<1_250), count: 30).flatMap { $0 })
         #expect(gradient.share < 0.01 && gradient.share >= WindowGradient.smallestShare)
-        replay((0..<40).flatMap { (phase: Int) -> [Int] in
-            let keys = Array(10_000 + phase * 1_000 ..< 10_000 + phase * 1_000 + 500)
-            return Array(repeating: keys, count: 5).flatMap { $0 }
-        })
+        replay(Self.shiftingWorkingSet(phases: 40, size: 500, first: 10_000))
         // With a floor of 0.05 % (before 2026-12-07) the share stayed near 0.2 %.
         #expect(gradient.share > 0.5)
         #expect(gradient.invariantViolations() == [])
