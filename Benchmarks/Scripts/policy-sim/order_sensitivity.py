@@ -49,19 +49,18 @@ def late(keys, seed, share=0.001, span=50):
 
 def main():
     name, C, orders = sys.argv[1], int(sys.argv[2]), int(sys.argv[3])
-    if len(sys.argv) > 4: policies.SMALLEST_SHARE = float(sys.argv[4])
+    floor = float(sys.argv[4]) if len(sys.argv) > 4 else 0.005
     keys = traces.load(name)
 
     def ratio(ks):
-        r = policies.memorycache(ks, C); h = r[0] if isinstance(r, tuple) else r
-        return 100 * h / len(keys)
+        return 100 * policies.memorycache(ks, C, smallest_share=floor) / len(keys)
     ratios = []
     for seed in range(1, orders + 1):
         order = cursor_order(keys, seed)
         ratios.append(ratio(order))
         ratios += [ratio(late(order, s)) for s in (1, 2)]
     ratios.sort()
-    print(f"{name} at {C}, floor {policies.SMALLEST_SHARE}: natural order {ratio(keys):.2f} %; "
+    print(f"{name} at {C}, floor {floor}: natural order {ratio(keys):.2f} %; "
           f"{len(ratios)} replays: worst {ratios[0]:.2f}, tenth percentile {ratios[len(ratios) // 10]:.2f}, "
           f"median {ratios[len(ratios) // 2]:.2f}, best {ratios[-1]:.2f} %")
 

@@ -250,21 +250,18 @@ class GrowingClimber(HillClimber):
     def settled(self): self.period = min(self.last, self.period * 2)
 
 
-# The window share's floor under the gradient (MemoryCache's since 2026-12-07; 0.0005 before).
-SMALLEST_SHARE = 0.005
-
-
 class WindowGradient:
     """MemoryCache's WindowGradient: two shadows of the cache (W-TinyLFU on a sample of the
     keys, using the cache's sketch and admission lead) at the cache's window share x e^-spread
     and x e^spread; after each period (the shadows' capacity in sampled requests) the log
     share moves by gain x clamp((larger's hits - smaller's) / (scale x requests), -1, 1),
-    within 0.5 %-99.9 %, and the shadows follow. At most `sampled_entries` a shadow: every
-    key of a cache that small. The sample is not MemoryCache's (another hash of the key)."""
+    within `smallest_share` (0.5 % since 2026-12-07, 0.05 % before) to 99.9 %, and the shadows
+    follow. At most `sampled_entries` a shadow: every key of a cache that small. The sample
+    is not MemoryCache's (another hash of the key)."""
     def __init__(self, cache, C, share=0.01, sampled_entries=1024, spread=1.0, gain=0.5, scale=0.04,
-                 transfer=False):
+                 transfer=False, smallest_share=0.005):
         import math
-        self.math = math; self.cache = cache; self.transfer = transfer
+        self.math = math; self.cache = cache; self.transfer = transfer; self.smallest = smallest_share
         rate = min(1.0, sampled_entries / C)
         self.threshold = math.ceil(rate * 2**32)
         self.sampled = min(sampled_entries, max(2, round(C * self.threshold / 2**32)))
@@ -295,7 +292,7 @@ class WindowGradient:
         step = max(-1.0, min(1.0, (self.hits[1] - self.hits[0]) / (self.scale * self.n)))
         self.n = 0; self.hits = [0, 0]
         log = self.math.log
-        self.log = min(log(0.999), max(log(SMALLEST_SHARE), self.log + self.gain * step))
+        self.log = min(log(0.999), max(log(self.smallest), self.log + self.gain * step))
         self.place()
         return self.math.exp(self.log)
 
@@ -308,14 +305,14 @@ def memorycache_width(C):
     return max(2, 65536 // n)
 
 
-def memorycache(keys, C, transfer=False):
+def memorycache(keys, C, transfer=False, smallest_share=0.005):
     """MemoryCache's adaptive policy under a count limit, as shipped since 2026-12-07: the
     window moved by two shadows, the admission lead chosen by duels, its sketch's width.
     Within a few hits of the pinned counts where every key is sampled (1,024 entries or fewer;
     the sample of a larger cache is another one). `transfer`: contents follow the window's
-    moves (`WTinyLFU.set_window`; not shipped)."""
+    moves (`WTinyLFU.set_window`; not shipped). `smallest_share`: the window share's floor."""
     return wtinylfu(keys, C, gradient=True, duels=True, sketch=dict(width=memorycache_width(C)),
-                    transfer=transfer)
+                    transfer=transfer, smallest_share=smallest_share)
 
 
 def wtinylfu(keys, C, window=0.01, adaptive=False, period_mult=10, first_move=True, sketch={},
