@@ -75,30 +75,38 @@ class Sketch:
         return f
 
 class Duels:
-    """MemoryCache's AdmissionDuels: a decision the two leads disagree on (the candidate leads
-    the victim by exactly one use) keeps both keys in the slots their hashes choose; the first
-    of the two used again moves a score bounded by `bound` (+1: the candidate, -1: the victim),
-    whose sign picks the lead (1 or 2; 2 at first, kept while the score is 0)."""
-    def __init__(self, C, bound=32):
+    """MemoryCache's AdmissionDuels: a decision two neighbouring leads disagree on (the
+    candidate leads the victim by exactly one use, or by two) keeps both keys in the slots
+    their hashes choose; the first of the two used again moves the margin's score, bounded by
+    `bound` (+1: the candidate, -1: the victim). The one-use score's sign picks lead 1 or 2
+    (2 at first, kept while the score is 0); while it picks 2, a two-use score of `turn` or
+    more below 0 picks 3. A two-use duel takes no slot from a one-use duel. `two_use=False`:
+    one-use duels only (MemoryCache before 2026-12-07's second session)."""
+    def __init__(self, C, bound=32, two_use=True, turn=2):
         n = 256
         while n < min(C, 4096): n *= 2
-        self.mask = n - 1; self.slots = {}; self.score = 0; self.bound = bound; self.lead = 2
+        self.mask = n - 1; self.slots = {}; self.score = 0; self.score2 = 0; self.bound = bound
+        self.lead = 2; self.two_use = two_use; self.turn = turn
     def slot(self, k): return (k * 0x9E3779B1 & 0xffffffff) & self.mask
     def forget(self, s):
         e = self.slots.pop(s, None)
         if e: self.slots.pop(e[2], None)
-    def open(self, cand, vict):
+    def open(self, cand, vict, margin=1):
+        if margin not in ((1, 2) if self.two_use else (1,)): return
         c, v = self.slot(cand), self.slot(vict)
         if c == v: return
+        if margin == 2 and any(self.slots.get(s, (0, 0, 0, 2))[3] == 1 for s in (c, v)): return
         self.forget(c); self.forget(v)
-        self.slots[c] = (cand, True, v); self.slots[v] = (vict, False, c)
+        self.slots[c] = (cand, True, v, margin); self.slots[v] = (vict, False, c, margin)
     def use(self, k):
         s = self.slot(k); e = self.slots.get(s)
         if not e or e[0] != k: return
         self.forget(s)
-        self.score = min(self.score + 1, self.bound) if e[1] else max(self.score - 1, -self.bound)
-        if self.score > 0: self.lead = 1
-        elif self.score < 0: self.lead = 2
+        change = 1 if e[1] else -1
+        if e[3] == 1: self.score = max(-self.bound, min(self.bound, self.score + change))
+        else: self.score2 = max(-self.bound, min(self.bound, self.score2 + change))
+        one = 1 if self.score > 0 else 2 if self.score < 0 else (1 if self.lead == 1 else 2)
+        self.lead = 1 if one == 1 else 3 if self.score2 <= -self.turn else 2
 
 
 class WTinyLFU:
@@ -113,7 +121,7 @@ class WTinyLFU:
         # A candidate needs this many more counted uses than the victim; with `duels`, the
         # lead Duels picks (MemoryCache's rule).
         self.lead = lead
-        self.duels = Duels(C) if duels else None
+        self.duels = Duels(C, **duels) if isinstance(duels, dict) else Duels(C) if duels else None
         self.sketch = Sketch(C, **sketch)
         self.win = OrderedDict(); self.prob = OrderedDict(); self.prot = OrderedDict()
         self.window = max(1.0, C * window)
@@ -179,7 +187,7 @@ class WTinyLFU:
             fc, fv = self.sketch.freq(cand), self.sketch.freq(vict)
             lead = self.lead
             if self.duels:
-                if fc == fv + 1: self.duels.open(cand, vict)
+                if fc > fv: self.duels.open(cand, vict, fc - fv)
                 lead = self.duels.lead
             if fc >= fv + lead:
                 del src[vict]; prob[cand] = 1
@@ -305,13 +313,14 @@ def memorycache_width(C):
     return max(2, 65536 // n)
 
 
-def memorycache(keys, C, transfer=False, smallest_share=0.005):
+def memorycache(keys, C, transfer=False, smallest_share=0.005, two_use=True):
     """MemoryCache's adaptive policy under a count limit, as shipped since 2026-12-07: the
-    window moved by two shadows, the admission lead chosen by duels, its sketch's width.
+    window moved by two shadows, the admission lead (1, 2 or 3; `two_use=False`: 1 or 2, as
+    before) chosen by duels, its sketch's width.
     Within a few hits of the pinned counts where every key is sampled (1,024 entries or fewer;
     the sample of a larger cache is another one). `transfer`: contents follow the window's
     moves (`WTinyLFU.set_window`; not shipped). `smallest_share`: the window share's floor."""
-    return wtinylfu(keys, C, gradient=True, duels=True, sketch=dict(width=memorycache_width(C)),
+    return wtinylfu(keys, C, gradient=True, duels=dict(two_use=two_use), sketch=dict(width=memorycache_width(C)),
                     transfer=transfer, smallest_share=smallest_share)
 
 

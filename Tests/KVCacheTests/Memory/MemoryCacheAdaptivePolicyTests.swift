@@ -110,7 +110,7 @@ import Testing
             return (hits, cache.withLock { [.window, .probation, .protected].flatMap { cache.storage.keysByRecency(in: $0) } })
         }
         let first = try replay(seed: 0)
-        #expect(first.hits == 2_520)
+        #expect(first.hits == 2_495)
         #expect(try replay(seed: 0).survivors == first.survivors)
         #expect(try replay(seed: 9).survivors == replay(seed: 9).survivors)
     }
@@ -136,8 +136,9 @@ import Testing
 
     /// A candidate leaving the window displaces the main space's victim only with two uses
     /// more, the lead it starts with (`AdmissionDuels`): one more is what any key just used
-    /// has over the keys a loop has not reached yet. With a lead of one, one more is enough.
-    @Test(arguments: [(2, 2, [3, 100]), (2, 3, [3, 0]), (1, 2, [3, 0])])
+    /// has over the keys a loop has not reached yet. With a lead of one, one more is enough; with
+    /// three, two more are not.
+    @Test(arguments: [(2, 2, [3, 100]), (2, 3, [3, 0]), (1, 2, [3, 0]), (3, 3, [3, 100]), (3, 4, [3, 0])])
     func aCandidateNeedsTheLeadInUsesOverTheVictimToDisplaceIt(lead: UInt8, sets: Int, evicted: [Int]) throws {
         let log = EvictionLog<Int, Int>()
         let cache: MemoryCache<Int, Int> = try makeCache(.init(countLimit: 4, autoTrimInterval: nil, onEviction: log.callback))
@@ -173,7 +174,7 @@ import Testing
         duels.noteUse(7)
         #expect(duels.live == 0 && duels.score == 0 && duels.lead == 2)
         // The victim first: lead 2.
-        duels.open(candidate: 1, victim: 2)
+        duels.open(candidate: 1, victim: 2, margin: 1)
         duels.noteUse(3)
         #expect(duels.live == 2)
         duels.noteUse(2)
@@ -182,36 +183,102 @@ import Testing
         #expect(duels.score == -1)
         // Candidates first: the score climbs to its bound, and the lead turns at 1.
         for key in UInt32(10)..<UInt32(15 + AdmissionDuels.scoreBound) {
-            duels.open(candidate: key, victim: key + 1_000)
+            duels.open(candidate: key, victim: key + 1_000, margin: 1)
             duels.noteUse(key)
             #expect(duels.lead == (key == 10 ? 2 : 1), "after \(key)")
         }
         #expect(duels.score == AdmissionDuels.scoreBound && duels.live == 0)
         // As many victims first bring the score back to 0, which keeps the lead; one more turns it.
         for key in UInt32(100)..<UInt32(100 + AdmissionDuels.scoreBound) {
-            duels.open(candidate: key, victim: key + 500)
+            duels.open(candidate: key, victim: key + 500, margin: 1)
             duels.noteUse(key + 500)
         }
         #expect(duels.score == 0 && duels.lead == 1)
-        duels.open(candidate: 50, victim: 950)
+        duels.open(candidate: 50, victim: 950, margin: 1)
         duels.noteUse(950)
         #expect(duels.score == -1 && duels.lead == 2)
         #expect(duels.invariantViolations() == [])
+    }
+
+    /// Duels where the candidate led by two uses choose between leads 2 and 3, and count only
+    /// while the one-use duels choose 2.
+    @Test func twoUseDuelsChooseBetweenLeadsTwoAndThree() {
+        var duels = AdmissionDuels(capacity: 1_000)
+        // Victims first: after `twoUseTurn` of them, lead 3.
+        for key in UInt32(1)...UInt32(AdmissionDuels.twoUseTurn) {
+            #expect(duels.lead == 2)
+            duels.open(candidate: key, victim: key + 500, margin: 2)
+            duels.noteUse(key + 500)
+        }
+        #expect(duels.lead == 3 && duels.twoUseScore == -AdmissionDuels.twoUseTurn && duels.score == 0)
+        // A one-use duel the candidate wins turns the lead to 1, whatever the two-use score.
+        duels.open(candidate: 20, victim: 520, margin: 1)
+        duels.noteUse(20)
+        #expect(duels.lead == 1 && duels.score == 1)
+        // Back to a score of 0, which keeps lead 1; one more victim first turns it to 3.
+        for key in UInt32(21)...UInt32(22) {
+            duels.open(candidate: key, victim: key + 500, margin: 1)
+            duels.noteUse(key + 500)
+        }
+        #expect(duels.lead == 3 && duels.score == -1)
+        // Two-use duels the candidate wins bring lead 2 back.
+        for key in UInt32(30)..<UInt32(30 + AdmissionDuels.twoUseTurn) {
+            duels.open(candidate: key, victim: key + 500, margin: 2)
+            duels.noteUse(key)
+        }
+        #expect(duels.lead == 2 && duels.twoUseScore == 0)
+        // Other margins open no duel.
+        duels.open(candidate: 40, victim: 540, margin: 3)
+        duels.open(candidate: 41, victim: 541, margin: 0)
+        #expect(duels.live == 0)
+        #expect(duels.invariantViolations() == [])
+    }
+
+    /// A two-use duel takes no slot from a one-use duel; a one-use duel takes a two-use one's.
+    @Test func aTwoUseDuelLeavesAOneUseDuelItsSlots() {
+        var duels = AdmissionDuels(capacity: 1_000)
+        let slots = UInt32(duels.slots.count)
+        duels.open(candidate: 1, victim: 2, margin: 1)
+        duels.open(candidate: 1 + slots, victim: 3, margin: 2)
+        duels.open(candidate: 4, victim: 2 + slots, margin: 2)
+        #expect(duels.live == 2 && duels.hasDuel(1) && duels.hasDuel(2) && !duels.hasDuel(3))
+        duels.open(candidate: 5, victim: 6, margin: 2)
+        duels.open(candidate: 5 + slots, victim: 7, margin: 1)
+        #expect(duels.live == 4 && duels.hasDuel(5 + slots) && !duels.hasDuel(5) && !duels.hasDuel(6))
+        #expect(duels.invariantViolations() == [])
+        duels.noteUse(7)
+        #expect(duels.score == -1 && duels.twoUseScore == 0)
+    }
+
+    /// A scan back and forth over four times the cache's keys: after the sketch halves its
+    /// counts, the keys at each turn, used twice in a row, lead the main space's keys by two
+    /// uses, and lead 2 would let them displace keys the scan reaches next. The two-use duels
+    /// settle for the victims, and with lead 3 the main space keeps its keys: within 1 % of
+    /// LRU's hits (2,475), where lead 2 stays (2,315 in the Python model, `Benchmarks/Scripts/
+    /// policy-sim`) about 6.5 % short.
+    @Test func aScanBackAndForthKeepsTheMainSpacesKeys() throws {
+        let cache: MemoryCache<Int, Int> = try makeCache(.init(countLimit: 100, autoTrimInterval: nil))
+        var keys: [Int] = []
+        for pass in 0..<26 { keys += pass % 2 == 0 ? Array(0...400) : Array((1...399).reversed()) }
+        let hits = Self.replay(keys, through: cache)
+        #expect(cache.withLock { cache.adaptive.duels.lead } == 3)
+        #expect(hits >= 2_450, "hits: \(hits)")
+        #expect(cache.withLock { cache.storage.invariantViolations() + cache.adaptive.duels.invariantViolations() } == [])
     }
 
     @Test func aNewerDuelTakesTheSlotsOfAnOlderOne() {
         var duels = AdmissionDuels(capacity: 1_000)
         let slots = UInt32(duels.slots.count)
         #expect(slots == 1_024)
-        duels.open(candidate: 1, victim: 2)
+        duels.open(candidate: 1, victim: 2, margin: 1)
         // Same slot as 1: the duel of 1 and 2 is forgotten, partner included.
-        duels.open(candidate: 1 + slots, victim: 3)
+        duels.open(candidate: 1 + slots, victim: 3, margin: 1)
         #expect(duels.live == 2)
         duels.noteUse(2)
         duels.noteUse(1)
         #expect(duels.live == 2 && duels.score == 0)
         // Two keys of one slot make no duel.
-        duels.open(candidate: 5, victim: 5 + slots)
+        duels.open(candidate: 5, victim: 5 + slots, margin: 1)
         #expect(duels.live == 2)
         #expect(duels.invariantViolations() == [])
         duels.noteUse(1 + slots)

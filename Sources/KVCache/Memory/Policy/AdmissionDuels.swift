@@ -1,15 +1,22 @@
 /// Chooses the admission lead, the uses a candidate from the window needs over the main
-/// space's victim to take its place: 2 or 1.
+/// space's victim to take its place: 1, 2 or 3.
 ///
-/// The two leads disagree only on a candidate that leads the victim by exactly one use.
-/// Each such decision opens a duel between the two keys; whichever key is used first
-/// settles it: the candidate, and lead 1 (which admits it) would have hit; the victim, and
-/// lead 2 (which keeps it) would have. A bounded score of the duels picks the lead.
+/// Two neighbouring leads disagree only on a candidate that leads the victim by exactly the
+/// smaller of them. Each such decision opens a duel between the two keys; whichever key is
+/// used first settles it: the candidate, and the smaller lead (which admits it) would have
+/// hit; the victim, and the larger (which keeps it) would have. A bounded score of the duels
+/// of each margin picks the lead.
 ///
-/// - A loop or a back-and-forth scan settles duels for 2: a key just used leads every key
-///   its pass has not reached yet, and those come back first (`lirs-loop`, `lirs-zigzag`).
-/// - Recency settles them for 1: a key used twice lately comes back before an older one
-///   (`web07` and `web12` at 4,000 entries, `lirs-cpp` at 122, `lirs-sprite`).
+/// - Margin 1 (lead 1 or 2). A loop or a back-and-forth scan settles duels for 2: a key just
+///   used leads every key its pass has not reached yet, and those come back first
+///   (`lirs-loop`, `lirs-zigzag`). Recency settles them for 1: a key used twice lately comes
+///   back before an older one (`web07` and `web12` at 4,000 entries, `lirs-cpp` at 122,
+///   `lirs-sprite`).
+/// - Margin 2 (lead 2 or 3), counted only while margin 1 chooses 2. After the sketch halves
+///   its counts, a key used since leads the main space's keys, last used before, by two: a
+///   back-and-forth scan uses the keys at its turn twice in a row, and lead 2 lets them
+///   displace keys the pass reaches next (`lirs-zigzag` at 500 entries: about 800
+///   admissions, each a hit lost). Those duels settle for 3.
 ///
 /// Lossy by design, and bounded: a duel lives in the two slots its keys' hashes choose, and
 /// a newer duel takes a slot from an older one (which is then forgotten).
@@ -22,16 +29,23 @@ struct AdmissionDuels {
     /// A few would follow the order in which threads happen to run; with 8 threads replaying a
     /// trace, 32 keeps the hit ratio within 0.5 points of one thread's (4 does not).
     @usableFromInline static var scoreBound: Int { 32 }
+    /// The two-use duels the victims must lead by for lead 3: one would let a trace whose
+    /// scans seldom turn take lead 3 on a single duel (gli at 250 entries: 0.76 points lost).
+    @usableFromInline static var twoUseTurn: Int { 2 }
 
-    /// A slot: bit 0 occupied, bit 1 its key was the candidate, bits 2-31 the partner's slot,
-    /// bits 32-63 its key's policy hash.
+    /// A slot: bit 0 occupied, bit 1 its key was the candidate, bit 2 the candidate led by
+    /// two uses (not one), bits 3-31 the partner's slot, bits 32-63 its key's policy hash.
     @usableFromInline var slots: [UInt64]
     @usableFromInline let mask: UInt32
     /// Occupied slots: with none (a cache that only reads), a use costs one comparison.
     @usableFromInline var live = 0
-    /// Duels settled for lead 1 (+1 each) and for lead 2 (−1), within ±`scoreBound`.
+    /// Duels of a one-use margin settled for lead 1 (+1 each) and for lead 2 (−1), within
+    /// ±`scoreBound`.
     @usableFromInline var score = 0
-    /// The uses a candidate needs over the victim: 1 or 2.
+    /// Duels of a two-use margin settled for lead 2 (+1 each) and for lead 3 (−1), within
+    /// ±`scoreBound`.
+    @usableFromInline var twoUseScore = 0
+    /// The uses a candidate needs over the victim: 1, 2 or 3.
     @usableFromInline var lead = Self.initialLead
 
     /// Duels for a cache of `capacity` entries (0: no count limit): a slot for each entry,
@@ -44,16 +58,29 @@ struct AdmissionDuels {
         mask = UInt32(count - 1)
     }
 
-    /// Opens a duel for a decision the two leads disagree on.
+    /// Opens a duel for a decision that leads `margin` and `margin + 1` disagree on: the
+    /// candidate leads the victim by `margin` uses (1 or 2; others open none).
     @usableFromInline
-    mutating func open(candidate: UInt32, victim: UInt32) {
+    mutating func open(candidate: UInt32, victim: UInt32, margin: UInt8) {
+        guard margin == 1 || margin == 2 else { return }
         let candidateSlot = Int(candidate & mask), victimSlot = Int(victim & mask)
         guard candidateSlot != victimSlot else { return }
+        // A duel of margin 2 takes no slot from one of margin 1, which would then go
+        // unsettled: traces where recency pays settle fewer for lead 1 (lirs-cpp at 305
+        // entries lost 0.24 points).
+        if margin == 2, holdsMarginOneDuel(candidateSlot) || holdsMarginOneDuel(victimSlot) { return }
         forget(candidateSlot)
         forget(victimSlot)
-        slots[candidateSlot] = UInt64(candidate) << 32 | UInt64(victimSlot) << 2 | 0b11
-        slots[victimSlot] = UInt64(victim) << 32 | UInt64(candidateSlot) << 2 | 0b01
+        let marginBit: UInt64 = margin == 2 ? 0b100 : 0
+        slots[candidateSlot] = UInt64(candidate) << 32 | UInt64(victimSlot) << 3 | marginBit | 0b11
+        slots[victimSlot] = UInt64(victim) << 32 | UInt64(candidateSlot) << 3 | marginBit | 0b01
         live &+= 2
+    }
+
+    /// Whether `slot` holds a duel of a candidate that led by one use.
+    @inlinable
+    func holdsMarginOneDuel(_ slot: Int) -> Bool {
+        slots[slot] & 0b101 == 0b001
     }
 
     /// Empties `slot` and its partner's, if it holds a duel.
@@ -62,8 +89,14 @@ struct AdmissionDuels {
         let entry = slots[slot]
         guard entry & 1 != 0 else { return }
         slots[slot] = 0
-        slots[Int(truncatingIfNeeded: entry >> 2 & 0x3FFF_FFFF)] = 0
+        slots[Self.partner(of: entry)] = 0
         live &-= 2
+    }
+
+    /// The slot of an occupied slot's partner.
+    @inlinable
+    static func partner(of entry: UInt64) -> Int {
+        Int(truncatingIfNeeded: entry >> 3 & 0x1FFF_FFFF)
     }
 
     /// Whether the key whose policy hash is `hash` has an open duel.
@@ -79,27 +112,34 @@ struct AdmissionDuels {
     mutating func noteUse(_ hash: UInt32) {
         guard hasDuel(hash) else { return }
         let slot = Int(hash & mask)
-        settle(slot, candidateFirst: slots[slot] & 2 != 0)
+        settle(slot, candidateFirst: slots[slot] & 2 != 0, marginTwo: slots[slot] & 4 != 0)
     }
 
     @usableFromInline
-    mutating func settle(_ slot: Int, candidateFirst: Bool) {
+    mutating func settle(_ slot: Int, candidateFirst: Bool, marginTwo: Bool) {
         forget(slot)
-        score = candidateFirst ? min(score + 1, Self.scoreBound) : max(score - 1, -Self.scoreBound)
-        if score > 0 { lead = 1 } else if score < 0 { lead = 2 }
+        let change = candidateFirst ? 1 : -1
+        if marginTwo {
+            twoUseScore = max(-Self.scoreBound, min(twoUseScore + change, Self.scoreBound))
+        } else {
+            score = max(-Self.scoreBound, min(score + change, Self.scoreBound))
+        }
+        // A score of 0 keeps what it chose last.
+        let marginOneLead: UInt8 = score > 0 ? 1 : score < 0 ? 2 : (lead == 1 ? 1 : 2)
+        lead = marginOneLead == 1 ? 1 : twoUseScore <= -Self.twoUseTurn ? 3 : 2
     }
 
     /// The broken invariants, empty when there are none: every occupied slot's partner is
     /// occupied and points back, one of the two is the candidate, `live` counts them, and
-    /// the lead is 1 or 2.
+    /// the lead is 1, 2 or 3.
     func invariantViolations() -> [String] {
         var violations: [String] = []
         var occupied = 0
         for (slot, entry) in slots.enumerated() where entry & 1 != 0 {
             occupied += 1
-            let partner = slots[Int(truncatingIfNeeded: entry >> 2 & 0x3FFF_FFFF) & Int(mask)]
-            if partner & 1 == 0 || Int(truncatingIfNeeded: partner >> 2 & 0x3FFF_FFFF) != slot
-                || (partner & 2) == (entry & 2) {
+            let partner = slots[Self.partner(of: entry) & Int(mask)]
+            if partner & 1 == 0 || Self.partner(of: partner) != slot || (partner & 2) == (entry & 2)
+                || (partner & 4) != (entry & 4) {
                 violations.append("duel slot \(slot) has no partner pointing back")
             }
             if Int(UInt32(truncatingIfNeeded: entry >> 32) & mask) != slot {
@@ -107,8 +147,10 @@ struct AdmissionDuels {
             }
         }
         if occupied != live { violations.append("duels: \(live) live slots counted, \(occupied) occupied") }
-        if lead != 1 && lead != 2 { violations.append("admission lead \(lead)") }
-        if abs(score) > Self.scoreBound { violations.append("duel score \(score) out of bounds") }
+        if !(1...3).contains(lead) { violations.append("admission lead \(lead)") }
+        if abs(score) > Self.scoreBound || abs(twoUseScore) > Self.scoreBound {
+            violations.append("duel scores \(score), \(twoUseScore) out of bounds")
+        }
         return violations
     }
 }

@@ -100,9 +100,10 @@ extension MemoryCache {
             let candidateHash = policyHash(at: candidate), victimHash = policyHash(at: victim)
             let candidateUses = adaptive.sketch.frequency(candidateHash)
             let victimUses = adaptive.sketch.frequency(victimHash)
-            // Lead 1 admits the candidate and lead 2 does not: the duel finds out which would hit.
-            if candidateUses == victimUses &+ 1 {
-                adaptive.duels.open(candidate: candidateHash, victim: victimHash)
+            // A lead of `margin` admits the candidate and one more does not: the duel finds
+            // out which would hit.
+            if candidateUses > victimUses {
+                adaptive.duels.open(candidate: candidateHash, victim: victimHash, margin: candidateUses &- victimUses)
             }
             if candidateUses >= victimUses &+ adaptive.duels.lead {
                 evict(at: victim, reason: reason, into: &removals)
