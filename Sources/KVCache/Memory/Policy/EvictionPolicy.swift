@@ -24,8 +24,9 @@ public struct EvictionPolicy: Sendable, Hashable, CustomStringConvertible {
 
     /// The default: an adaptive W-TinyLFU. A new entry waits in a small recency
     /// window; when it leaves the window it enters the main space only if it was
-    /// used more often lately than the entry it would displace (a compact frequency
-    /// sketch, which forgets over time, counts every key's uses). The main space is
+    /// used more often lately than the entry it would displace, by one to three uses
+    /// (how many is learnt as the cache runs; a compact frequency sketch, which forgets
+    /// over time, counts every key's uses). The main space is
     /// a segmented LRU, and the window's share of the limits is adapted while the
     /// cache runs, toward the share that gives more hits: under a count limit, by
     /// simulating a smaller and a larger window on a sample of the keys (at most
