@@ -116,8 +116,11 @@ class WTinyLFU:
     adaptations may move it by less than one entry); with `ghosts`, rejected candidates and
     main victims are remembered (as many as the capacity) so their return can be seen."""
 
-    def __init__(self, C, window=0.01, ghosts=False, sketch={}, lead=1, duels=False):
+    def __init__(self, C, window=0.01, ghosts=False, sketch={}, lead=1, duels=False, second_chance=False):
         self.C = C
+        # With `second_chance`, under lead 1 a victim that turns a candidate away goes to its
+        # segment's recent end (MemoryCache's rule).
+        self.second_chance = second_chance
         # A candidate needs this many more counted uses than the victim; with `duels`, the
         # lead Duels picks (MemoryCache's rule).
         self.lead = lead
@@ -194,6 +197,7 @@ class WTinyLFU:
                 self._remember(self.ghost_main, vict)
             else:
                 self._remember(self.ghost_window, cand)
+                if self.second_chance and lead == 1: src.move_to_end(vict)
         while len(win) + len(prob) + len(prot) > self.C:  # after the window shrank
             src = prob if prob else (prot if prot else win)
             v, _ = src.popitem(last=False)
@@ -276,7 +280,8 @@ class WindowGradient:
         self.spread, self.gain, self.scale = spread, gain, scale
         self.log = math.log(share); self.n = 0
         self.smaller = WTinyLFU(self.sampled); self.larger = WTinyLFU(self.sampled)
-        for shadow in (self.smaller, self.larger): shadow.sketch = cache.sketch
+        for shadow in (self.smaller, self.larger):
+            shadow.sketch = cache.sketch; shadow.second_chance = cache.second_chance
         self.hits = [0, 0]; self.place()
     def place(self):
         cap = float(self.sampled); e = self.math.exp
@@ -313,25 +318,26 @@ def memorycache_width(C):
     return max(2, 65536 // n)
 
 
-def memorycache(keys, C, transfer=False, smallest_share=0.005, two_use=True):
+def memorycache(keys, C, transfer=False, smallest_share=0.005, two_use=True, second_chance=True):
     """MemoryCache's adaptive policy under a count limit, as shipped since 2026-12-07: the
     window moved by two shadows, the admission lead (1, 2 or 3; `two_use=False`: 1 or 2, as
-    before) chosen by duels, its sketch's width.
+    before) chosen by duels, a second chance for a victim that holds under lead 1
+    (`second_chance=False`: none, as before), its sketch's width.
     Within a few hits of the pinned counts where every key is sampled (1,024 entries or fewer;
     the sample of a larger cache is another one). `transfer`: contents follow the window's
     moves (`WTinyLFU.set_window`; not shipped). `smallest_share`: the window share's floor."""
     return wtinylfu(keys, C, gradient=True, duels=dict(two_use=two_use), sketch=dict(width=memorycache_width(C)),
-                    transfer=transfer, smallest_share=smallest_share)
+                    transfer=transfer, smallest_share=smallest_share, second_chance=second_chance)
 
 
 def wtinylfu(keys, C, window=0.01, adaptive=False, period_mult=10, first_move=True, sketch={},
-             climber=None, lead=1, duels=False, gradient=False, transfer=False, **options):
+             climber=None, lead=1, duels=False, gradient=False, transfer=False, second_chance=False, **options):
     """W-TinyLFU with a static window, or with the window moved by a climber: `climber` (a
     HillClimber subclass) if given, else the plain HillClimber when `adaptive`; or, with
     `gradient`, by two shadows as MemoryCache's count limit has (WindowGradient). `lead`: the
     uses a candidate needs over the victim (1, the paper's); `duels`: chosen as MemoryCache
-    does."""
-    cache = WTinyLFU(C, window, sketch=sketch, lead=lead, duels=duels)
+    does; `second_chance`: as WTinyLFU's."""
+    cache = WTinyLFU(C, window, sketch=sketch, lead=lead, duels=duels, second_chance=second_chance)
     if climber is None and adaptive and not gradient: climber = HillClimber
     climber = climber(C, period=period_mult, first_move=first_move, **options) if climber else None
     shadows = WindowGradient(cache, C, share=window, transfer=transfer, **options) if gradient else None

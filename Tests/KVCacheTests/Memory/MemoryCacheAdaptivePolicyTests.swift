@@ -110,7 +110,7 @@ import Testing
             return (hits, cache.withLock { [.window, .probation, .protected].flatMap { cache.storage.keysByRecency(in: $0) } })
         }
         let first = try replay(seed: 0)
-        #expect(first.hits == 2_495)
+        #expect(first.hits == 2_592)
         #expect(try replay(seed: 0).survivors == first.survivors)
         #expect(try replay(seed: 9).survivors == replay(seed: 9).survivors)
     }
@@ -136,9 +136,10 @@ import Testing
 
     /// A candidate leaving the window displaces the main space's victim only with two uses
     /// more, the lead it starts with (`AdmissionDuels`): one more is what any key just used
-    /// has over the keys a loop has not reached yet. With a lead of one, one more is enough; with
-    /// three, two more are not.
-    @Test(arguments: [(2, 2, [3, 100]), (2, 3, [3, 0]), (1, 2, [3, 0]), (3, 3, [3, 100]), (3, 4, [3, 0])])
+    /// has over the keys a loop has not reached yet. With a lead of one, one more is enough (and
+    /// key 0, which turned 3 away, has gone to probation's recent end: 100 displaces key 1);
+    /// with three, two more are not.
+    @Test(arguments: [(2, 2, [3, 100]), (2, 3, [3, 0]), (1, 2, [3, 1]), (3, 3, [3, 100]), (3, 4, [3, 0])])
     func aCandidateNeedsTheLeadInUsesOverTheVictimToDisplaceIt(lead: UInt8, sets: Int, evicted: [Int]) throws {
         let log = EvictionLog<Int, Int>()
         let cache: MemoryCache<Int, Int> = try makeCache(.init(countLimit: 4, autoTrimInterval: nil, onEviction: log.callback))
@@ -149,7 +150,23 @@ import Testing
         for _ in 0..<sets { cache.setValue(100, forKey: 100) }
         cache[4] = 4
         #expect(log.entries.value.filter { $0.reason == .count }.map(\.key) == evicted)
-        #expect(cache.contains(100) == (evicted.last == 0) && cache.contains(0) == (evicted.last == 100))
+        #expect(cache.contains(100) == (evicted.last != 100) && !cache.contains(evicted[1]))
+    }
+
+    /// Under lead 1, a victim that turns a candidate away goes to its segment's recent end, so
+    /// that the next candidate meets another key; under leads 2 and 3 it stays the victim.
+    @Test(arguments: [(UInt8(1), [0, 2, 1]), (UInt8(2), [2, 1, 0]), (UInt8(3), [2, 1, 0])] as [(UInt8, [Int])])
+    func underLeadOneAVictimThatHoldsGetsASecondChance(lead: UInt8, probation: [Int]) throws {
+        let log = EvictionLog<Int, Int>()
+        let cache: MemoryCache<Int, Int> = try makeCache(.init(countLimit: 4, autoTrimInterval: nil, onEviction: log.callback))
+        cache.withLock { cache.adaptive.duels.lead = lead }
+        for key in 0..<4 { cache[key] = key }
+        #expect(cache.withLock { cache.storage.keysByRecency(in: .probation) } == [2, 1, 0])
+        // 3 leaves the window with one use, as many as probation's oldest, key 0: 3 is evicted.
+        cache[100] = 100
+        #expect(log.entries.value.map(\.key) == [3])
+        #expect(cache.withLock { cache.storage.keysByRecency(in: .probation) } == probation)
+        #expect(cache.withLock { cache.storage.invariantViolations() } == [])
     }
 
     /// The two leads disagree on a candidate with exactly one use more than the victim; the

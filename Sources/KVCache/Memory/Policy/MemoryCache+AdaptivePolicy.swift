@@ -110,6 +110,10 @@ extension MemoryCache {
                 storage.move(candidate, to: .probation)
             } else {
                 evict(at: candidate, reason: reason, into: &removals)
+                // Under lead 1 (recency pays), a victim that holds goes to its segment's recent
+                // end: a key counted often long ago would otherwise face, and turn away, every
+                // candidate that follows (a second chance, as CLOCK gives).
+                if adaptive.duels.lead == 1 { storage.moveToFront(victim, in: storage.segment(at: victim)) }
             }
         }
         adaptive.record(hit: false, hash: hash, entries: storage.count)

@@ -151,6 +151,12 @@ final class WindowShadow {
                 pushFront(candidate, .probation)
             } else {
                 evict(candidate)
+                // The cache's second chance under lead 1 (`admitAdaptively`).
+                if lead == 1 {
+                    let segment = nodes[Int(victim)].segment
+                    unlink(victim)
+                    pushFront(victim, segment)
+                }
             }
         }
         // A window that grew leaves the main space over its share: the limit evicts, as the cache's does.
