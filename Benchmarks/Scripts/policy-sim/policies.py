@@ -81,12 +81,16 @@ class Duels:
     `bound` (+1: the candidate, -1: the victim). The one-use score's sign picks lead 1 or 2
     (2 at first, kept while the score is 0); while it picks 2, a two-use score of `turn` or
     more below 0 picks 3. A two-use duel takes no slot from a one-use duel. `two_use=False`:
-    one-use duels only (MemoryCache before 2026-12-07's second session)."""
-    def __init__(self, C, bound=32, two_use=True, turn=2):
+    one-use duels only (MemoryCache before 2026-12-07's second session). Variants tried, not
+    shipped: `two_use_takes_slots` (a two-use duel displaces a one-use one, as a newer duel
+    does an older), `keep_first` (a duel takes no occupied slot), `initial_lead`."""
+    def __init__(self, C, bound=32, two_use=True, turn=2, two_use_takes_slots=False, keep_first=False,
+                 initial_lead=2):
         n = 256
         while n < min(C, 4096): n *= 2
         self.mask = n - 1; self.slots = {}; self.score = 0; self.score2 = 0; self.bound = bound
-        self.lead = 2; self.two_use = two_use; self.turn = turn
+        self.lead = initial_lead; self.two_use = two_use; self.turn = turn
+        self.two_use_takes_slots = two_use_takes_slots; self.keep_first = keep_first
     def slot(self, k): return (k * 0x9E3779B1 & 0xffffffff) & self.mask
     def forget(self, s):
         e = self.slots.pop(s, None)
@@ -95,7 +99,9 @@ class Duels:
         if margin not in ((1, 2) if self.two_use else (1,)): return
         c, v = self.slot(cand), self.slot(vict)
         if c == v: return
-        if margin == 2 and any(self.slots.get(s, (0, 0, 0, 2))[3] == 1 for s in (c, v)): return
+        if self.keep_first and (c in self.slots or v in self.slots): return
+        if margin == 2 and not self.two_use_takes_slots \
+                and any(self.slots.get(s, (0, 0, 0, 2))[3] == 1 for s in (c, v)): return
         self.forget(c); self.forget(v)
         self.slots[c] = (cand, True, v, margin); self.slots[v] = (vict, False, c, margin)
     def use(self, k):
@@ -116,11 +122,15 @@ class WTinyLFU:
     adaptations may move it by less than one entry); with `ghosts`, rejected candidates and
     main victims are remembered (as many as the capacity) so their return can be seen."""
 
-    def __init__(self, C, window=0.01, ghosts=False, sketch={}, lead=1, duels=False, second_chance=False):
+    def __init__(self, C, window=0.01, ghosts=False, sketch={}, lead=1, duels=False, second_chance=False,
+                 patience=0):
         self.C = C
         # With `second_chance`, under lead 1 a victim that turns a candidate away goes to its
-        # segment's recent end (MemoryCache's rule).
+        # segment's recent end (MemoryCache's rule); 'always': under every lead (tried).
         self.second_chance = second_chance
+        # Tried: with `patience` R, a victim that has turned away R candidates in a row is
+        # evicted for the next one (the cache's own decisions only).
+        self.patience = patience; self.held = (None, 0)
         # A candidate needs this many more counted uses than the victim; with `duels`, the
         # lead Duels picks (MemoryCache's rule).
         self.lead = lead
@@ -192,12 +202,16 @@ class WTinyLFU:
             if self.duels:
                 if fc > fv: self.duels.open(cand, vict, fc - fv)
                 lead = self.duels.lead
-            if fc >= fv + lead:
+            held = self.held[1] if self.held[0] == vict else 0
+            if fc >= fv + lead or (count and self.patience and held >= self.patience):
                 del src[vict]; prob[cand] = 1
                 self._remember(self.ghost_main, vict)
+                self.held = (None, 0)
             else:
                 self._remember(self.ghost_window, cand)
-                if self.second_chance and lead == 1: src.move_to_end(vict)
+                self.held = (vict, held + 1)
+                if self.second_chance == 'always' or (self.second_chance and lead == 1):
+                    src.move_to_end(vict)
         while len(win) + len(prob) + len(prot) > self.C:  # after the window shrank
             src = prob if prob else (prot if prot else win)
             v, _ = src.popitem(last=False)
@@ -318,26 +332,32 @@ def memorycache_width(C):
     return max(2, 65536 // n)
 
 
-def memorycache(keys, C, transfer=False, smallest_share=0.005, two_use=True, second_chance=True):
+def memorycache(keys, C, transfer=False, smallest_share=0.005, two_use=True, second_chance=True,
+                duels={}, **options):
     """MemoryCache's adaptive policy under a count limit, as shipped since 2026-12-07: the
     window moved by two shadows, the admission lead (1, 2 or 3; `two_use=False`: 1 or 2, as
     before) chosen by duels, a second chance for a victim that holds under lead 1
-    (`second_chance=False`: none, as before), its sketch's width.
-    Within a few hits of the pinned counts where every key is sampled (1,024 entries or fewer;
-    the sample of a larger cache is another one). `transfer`: contents follow the window's
-    moves (`WTinyLFU.set_window`; not shipped). `smallest_share`: the window share's floor."""
-    return wtinylfu(keys, C, gradient=True, duels=dict(two_use=two_use), sketch=dict(width=memorycache_width(C)),
-                    transfer=transfer, smallest_share=smallest_share, second_chance=second_chance)
+    (`second_chance=False`: none, as before), its sketch's width. Within a few hits of the
+    pinned counts where every key is sampled (1,024 entries or fewer; the sample of a larger
+    cache is another one). `transfer`: contents follow the window's moves
+    (`WTinyLFU.set_window`; not shipped). `smallest_share`: the window share's floor.
+    `duels`: options of `Duels`; `options`: of `WindowGradient` (gain, scale, ...) and
+    `WTinyLFU` (patience)."""
+    return wtinylfu(keys, C, gradient=True, duels=dict(two_use=two_use, **duels),
+                    sketch=dict(width=memorycache_width(C)), transfer=transfer,
+                    smallest_share=smallest_share, second_chance=second_chance, **options)
 
 
 def wtinylfu(keys, C, window=0.01, adaptive=False, period_mult=10, first_move=True, sketch={},
-             climber=None, lead=1, duels=False, gradient=False, transfer=False, second_chance=False, **options):
+             climber=None, lead=1, duels=False, gradient=False, transfer=False, second_chance=False,
+             patience=0, **options):
     """W-TinyLFU with a static window, or with the window moved by a climber: `climber` (a
     HillClimber subclass) if given, else the plain HillClimber when `adaptive`; or, with
     `gradient`, by two shadows as MemoryCache's count limit has (WindowGradient). `lead`: the
     uses a candidate needs over the victim (1, the paper's); `duels`: chosen as MemoryCache
-    does; `second_chance`: as WTinyLFU's."""
-    cache = WTinyLFU(C, window, sketch=sketch, lead=lead, duels=duels, second_chance=second_chance)
+    does; `second_chance` and `patience`: as WTinyLFU's."""
+    cache = WTinyLFU(C, window, sketch=sketch, lead=lead, duels=duels, second_chance=second_chance,
+                     patience=patience)
     if climber is None and adaptive and not gradient: climber = HillClimber
     climber = climber(C, period=period_mult, first_move=first_move, **options) if climber else None
     shadows = WindowGradient(cache, C, share=window, transfer=transfer, **options) if gradient else None
