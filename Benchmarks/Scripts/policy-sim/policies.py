@@ -80,17 +80,22 @@ class Duels:
     their hashes choose; the first of the two used again moves the margin's score, bounded by
     `bound` (+1: the candidate, -1: the victim). The one-use score's sign picks lead 1 or 2
     (2 at first, kept while the score is 0); while it picks 2, a two-use score of `turn` or
-    more below 0 picks 3. A two-use duel takes no slot from a one-use duel. `two_use=False`:
-    one-use duels only (MemoryCache before 2026-12-07's second session). Variants tried, not
-    shipped: `two_use_takes_slots` (a two-use duel displaces a one-use one, as a newer duel
-    does an older), `keep_first` (a duel takes no occupied slot), `initial_lead`."""
+    more below 0 picks 3. Each margin has a table of its own, half the slots each.
+    `two_use=False`: one-use duels only (MemoryCache before 2026-12-07's second session);
+    `shared`: one table for both, where a two-use duel takes no slot from a one-use duel
+    (MemoryCache before 2026-12-07's third session). Variants tried, not shipped:
+    `two_use_takes_slots` (with `shared`, a two-use duel displaces a one-use one, as a newer
+    duel does an older), `keep_first` (a duel takes no occupied slot), `initial_lead`,
+    `enter_one` (the one-use score that turns lead 2 to 1; 1 shipped)."""
     def __init__(self, C, bound=32, two_use=True, turn=2, two_use_takes_slots=False, keep_first=False,
-                 initial_lead=2):
+                 initial_lead=2, enter_one=1, shared=False):
         n = 256
         while n < min(C, 4096): n *= 2
+        if not shared: n //= 2  # a table of n / 2 slots for each margin
         self.mask = n - 1; self.slots = {}; self.score = 0; self.score2 = 0; self.bound = bound
         self.lead = initial_lead; self.two_use = two_use; self.turn = turn
         self.two_use_takes_slots = two_use_takes_slots; self.keep_first = keep_first
+        self.enter_one = enter_one; self.separate = not shared
     def slot(self, k): return (k * 0x9E3779B1 & 0xffffffff) & self.mask
     def forget(self, s):
         e = self.slots.pop(s, None)
@@ -99,20 +104,22 @@ class Duels:
         if margin not in ((1, 2) if self.two_use else (1,)): return
         c, v = self.slot(cand), self.slot(vict)
         if c == v: return
+        if self.separate: c, v = (margin, c), (margin, v)
         if self.keep_first and (c in self.slots or v in self.slots): return
-        if margin == 2 and not self.two_use_takes_slots \
+        if margin == 2 and not self.two_use_takes_slots and not self.separate \
                 and any(self.slots.get(s, (0, 0, 0, 2))[3] == 1 for s in (c, v)): return
         self.forget(c); self.forget(v)
         self.slots[c] = (cand, True, v, margin); self.slots[v] = (vict, False, c, margin)
     def use(self, k):
-        s = self.slot(k); e = self.slots.get(s)
-        if not e or e[0] != k: return
-        self.forget(s)
-        change = 1 if e[1] else -1
-        if e[3] == 1: self.score = max(-self.bound, min(self.bound, self.score + change))
-        else: self.score2 = max(-self.bound, min(self.bound, self.score2 + change))
-        one = 1 if self.score > 0 else 2 if self.score < 0 else (1 if self.lead == 1 else 2)
-        self.lead = 1 if one == 1 else 3 if self.score2 <= -self.turn else 2
+        for s in (((1, self.slot(k)), (2, self.slot(k))) if self.separate else (self.slot(k),)):
+            e = self.slots.get(s)
+            if not e or e[0] != k: continue
+            self.forget(s)
+            change = 1 if e[1] else -1
+            if e[3] == 1: self.score = max(-self.bound, min(self.bound, self.score + change))
+            else: self.score2 = max(-self.bound, min(self.bound, self.score2 + change))
+            one = 1 if self.score >= self.enter_one else 2 if self.score < 0 else (1 if self.lead == 1 else 2)
+            self.lead = 1 if one == 1 else 3 if self.score2 <= -self.turn else 2
 
 
 class WTinyLFU:
@@ -336,7 +343,8 @@ def memorycache(keys, C, transfer=False, smallest_share=0.005, two_use=True, sec
                 duels={}, **options):
     """MemoryCache's adaptive policy under a count limit, as shipped since 2026-12-07: the
     window moved by two shadows, the admission lead (1, 2 or 3; `two_use=False`: 1 or 2, as
-    before) chosen by duels, a second chance for a victim that holds under lead 1
+    before) chosen by duels (a table of slots for each margin; `duels=dict(shared=True)`:
+    one for both, as before), a second chance for a victim that holds under lead 1
     (`second_chance=False`: none, as before), its sketch's width. Within a few hits of the
     pinned counts where every key is sampled (1,024 entries or fewer; the sample of a larger
     cache is another one). `transfer`: contents follow the window's moves

@@ -3,7 +3,7 @@ the shipped one, on every cell of the shared traces: each cell's gap to the best
 policy (`../shared/traces/README.md`) before and after, and the cells more than 1 point behind.
 
     python3 variants.py "second_chance='always'"                 # every cell (about 8 minutes)
-    python3 variants.py "duels=dict(two_use_takes_slots=True)" cpp multi1 zigzag
+    python3 variants.py "duels=dict(shared=True, two_use_takes_slots=True)" cpp multi1 zigzag
     python3 variants.py "patience=64" "duels=dict(turn=1)"       # several options at once
 
 Options are `memorycache`'s keyword arguments; later arguments that are not `name=value` pick

@@ -110,7 +110,7 @@ import Testing
             return (hits, cache.withLock { [.window, .probation, .protected].flatMap { cache.storage.keysByRecency(in: $0) } })
         }
         let first = try replay(seed: 0)
-        #expect(first.hits == 2_592)
+        #expect(first.hits == 2_497)
         #expect(try replay(seed: 0).survivors == first.survivors)
         #expect(try replay(seed: 9).survivors == replay(seed: 9).survivors)
     }
@@ -251,20 +251,57 @@ import Testing
         #expect(duels.invariantViolations() == [])
     }
 
-    /// A two-use duel takes no slot from a one-use duel; a one-use duel takes a two-use one's.
-    @Test func aTwoUseDuelLeavesAOneUseDuelItsSlots() {
+    /// The margins keep their duels in tables of their own: a duel of one margin takes no
+    /// slot from one of the other, where a newer duel of its own takes an older one's.
+    @Test func theMarginsDoNotShareSlots() {
         var duels = AdmissionDuels(capacity: 1_000)
-        let slots = UInt32(duels.slots.count)
-        duels.open(candidate: 1, victim: 2, margin: 1)
-        duels.open(candidate: 1 + slots, victim: 3, margin: 2)
-        duels.open(candidate: 4, victim: 2 + slots, margin: 2)
-        #expect(duels.live == 2 && duels.hasDuel(1) && duels.hasDuel(2) && !duels.hasDuel(3))
-        duels.open(candidate: 5, victim: 6, margin: 2)
-        duels.open(candidate: 5 + slots, victim: 7, margin: 1)
-        #expect(duels.live == 4 && duels.hasDuel(5 + slots) && !duels.hasDuel(5) && !duels.hasDuel(6))
+        let pairs = UInt32(duels.slots.count / 2)
+        #expect(pairs == 512)
+        duels.open(candidate: 1, victim: 2, margin: 2)
+        duels.open(candidate: 1 + pairs, victim: 3, margin: 1)
+        duels.open(candidate: 4, victim: 2 + pairs, margin: 1)
+        #expect(duels.live == 6 && duels.hasDuel(1) && duels.hasDuel(2) && duels.hasDuel(1 + pairs))
         #expect(duels.invariantViolations() == [])
-        duels.noteUse(7)
-        #expect(duels.score == -1 && duels.twoUseScore == 0)
+        // The two-use duel settles for the victim, as the one-use duels for their candidates.
+        duels.noteUse(2)
+        duels.noteUse(1 + pairs)
+        #expect(duels.twoUseScore == -1 && duels.score == 1 && duels.live == 2)
+        // A key in a duel of each margin settles both with one use.
+        duels.open(candidate: 5, victim: 6, margin: 2)
+        duels.open(candidate: 7, victim: 5, margin: 1)
+        duels.noteUse(5)
+        #expect(duels.twoUseScore == 0 && duels.score == 0 && duels.live == 2)
+        #expect(duels.invariantViolations() == [])
+    }
+
+    /// A scan back and forth as threads run it: now and then a thread that has claimed 16
+    /// requests runs the last 8 late, after the others have run 600. The keys at the turns
+    /// lead the main space's keys by two uses, and under a low count every other candidate
+    /// leads by one: with one table for both margins those one-use duels took the slots of
+    /// the two-use duels before they settled, and the lead stayed 2 (1,411 hits; 1,267 in
+    /// the Python model, LRU 1,379). With a table for each margin, lead 3 and 1,462 hits,
+    /// about as many as without the late requests (1,474 in the model).
+    @Test func lateRequestsInAScanBackAndForthLeaveTheLeadToTheTwoUseDuels() throws {
+        let cache: MemoryCache<Int, Int> = try makeCache(.init(countLimit: 60, autoTrimInterval: nil))
+        var scan: [Int] = []
+        for pass in 0..<26 { scan += pass % 2 == 0 ? Array(0...600) : Array((1...599).reversed()) }
+        var keys: [Int] = [], late: [(at: Int, keys: ArraySlice<Int>)] = []
+        for (number, start) in stride(from: 0, to: scan.count, by: 16).enumerated() {
+            let chunk = scan[start..<min(start + 16, scan.count)]
+            if number % 20 == 19 {
+                keys += chunk.prefix(8)
+                late.append((keys.count + 600, chunk.dropFirst(8)))
+            } else {
+                keys += chunk
+            }
+            while let first = late.first, first.at <= keys.count { keys += first.keys; late.removeFirst() }
+        }
+        for rest in late { keys += rest.keys }
+        #expect(keys.count == scan.count)
+        let hits = Self.replay(keys, through: cache)
+        #expect(cache.withLock { cache.adaptive.duels.lead } == 3)
+        #expect(hits >= 1_440, "hits: \(hits)")
+        #expect(cache.withLock { cache.storage.invariantViolations() + cache.adaptive.duels.invariantViolations() } == [])
     }
 
     /// A scan back and forth over four times the cache's keys: after the sketch halves its
@@ -285,8 +322,8 @@ import Testing
 
     @Test func aNewerDuelTakesTheSlotsOfAnOlderOne() {
         var duels = AdmissionDuels(capacity: 1_000)
-        let slots = UInt32(duels.slots.count)
-        #expect(slots == 1_024)
+        let slots = UInt32(duels.slots.count / 2)
+        #expect(slots == 512)
         duels.open(candidate: 1, victim: 2, margin: 1)
         // Same slot as 1: the duel of 1 and 2 is forgotten, partner included.
         duels.open(candidate: 1 + slots, victim: 3, margin: 1)

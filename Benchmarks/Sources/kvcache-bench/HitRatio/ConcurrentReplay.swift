@@ -1,3 +1,4 @@
+import Foundation
 import KVCache
 import Synchronization
 
@@ -89,6 +90,13 @@ enum ConcurrentReplay {
             return hits
         }
         let sameOrder = (0..<keys.count).map { keys[order[$0]] }
+        if let folder = ProcessInfo.processInfo.environment["KVCACHE_BENCH_ORDER_DIR"], !readsTakeTheCacheLock {
+            // For the Python model (`Scripts/policy-sim`): a key a line, as the threads ran them.
+            let path = "\(folder)/order-\(keys.count)-\(capacity).txt"
+            if (try? sameOrder.map(String.init).joined(separator: "\n").write(toFile: path, atomically: true, encoding: .utf8)) == nil {
+                print("hit ratio: could not write \(path)")
+            }
+        }
         let hits = { (keys: [Int]) in
             KVCacheAdaptiveReplay.hits(replaying: keys, capacity: capacity, readsTakeTheCacheLock: readsTakeTheCacheLock)
         }
