@@ -7,7 +7,9 @@ policy (`../shared/traces/README.md`) before and after, and the cells more than 
     python3 variants.py "patience=64" "duels=dict(turn=1)"       # several options at once
 
 Options are `memorycache`'s keyword arguments; later arguments that are not `name=value` pick
-traces by name (`cpp` for lirs-cpp).
+traces by name (`cpp` for lirs-cpp). `base.name=value` changes the policy compared against
+(`base.duels=dict(shared=True)`: one table of duel slots, as before 2026-12-07's third
+session, which the research notes' earlier model figures used).
 """
 import os
 import re
@@ -28,22 +30,24 @@ for line in open(README):
 
 def main():
     options = {}
+    base = {}
     names = []
     for argument in sys.argv[1:]:
         if '=' in argument:
             key, value = argument.split('=', 1)
-            options[key] = eval(value, {'dict': dict})
+            if key.startswith('base.'): base[key[5:]] = eval(value, {'dict': dict})
+            else: options[key] = eval(value, {'dict': dict})
         else:
             names.append(argument)
     cells = sorted(c for c in BEST if not names or c[0] in names or c[0] in ('lirs-' + n for n in names))
     off = [0, 0]; total = 0.0
     for name, C in cells:
         keys = traces.load(name)
-        ratios = [100 * policies.memorycache(keys, C, **o) / len(keys) for o in ({}, options)]
+        ratios = [100 * policies.memorycache(keys, C, **o) / len(keys) for o in (base, {**base, **options})]
         gaps = [r - BEST[(name, C)] for r in ratios]
         off = [o + (g < -1) for o, g in zip(off, gaps)]; total += ratios[1] - ratios[0]
         print(f'{name} @ {C}: {gaps[0]:+.2f} -> {gaps[1]:+.2f} ({ratios[1] - ratios[0]:+.2f})', flush=True)
-    print(f'{options}: cells more than 1 point behind {off[0]} -> {off[1]}; summed change {total:+.2f} points')
+    print(f'{options} against {base or "shipped"}: cells more than 1 point behind {off[0]} -> {off[1]}; summed change {total:+.2f} points')
 
 
 if __name__ == '__main__':
