@@ -86,16 +86,17 @@ class Duels:
     (MemoryCache before 2026-12-07's third session). Variants tried, not shipped:
     `two_use_takes_slots` (with `shared`, a two-use duel displaces a one-use one, as a newer
     duel does an older), `keep_first` (a duel takes no occupied slot), `initial_lead`,
-    `enter_one` (the one-use score that turns lead 2 to 1; 1 shipped)."""
+    `enter_one` (the one-use score that turns lead 2 to 1; 1 shipped), `leave_one` (the score
+    at or below minus which lead 1 turns back to 2; 1 shipped)."""
     def __init__(self, C, bound=32, two_use=True, turn=2, two_use_takes_slots=False, keep_first=False,
-                 initial_lead=2, enter_one=1, shared=False):
+                 initial_lead=2, enter_one=1, shared=False, leave_one=1):
         n = 256
         while n < min(C, 4096): n *= 2
         if not shared: n //= 2  # a table of n / 2 slots for each margin
         self.mask = n - 1; self.slots = {}; self.score = 0; self.score2 = 0; self.bound = bound
         self.lead = initial_lead; self.two_use = two_use; self.turn = turn
         self.two_use_takes_slots = two_use_takes_slots; self.keep_first = keep_first
-        self.enter_one = enter_one; self.separate = not shared
+        self.enter_one = enter_one; self.separate = not shared; self.leave_one = leave_one
     def slot(self, k): return (k * 0x9E3779B1 & 0xffffffff) & self.mask
     def forget(self, s):
         e = self.slots.pop(s, None)
@@ -118,7 +119,7 @@ class Duels:
             change = 1 if e[1] else -1
             if e[3] == 1: self.score = max(-self.bound, min(self.bound, self.score + change))
             else: self.score2 = max(-self.bound, min(self.bound, self.score2 + change))
-            one = 1 if self.score >= self.enter_one else 2 if self.score < 0 else (1 if self.lead == 1 else 2)
+            one = 1 if self.score >= self.enter_one else 2 if self.score <= -self.leave_one else (1 if self.lead == 1 else 2)
             self.lead = 1 if one == 1 else 3 if self.score2 <= -self.turn else 2
 
 
