@@ -6,6 +6,10 @@ run up to 50 places late (`late`), and prints the spread of the hit ratios.
 
     python3 order_sensitivity.py lirs-sprite 707 12            # the shipped floor, 0.5 %
     python3 order_sensitivity.py lirs-sprite 707 12 0.0005     # the floor before 2026-12-07
+    python3 order_sensitivity.py lirs-multi2 1421 12 0.005 "duels=dict(initial_lead=1, bound=0)"
+
+Later `name=value` arguments are `memorycache`'s options, as in variants.py (`bound=0` keeps
+the lead it starts with).
 """
 import random
 import sys
@@ -50,17 +54,18 @@ def late(keys, seed, share=0.001, span=50):
 def main():
     name, C, orders = sys.argv[1], int(sys.argv[2]), int(sys.argv[3])
     floor = float(sys.argv[4]) if len(sys.argv) > 4 else 0.005
+    options = {k: eval(v, {'dict': dict}) for k, v in (a.split('=', 1) for a in sys.argv[5:])}
     keys = traces.load(name)
 
     def ratio(ks):
-        return 100 * policies.memorycache(ks, C, smallest_share=floor) / len(keys)
+        return 100 * policies.memorycache(ks, C, smallest_share=floor, **options) / len(keys)
     ratios = []
     for seed in range(1, orders + 1):
         order = cursor_order(keys, seed)
         ratios.append(ratio(order))
         ratios += [ratio(late(order, s)) for s in (1, 2)]
     ratios.sort()
-    print(f"{name} at {C}, floor {floor}: natural order {ratio(keys):.2f} %; "
+    print(f"{name} at {C}, floor {floor}{' ' + str(options) if options else ''}: natural order {ratio(keys):.2f} %; "
           f"{len(ratios)} replays: worst {ratios[0]:.2f}, tenth percentile {ratios[len(ratios) // 10]:.2f}, "
           f"median {ratios[len(ratios) // 2]:.2f}, best {ratios[-1]:.2f} %")
 
