@@ -96,7 +96,7 @@ class Duels:
         self.mask = n - 1; self.slots = {}; self.score = 0; self.score2 = 0; self.bound = bound
         self.lead = initial_lead; self.two_use = two_use; self.turn = turn
         self.two_use_takes_slots = two_use_takes_slots; self.keep_first = keep_first
-        self.enter_one = enter_one; self.separate = not shared; self.leave_one = leave_one
+        self.enter_one = enter_one; self.shared = shared; self.leave_one = leave_one
     def slot(self, k): return (k * 0x9E3779B1 & 0xffffffff) & self.mask
     def forget(self, s):
         e = self.slots.pop(s, None)
@@ -105,14 +105,14 @@ class Duels:
         if margin not in ((1, 2) if self.two_use else (1,)): return
         c, v = self.slot(cand), self.slot(vict)
         if c == v: return
-        if self.separate: c, v = (margin, c), (margin, v)
+        if not self.shared: c, v = (margin, c), (margin, v)
         if self.keep_first and (c in self.slots or v in self.slots): return
-        if margin == 2 and not self.two_use_takes_slots and not self.separate \
+        if margin == 2 and not self.two_use_takes_slots and self.shared \
                 and any(self.slots.get(s, (0, 0, 0, 2))[3] == 1 for s in (c, v)): return
         self.forget(c); self.forget(v)
         self.slots[c] = (cand, True, v, margin); self.slots[v] = (vict, False, c, margin)
     def use(self, k):
-        for s in (((1, self.slot(k)), (2, self.slot(k))) if self.separate else (self.slot(k),)):
+        for s in ((self.slot(k),) if self.shared else ((1, self.slot(k)), (2, self.slot(k)))):
             e = self.slots.get(s)
             if not e or e[0] != k: continue
             self.forget(s)

@@ -37,8 +37,8 @@ struct AdmissionDuels {
     @usableFromInline static var twoUseTurn: Int { 2 }
 
     /// Pairs of slots, one per margin: a key's are at `pair(of:) + margin - 1`, on one cache
-    /// line. A slot: bit 0 occupied, bit 1 its key was the candidate, bit 2 the candidate led
-    /// by two uses (not one), bits 3-31 the partner's slot, bits 32-63 its key's policy hash.
+    /// line, so an odd slot holds a two-use duel. A slot: bit 0 occupied, bit 1 its key was the
+    /// candidate, bits 2-31 the partner's slot, bits 32-63 its key's policy hash.
     @usableFromInline var slots: [UInt64]
     /// The pairs less one (a power of two less one): a hash's pair is `hash & mask`.
     @usableFromInline let mask: UInt32
@@ -79,9 +79,8 @@ struct AdmissionDuels {
         guard candidateSlot != victimSlot else { return }
         forget(candidateSlot)
         forget(victimSlot)
-        let marginBit: UInt64 = margin == 2 ? 0b100 : 0
-        slots[candidateSlot] = UInt64(candidate) << 32 | UInt64(victimSlot) << 3 | marginBit | 0b11
-        slots[victimSlot] = UInt64(victim) << 32 | UInt64(candidateSlot) << 3 | marginBit | 0b01
+        slots[candidateSlot] = UInt64(candidate) << 32 | UInt64(victimSlot) << 2 | 0b11
+        slots[victimSlot] = UInt64(victim) << 32 | UInt64(candidateSlot) << 2 | 0b01
         live &+= 2
     }
 
@@ -98,7 +97,7 @@ struct AdmissionDuels {
     /// The slot of an occupied slot's partner.
     @inlinable
     static func partner(of entry: UInt64) -> Int {
-        Int(truncatingIfNeeded: entry >> 3 & 0x1FFF_FFFF)
+        Int(truncatingIfNeeded: entry >> 2 & 0x3FFF_FFFF)
     }
 
     /// Whether the key whose policy hash is `hash` has an open duel, of either margin.
@@ -118,18 +117,17 @@ struct AdmissionDuels {
     /// A use of the key whose policy hash is `hash`: settles its duels, if it has any.
     @inlinable
     mutating func noteUse(_ hash: UInt32) {
-        guard hasDuel(hash) else { return }
+        guard live > 0 else { return }
         let first = pair(of: hash)
-        for slot in first...(first &+ 1) where holds(slots[slot], hash) {
-            settle(slot, candidateFirst: slots[slot] & 2 != 0, marginTwo: slots[slot] & 4 != 0)
-        }
+        for slot in first...(first &+ 1) where holds(slots[slot], hash) { settle(slot) }
     }
 
+    /// Settles the duel in `slot`, whose key was used first: moves its margin's score.
     @usableFromInline
-    mutating func settle(_ slot: Int, candidateFirst: Bool, marginTwo: Bool) {
+    mutating func settle(_ slot: Int) {
+        let change = slots[slot] & 2 != 0 ? 1 : -1
         forget(slot)
-        let change = candidateFirst ? 1 : -1
-        if marginTwo {
+        if slot & 1 != 0 {
             twoUseScore = max(-Self.scoreBound, min(twoUseScore + change, Self.scoreBound))
         } else {
             score = max(-Self.scoreBound, min(score + change, Self.scoreBound))
@@ -140,7 +138,8 @@ struct AdmissionDuels {
     }
 
     /// The broken invariants, empty when there are none: every occupied slot's partner is
-    /// occupied and points back, one of the two is the candidate, `live` counts them, and
+    /// occupied, of its margin, and points back, one of the two is the candidate, every slot
+    /// is in its key's pair, `live` counts them, and
     /// the lead is 1, 2 or 3.
     func invariantViolations() -> [String] {
         var violations: [String] = []
@@ -149,15 +148,13 @@ struct AdmissionDuels {
             occupied += 1
             let partnerSlot = Self.partner(of: entry)
             let partner = partnerSlot < slots.count ? slots[partnerSlot] : 0
+            // Partners are of one margin: slots of the same parity.
             if partner & 1 == 0 || Self.partner(of: partner) != slot || (partner & 2) == (entry & 2)
-                || (partner & 4) != (entry & 4) {
+                || (partnerSlot ^ slot) & 1 != 0 {
                 violations.append("duel slot \(slot) has no partner pointing back")
             }
             if pair(of: UInt32(truncatingIfNeeded: entry >> 32)) != slot & ~1 {
                 violations.append("duel slot \(slot) holds a hash of another pair")
-            }
-            if (entry & 4 != 0) != (slot & 1 != 0) {
-                violations.append("duel slot \(slot) holds a duel of the other margin")
             }
         }
         if occupied != live { violations.append("duels: \(live) live slots counted, \(occupied) occupied") }
