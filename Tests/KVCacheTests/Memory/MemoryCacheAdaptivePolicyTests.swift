@@ -322,20 +322,20 @@ import Testing
 
     @Test func aNewerDuelTakesTheSlotsOfAnOlderOne() {
         var duels = AdmissionDuels(capacity: 1_000)
-        let slots = UInt32(duels.slots.count / 2)
-        #expect(slots == 512)
+        let pairs = UInt32(duels.slots.count / 2)
+        #expect(pairs == 512)
         duels.open(candidate: 1, victim: 2, margin: 1)
         // Same slot as 1: the duel of 1 and 2 is forgotten, partner included.
-        duels.open(candidate: 1 + slots, victim: 3, margin: 1)
+        duels.open(candidate: 1 + pairs, victim: 3, margin: 1)
         #expect(duels.live == 2)
         duels.noteUse(2)
         duels.noteUse(1)
         #expect(duels.live == 2 && duels.score == 0)
         // Two keys of one slot make no duel.
-        duels.open(candidate: 5, victim: 5 + slots, margin: 1)
+        duels.open(candidate: 5, victim: 5 + pairs, margin: 1)
         #expect(duels.live == 2)
         #expect(duels.invariantViolations() == [])
-        duels.noteUse(1 + slots)
+        duels.noteUse(1 + pairs)
         #expect(duels.live == 0 && duels.score == 1)
         #expect(duels.invariantViolations() == [])
     }
