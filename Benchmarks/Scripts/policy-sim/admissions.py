@@ -14,7 +14,7 @@ import traces
 
 def main():
     name, C = sys.argv[1], int(sys.argv[2])
-    options = {k: eval(v, {'dict': dict}) for k, v in (a.split('=', 1) for a in sys.argv[3:])}
+    options = policies.parse_options(sys.argv[3:])
     keys = traces.load(name)
     admitted = collections.Counter(); victims = collections.Counter()
     access, open_duel = policies.WTinyLFU.access, policies.Duels.open

@@ -54,7 +54,7 @@ def late(keys, seed, share=0.001, span=50):
 def main():
     name, C, orders = sys.argv[1], int(sys.argv[2]), int(sys.argv[3])
     floor = float(sys.argv[4]) if len(sys.argv) > 4 else 0.005
-    options = {k: eval(v, {'dict': dict}) for k, v in (a.split('=', 1) for a in sys.argv[5:])}
+    options = policies.parse_options(sys.argv[5:])
     keys = traces.load(name)
 
     def ratio(ks):

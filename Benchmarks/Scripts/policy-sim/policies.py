@@ -332,6 +332,12 @@ class WindowGradient:
         return self.math.exp(self.log)
 
 
+def parse_options(arguments):
+    """`memorycache`'s options from command-line arguments `name=value` (values are Python:
+    `duels=dict(shared=True)`)."""
+    return {k: eval(v, {'dict': dict}) for k, v in (a.split('=', 1) for a in arguments)}
+
+
 def memorycache_width(C):
     """The sketch's width (x the next power of two of C, a row) that MemoryCache's has: 8
     counters an entry, at least 2^18 (2^16 a row)."""

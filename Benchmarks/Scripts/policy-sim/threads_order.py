@@ -13,7 +13,7 @@ import policies
 
 def main():
     path, C = sys.argv[1], int(sys.argv[2])
-    options = {k: eval(v, {'dict': dict}) for k, v in (a.split('=', 1) for a in sys.argv[3:])}
+    options = policies.parse_options(sys.argv[3:])
     keys = [int(line) for line in open(path).read().split()]
     ratio = lambda hits: f'{100 * hits / len(keys):.2f} %'
     print(f'{path} at {C}: exact LRU {ratio(policies.lru(keys, C))}, MemoryCache '

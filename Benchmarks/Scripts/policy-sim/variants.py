@@ -34,9 +34,9 @@ def main():
     names = []
     for argument in sys.argv[1:]:
         if '=' in argument:
-            key, value = argument.split('=', 1)
-            if key.startswith('base.'): base[key[5:]] = eval(value, {'dict': dict})
-            else: options[key] = eval(value, {'dict': dict})
+            (key, value), = policies.parse_options([argument]).items()
+            if key.startswith('base.'): base[key[5:]] = value
+            else: options[key] = value
         else:
             names.append(argument)
     cells = sorted(c for c in BEST if not names or c[0] in names or c[0] in ('lirs-' + n for n in names))
