@@ -87,9 +87,16 @@ class Duels:
     `two_use_takes_slots` (with `shared`, a two-use duel displaces a one-use one, as a newer
     duel does an older), `keep_first` (a duel takes no occupied slot), `initial_lead`,
     `enter_one` (the one-use score that turns lead 2 to 1; 1 shipped), `leave_one` (the score
-    at or below minus which lead 1 turns back to 2; 1 shipped)."""
+    at or below minus which lead 1 turns back to 2; 1 shipped), `victim_keeps` (a victim's
+    duel is not replaced by a newer one against the same victim: the first candidate it
+    turned away stays its rival), `many` (a victim keeps a duel with every candidate it turns
+    away, each candidate in its own slot: 'once', its use counts -1 and a candidate's +1;
+    'count', its use counts -1 for each duel still open against it; 'first', whichever of
+    the victim and its candidates is used first counts, once, and closes them all).
+    `fixed=L` keeps lead L and only counts: `tally[margin]` holds the duels settled for the
+    candidate and for the victim (`duel_tallies.py`)."""
     def __init__(self, C, bound=32, two_use=True, turn=2, two_use_takes_slots=False, keep_first=False,
-                 initial_lead=2, enter_one=1, shared=False, leave_one=1):
+                 initial_lead=2, enter_one=1, shared=False, leave_one=1, victim_keeps=False, many=None, fixed=0):
         n = 256
         while n < min(C, 4096): n *= 2
         if not shared: n //= 2  # a table of n / 2 slots for each margin
@@ -97,30 +104,71 @@ class Duels:
         self.lead = initial_lead; self.two_use = two_use; self.turn = turn
         self.two_use_takes_slots = two_use_takes_slots; self.keep_first = keep_first
         self.enter_one = enter_one; self.shared = shared; self.leave_one = leave_one
+        self.victim_keeps = victim_keeps; self.many = many
+        self.fixed = fixed; self.tally = {1: [0, 0], 2: [0, 0]}
+        if fixed: self.lead = fixed
+    # With `many`, a candidate's entry is (key, True, its victim's slot, margin, the victim's
+    # key) and a victim's (key, False, its open duels, margin).
+    def drop_many(self, s):
+        e = self.slots.pop(s, None)
+        if not e or not e[1]: return
+        v = self.slots.get(e[2])
+        if v and not v[1] and v[0] == e[4]:
+            if v[2] <= 1: self.slots.pop(e[2])
+            else: self.slots[e[2]] = (v[0], False, v[2] - 1, v[3])
+    def open_many(self, cand, vict, margin):
+        c, v = (margin, self.slot(cand)), (margin, self.slot(vict))
+        if c == v: return
+        self.drop_many(c)
+        e = self.slots.get(v)
+        if e and not e[1] and e[0] == vict: self.slots[v] = (vict, False, e[2] + 1, margin)
+        else:
+            self.drop_many(v)
+            self.slots[v] = (vict, False, 1, margin)
+        self.slots[c] = (cand, True, v, margin, vict)
+    def use_many(self, k):
+        for s in ((1, self.slot(k)), (2, self.slot(k))):
+            e = self.slots.get(s)
+            if not e or e[0] != k: continue
+            if e[1]:
+                v = self.slots.get(e[2])
+                self.drop_many(s)
+                if not (v and not v[1] and v[0] == e[4]): continue  # its victim left first
+                if self.many == 'first': self.slots.pop(e[2], None)
+                self.settled(e[3], 1)
+            else:
+                self.slots.pop(s)
+                self.settled(e[3], -e[2] if self.many == 'count' else -1)
+    def settled(self, margin, change):
+        self.tally[margin][0 if change > 0 else 1] += abs(change)
+        if self.fixed: return
+        if margin == 1: self.score = max(-self.bound, min(self.bound, self.score + change))
+        else: self.score2 = max(-self.bound, min(self.bound, self.score2 + change))
+        one = 1 if self.score >= self.enter_one else 2 if self.score <= -self.leave_one else (1 if self.lead == 1 else 2)
+        self.lead = 1 if one == 1 else 3 if self.score2 <= -self.turn else 2
     def slot(self, k): return (k * 0x9E3779B1 & 0xffffffff) & self.mask
     def forget(self, s):
         e = self.slots.pop(s, None)
         if e: self.slots.pop(e[2], None)
     def open(self, cand, vict, margin=1):
         if margin not in ((1, 2) if self.two_use else (1,)): return
+        if self.many: return self.open_many(cand, vict, margin)
         c, v = self.slot(cand), self.slot(vict)
         if c == v: return
         if not self.shared: c, v = (margin, c), (margin, v)
         if self.keep_first and (c in self.slots or v in self.slots): return
+        if self.victim_keeps and (e := self.slots.get(v)) and e[0] == vict and not e[1]: return
         if margin == 2 and not self.two_use_takes_slots and self.shared \
                 and any(self.slots.get(s, (0, 0, 0, 2))[3] == 1 for s in (c, v)): return
         self.forget(c); self.forget(v)
         self.slots[c] = (cand, True, v, margin); self.slots[v] = (vict, False, c, margin)
     def use(self, k):
+        if self.many: return self.use_many(k)
         for s in ((self.slot(k),) if self.shared else ((1, self.slot(k)), (2, self.slot(k)))):
             e = self.slots.get(s)
             if not e or e[0] != k: continue
             self.forget(s)
-            change = 1 if e[1] else -1
-            if e[3] == 1: self.score = max(-self.bound, min(self.bound, self.score + change))
-            else: self.score2 = max(-self.bound, min(self.bound, self.score2 + change))
-            one = 1 if self.score >= self.enter_one else 2 if self.score <= -self.leave_one else (1 if self.lead == 1 else 2)
-            self.lead = 1 if one == 1 else 3 if self.score2 <= -self.turn else 2
+            self.settled(e[3], 1 if e[1] else -1)
 
 
 class WTinyLFU:
