@@ -117,7 +117,7 @@ class Duels:
             if v[2] <= 1: self.slots.pop(e[2])
             else: self.slots[e[2]] = (v[0], False, v[2] - 1, v[3])
     def open_many(self, cand, vict, margin):
-        c, v = (margin, self.slot(cand)), (margin, self.slot(vict))
+        c, v = self.place(cand, margin), self.place(vict, margin)
         if c == v: return
         self.drop_many(c)
         e = self.slots.get(v)
@@ -127,7 +127,7 @@ class Duels:
             self.slots[v] = (vict, False, 1, margin)
         self.slots[c] = (cand, True, v, margin, vict)
     def use_many(self, k):
-        for s in ((1, self.slot(k)), (2, self.slot(k))):
+        for s in self.places(k):
             e = self.slots.get(s)
             if not e or e[0] != k: continue
             if e[1]:
@@ -147,15 +147,18 @@ class Duels:
         one = 1 if self.score >= self.enter_one else 2 if self.score <= -self.leave_one else (1 if self.lead == 1 else 2)
         self.lead = 1 if one == 1 else 3 if self.score2 <= -self.turn else 2
     def slot(self, k): return (k * 0x9E3779B1 & 0xffffffff) & self.mask
+    def place(self, k, margin):
+        """`k`'s slot in `margin`'s table, or in the one table when `shared`."""
+        return self.slot(k) if self.shared else (margin, self.slot(k))
+    def places(self, k): return (self.slot(k),) if self.shared else (self.place(k, 1), self.place(k, 2))
     def forget(self, s):
         e = self.slots.pop(s, None)
         if e: self.slots.pop(e[2], None)
     def open(self, cand, vict, margin=1):
         if margin not in ((1, 2) if self.two_use else (1,)): return
         if self.many: return self.open_many(cand, vict, margin)
-        c, v = self.slot(cand), self.slot(vict)
+        c, v = self.place(cand, margin), self.place(vict, margin)
         if c == v: return
-        if not self.shared: c, v = (margin, c), (margin, v)
         if self.keep_first and (c in self.slots or v in self.slots): return
         if self.victim_keeps and (e := self.slots.get(v)) and e[0] == vict and not e[1]: return
         if margin == 2 and not self.two_use_takes_slots and self.shared \
@@ -164,7 +167,7 @@ class Duels:
         self.slots[c] = (cand, True, v, margin); self.slots[v] = (vict, False, c, margin)
     def use(self, k):
         if self.many: return self.use_many(k)
-        for s in ((self.slot(k),) if self.shared else ((1, self.slot(k)), (2, self.slot(k)))):
+        for s in self.places(k):
             e = self.slots.get(s)
             if not e or e[0] != k: continue
             self.forget(s)
