@@ -37,8 +37,9 @@ extension MemoryCache {
             }
             let old = found.pointee.entry
             stripe.replace(found, after: previous, in: bucket, with: Entry(index: old.index, cost: cost, value: value), cost: cost)
-            let buffered = part.record(old.index, hash: hash, mark: LaneStripe.writeMark)
-            if buffered == 1 { storage.laneHeader(laneIndex).markPending(stripe: stripeIndex) }
+            let header = storage.laneHeader(laneIndex)
+            let buffered = part.record(old.index, hash: hash, mark: LaneStripe.writeMark, header: header)
+            if buffered == 1 { header.markPending(stripe: stripeIndex) }
             let drains = buffered == LaneStripe.bufferCapacity
                 || buffered == 0 && part.dropped & (Self.drainRetryInterval &- 1) == 0
             part.replacements &+= 1

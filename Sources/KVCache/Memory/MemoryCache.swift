@@ -228,8 +228,9 @@ public final class MemoryCache<Key: Hashable & Sendable, Value: Sendable>: @unch
                 return .miss
             }
             lane.hits &+= 1
-            let buffered = lane.record(entry.index, hash: hash)
-            if buffered == 1 { storage.laneHeader(laneIndex).markPending(stripe: stripe) }
+            let header = storage.laneHeader(laneIndex)
+            let buffered = lane.record(entry.index, hash: hash, header: header)
+            if buffered == 1 { header.markPending(stripe: stripe) }
             // A full buffer tries to drain; while drains are busy, one dropped read
             // in `drainRetryInterval` tries again.
             let drains = buffered == LaneStripe.bufferCapacity

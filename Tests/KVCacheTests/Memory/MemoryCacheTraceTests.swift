@@ -36,20 +36,20 @@ struct MemoryCacheTraceTests {
     /// key's counters in one cache line) and another sample of the keys: within a few hits
     /// where a cache of 1,024 entries or fewer samples every key (cpp at 305: 7,673 both).
     @Test(arguments: [
-        ("oltp.gz", [250: 213_170, 1_000: 376_071, 2_000: 430_461, 4_000: 486_790]),
-        ("web07.trace.xz", [250: 34_487, 1_000: 40_913, 4_000: 46_867]),
-        ("web12.trace.xz", [250: 48_768, 1_000: 65_863, 4_000: 76_362]),
-        ("gli.trace.gz", [250: 1_013, 1_000: 2_985]),
-        ("lirs-multi1.trace.gz", [260: 7_840, 651: 9_377, 1_303: 11_978]),
-        ("lirs-multi2.trace.gz", [568: 13_554, 1_421: 16_739, 2_842: 20_246]),
-        ("lirs-multi3.trace.gz", [745: 14_402, 1_863: 18_158, 3_727: 21_747]),
-        ("lirs-sprite.trace.gz", [707: 113_420, 1_768: 124_234, 3_537: 125_504]),
+        ("oltp.gz", [250: 213_132, 1_000: 375_837, 2_000: 430_710, 4_000: 486_957]),
+        ("web07.trace.xz", [250: 34_433, 1_000: 40_942, 4_000: 46_885]),
+        ("web12.trace.xz", [250: 48_585, 1_000: 65_954, 4_000: 76_407]),
+        ("gli.trace.gz", [250: 1_013, 1_000: 2_986]),
+        ("lirs-multi1.trace.gz", [260: 7_845, 651: 9_378, 1_303: 11_984]),
+        ("lirs-multi2.trace.gz", [568: 13_574, 1_421: 16_737, 2_842: 20_245]),
+        ("lirs-multi3.trace.gz", [745: 14_408, 1_863: 18_160, 3_727: 21_816]),
+        ("lirs-sprite.trace.gz", [707: 113_745, 1_768: 124_021, 3_537: 125_501]),
         ("lirs-ps.trace.gz", [308: 5_551, 770: 6_469, 1_541: 7_365]),
-        ("lirs-cs.trace.gz", [140: 522, 352: 1_404, 704: 2_807]),
-        ("lirs-cpp.trace.gz", [122: 7_207, 305: 7_668, 611: 7_788]),
-        ("lirs-2_pools.trace.gz", [993: 54_412, 2_484: 61_571, 4_969: 72_923]),
-        ("lirs-zigzag.trace.gz", [200: 4_974, 500: 12_368, 1_000: 24_754]),
-        ("lirs-loop.trace.gz", [101: 49_900, 252: 125_248, 505: 250_994]),
+        ("lirs-cs.trace.gz", [140: 522, 352: 1_405, 704: 2_807]),
+        ("lirs-cpp.trace.gz", [122: 7_221, 305: 7_668, 611: 7_788]),
+        ("lirs-2_pools.trace.gz", [993: 54_405, 2_484: 61_568, 4_969: 72_914]),
+        ("lirs-zigzag.trace.gz", [200: 4_972, 500: 12_363, 1_000: 24_757]),
+        ("lirs-loop.trace.gz", [101: 49_900, 252: 125_247, 505: 250_994]),
     ])
     func adaptiveHitsArePinned(trace: String, expectedHits: [Int: Int]) async throws {
         try await Self.checkHits(trace: trace, policy: .adaptive, expectedHits: expectedHits)

@@ -1,13 +1,14 @@
 import CProcessor
 
 /// A read lane's own line, ahead of its stripes: the stripes whose read buffers hold
-/// reads not yet drained into the policy, a bit each (a view of memory that
-/// `ReadLanes` owns). An atomic word: readers set bits holding only their stripe's
-/// lock, and a drain clears them under the cache's lock.
+/// reads not yet drained into the policy, a bit each, and the stamp the lane's next
+/// recorded read takes (a view of memory that `ReadLanes` owns). Atomic words:
+/// readers write them holding only their stripe's lock, and a drain reads them under
+/// the cache's lock.
 @usableFromInline
 struct LaneHeader {
     /// Bytes the header's words take.
-    static var byteCount: Int { MemoryLayout<UInt64>.size }
+    static var byteCount: Int { 2 * MemoryLayout<UInt64>.size }
 
     @usableFromInline let memory: UnsafeMutableRawPointer
 
@@ -38,4 +39,22 @@ struct LaneHeader {
         guard kvcache_atomic_load(pendingStripesWord) != 0 else { return 0 }
         return kvcache_atomic_exchange(pendingStripesWord, 0)
     }
+
+    @inlinable
+    var stampWord: UnsafeMutablePointer<UInt64> { (memory + 8).assumingMemoryBound(to: UInt64.self) }
+
+    /// The stamp of the lane's next recorded read, now taken: stamps follow the order in
+    /// which the lane's reads were recorded, across its stripes, so that a drain replays
+    /// them in that order. A load and a store, not an atomic increment: threads that share
+    /// a lane may take the same stamp, which costs the order of their reads, never a read.
+    @inlinable
+    func takeStamp() -> UInt16 {
+        let stamp = kvcache_atomic_load(stampWord)
+        kvcache_atomic_store(stampWord, stamp &+ 1)
+        return UInt16(truncatingIfNeeded: stamp)
+    }
+
+    /// The stamp the lane's next recorded read will take.
+    @inlinable
+    var nextStamp: UInt16 { UInt16(truncatingIfNeeded: kvcache_atomic_load(stampWord)) }
 }

@@ -10,7 +10,8 @@ import Darwin
 ///
 /// A lane's part of a stripe (`LaneStripe`) is the mutex, then the buffered reads'
 /// count, the skip flag, hits, misses, drops, replacements, and the waits for the lock
-/// (count, nanoseconds) and in-place writes' time (measured only when asked), then the read buffer; parts are
+/// (count, nanoseconds) and in-place writes' time (measured only when asked), then the read buffer and
+/// its reads' stamps (`LaneStripe.stamps`); parts are
 /// `stripeStride` apart. A lane (`ReadLanes`) is a header line (`LaneHeader`), then its
 /// parts; lanes are `laneStride` apart, so no two lanes share a line.
 struct LaneLayout: Equatable, Sendable {
@@ -41,7 +42,7 @@ struct LaneLayout: Equatable, Sendable {
 
     /// Where the next part starts: whole lines, so each part starts where a mutex may.
     var stripeStride: Int {
-        LaneFields.roundUp(fields.bufferOffset + fields.bufferCapacity * 8, to: alignment)
+        LaneFields.roundUp(fields.stampsOffset + fields.bufferCapacity * 2, to: alignment)
     }
     /// A lane's header: whole lines, ahead of its parts.
     var headerStride: Int { LaneFields.roundUp(LaneHeader.byteCount, to: alignment) }
@@ -73,6 +74,7 @@ struct LaneLayout: Equatable, Sendable {
             ("waitNanoseconds", fields.waitNanosecondsOffset, 8, 8),
             ("writeNanoseconds", fields.writeNanosecondsOffset, 8, 8),
             ("buffer", fields.bufferOffset, bufferCapacity * 8, 8),
+            ("stamps", fields.stampsOffset, bufferCapacity * 2, 2),
         ]
         for (index, (name, offset, size, fieldAlignment)) in fields.enumerated() {
             if offset % fieldAlignment != 0 { found.append("\(name) at \(offset) is not \(fieldAlignment)-aligned") }
@@ -129,4 +131,5 @@ struct LaneFields: Equatable, Sendable {
     @inlinable var waitNanosecondsOffset: Int { waitsOffset + 8 }
     @inlinable var writeNanosecondsOffset: Int { waitNanosecondsOffset + 8 }
     @inlinable var bufferOffset: Int { writeNanosecondsOffset + 8 }
+    @inlinable var stampsOffset: Int { bufferOffset + bufferCapacity * 8 }
 }

@@ -144,26 +144,36 @@ struct LaneStripe {
         (memory + Self.fields.bufferOffset).assumingMemoryBound(to: UInt64.self)
     }
 
-    /// Records a read of the entry in `slot` and returns how many reads the buffer now
-    /// holds; 0 when it was full, and the read is dropped (and counted as such).
+    /// The stamps of the recorded reads (`LaneHeader.takeStamp()`), one for each read in
+    /// `buffer`.
     @inlinable
-    func record(_ slot: Int32, hash: UInt32, mark: UInt32 = 0) -> Int {
+    var stamps: UnsafeMutablePointer<UInt16> {
+        (memory + Self.fields.stampsOffset).assumingMemoryBound(to: UInt16.self)
+    }
+
+    /// Records a read of the entry in `slot`, stamped by lane `header`, and returns how
+    /// many reads the buffer now holds; 0 when it was full, and the read is dropped (and
+    /// counted as such).
+    @inlinable
+    func record(_ slot: Int32, hash: UInt32, mark: UInt32 = 0, header: LaneHeader) -> Int {
         let count = buffered
         guard count < Self.bufferCapacity else {
             dropped &+= 1
             return 0
         }
         buffer[count] = UInt64(UInt32(bitPattern: slot) | mark) | UInt64(hash) << 32
+        stamps[count] = header.takeStamp()
         buffered = count &+ 1
         return count &+ 1
     }
 
-    /// Moves the recorded reads, oldest first, into `reads` (room for
-    /// `bufferCapacity`) and returns how many.
+    /// Moves the recorded reads, oldest first, into `reads` and, when given, their stamps
+    /// into `stamps` (each with room for `bufferCapacity`), and returns how many.
     @inlinable
-    func takeReads(into reads: UnsafeMutableBufferPointer<UInt64>) -> Int {
+    func takeReads(into reads: UnsafeMutablePointer<UInt64>, stamps: UnsafeMutablePointer<UInt16>? = nil) -> Int {
         let count = buffered
-        for index in 0..<count { reads[index] = buffer[index] }
+        reads.update(from: buffer, count: count)
+        stamps?.update(from: self.stamps, count: count)
         buffered = 0
         return count
     }

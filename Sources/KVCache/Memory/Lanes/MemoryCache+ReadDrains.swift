@@ -26,24 +26,44 @@ extension MemoryCache {
 
     /// Drains the calling thread's read buffers, so that what the lock holder does next
     /// (a write, an eviction, a trim) sees its reads: single-threaded use keeps the
-    /// policy's decisions, stripe order aside. Other lanes' reads wait for their own
-    /// drains. Called with the cache's lock held.
+    /// policy's decisions. Other lanes' reads wait for their own drains. Called with the
+    /// cache's lock held.
     @inlinable
     func replayPendingReads() {
         guard isAdaptive else { return }
         drainReads(ofLane: storage.currentLaneIndex)
     }
 
-    /// Replays the reads in lane `lane`'s buffers of the stripes it marked. Called with
-    /// the cache's lock held.
+    /// Replays the reads in lane `lane`'s buffers of the stripes it marked, in the order
+    /// the lane recorded them: a duel of two keys in different stripes is settled by
+    /// whichever was used first, not by whichever stripe comes first. Called with the
+    /// cache's lock held.
     @inlinable
     func drainReads(ofLane lane: Int) {
-        var pending = storage.laneHeader(lane).takePendingStripes()
-        while pending != 0 {
-            let stripe = pending.trailingZeroBitCount
-            pending &= pending &- 1
-            replayReads(of: storage.lane(lane, stripe: stripe))
+        let header = storage.laneHeader(lane)
+        var pending = header.takePendingStripes()
+        guard pending != 0 else { return }
+        if pending & (pending &- 1) == 0 {
+            // One buffer: its reads are in order already.
+            let part = storage.lane(lane, stripe: pending.trailingZeroBitCount)
+            withUnsafeTemporaryAllocation(of: UInt64.self, capacity: LaneStripe.bufferCapacity) { reads in
+                part.lock()
+                let count = part.takeReads(into: reads.baseAddress.unsafelyUnwrapped)
+                part.unlock()
+                replay(UnsafeBufferPointer(rebasing: reads.prefix(count)))
+            }
+            return
         }
+        let order = storage.lanes.orderingSpace()
+        var count = 0
+        while pending != 0 {
+            let part = storage.lane(lane, stripe: pending.trailingZeroBitCount)
+            pending &= pending &- 1
+            part.lock()
+            count &+= part.takeReads(into: order.reads + count, stamps: order.stamps + count)
+            part.unlock()
+        }
+        replay(order.order(count: count, next: header.nextStamp))
     }
 
     /// Drains every lane's read buffers (tests, and operations that want the policy to
@@ -54,47 +74,42 @@ extension MemoryCache {
         storage.lanes.forEachUsedLane { drainReads(ofLane: $0) }
     }
 
-    /// Tells the policy about the reads of a stripe that a lane recorded. A slot freed
-    /// or reused since its read was recorded is skipped or credited to its new entry:
-    /// the policy's precision, never a value, is at stake. Called with the cache's lock.
+    /// Tells the policy about reads that a lane recorded, oldest first. A slot freed or
+    /// reused since its read was recorded is skipped or credited to its new entry: the
+    /// policy's precision, never a value, is at stake. Called with the cache's lock.
     @inlinable
-    func replayReads(of part: LaneStripe) {
-        withUnsafeTemporaryAllocation(of: UInt64.self, capacity: LaneStripe.bufferCapacity) { reads in
-            part.lock()
-            let count = part.takeReads(into: reads)
-            part.unlock()
-            // Starts loading the lines the replay writes (each entry's link, which holds
-            // its segment and cost, then its neighbours' links and, unless the link says
-            // its counters are saturated, its sketch block) for all the reads before it
-            // uses one: the loads overlap, where the replay's own would wait one cache
-            // miss after another. Prefetches, not loads, so that the processor need not
-            // wait for them to retire.
-            let policyHash = adaptive.hash
-            for read in reads.prefix(count) {
-                let index = Self.slot(ofRecordedUse: read)
-                guard index < storage.initializedCount else { continue }
-                kvcache_prefetch(storage.link(at: index))
+    func replay(_ reads: UnsafeBufferPointer<UInt64>) {
+        // Starts loading the lines the replay writes (each entry's link, which holds
+        // its segment and cost, then its neighbours' links and, unless the link says
+        // its counters are saturated, its sketch block) for all the reads before it
+        // uses one: the loads overlap, where the replay's own would wait one cache
+        // miss after another. Prefetches, not loads, so that the processor need not
+        // wait for them to retire.
+        let policyHash = adaptive.hash
+        for read in reads {
+            let index = Self.slot(ofRecordedUse: read)
+            guard index < storage.initializedCount else { continue }
+            kvcache_prefetch(storage.link(at: index))
+        }
+        let marksHold = storage.saturationEpoch == adaptive.sketch.epoch
+        for read in reads {
+            let index = Self.slot(ofRecordedUse: read)
+            guard index < storage.initializedCount else { continue }
+            let link = storage.link(at: index).pointee
+            if link.previous >= 0 { kvcache_prefetch(storage.link(at: link.previous)) }
+            if link.next >= 0 { kvcache_prefetch(storage.link(at: link.next)) }
+            if !(marksHold && link.isSaturated) {
+                kvcache_prefetch(adaptive.sketch.block(policyHash.seeded(UInt32(truncatingIfNeeded: read >> 32))))
             }
-            let marksHold = storage.saturationEpoch == adaptive.sketch.epoch
-            for read in reads.prefix(count) {
-                let index = Self.slot(ofRecordedUse: read)
-                guard index < storage.initializedCount else { continue }
-                let link = storage.link(at: index).pointee
-                if link.previous >= 0 { kvcache_prefetch(storage.link(at: link.previous)) }
-                if link.next >= 0 { kvcache_prefetch(storage.link(at: link.next)) }
-                if !(marksHold && link.isSaturated) {
-                    kvcache_prefetch(adaptive.sketch.block(policyHash.seeded(UInt32(truncatingIfNeeded: read >> 32))))
-                }
-            }
-            for read in reads.prefix(count) {
-                let index = Self.slot(ofRecordedUse: read)
-                guard storage.isLive(index) else { continue }
-                let hash = policyHash.seeded(UInt32(truncatingIfNeeded: read >> 32))
-                if UInt32(truncatingIfNeeded: read) & LaneStripe.writeMark == 0 {
-                    recordAdaptiveHit(at: index, hash: hash)
-                } else {
-                    recordAdaptiveReplacement(at: index, hash: hash)
-                }
+        }
+        for read in reads {
+            let index = Self.slot(ofRecordedUse: read)
+            guard storage.isLive(index) else { continue }
+            let hash = policyHash.seeded(UInt32(truncatingIfNeeded: read >> 32))
+            if UInt32(truncatingIfNeeded: read) & LaneStripe.writeMark == 0 {
+                recordAdaptiveHit(at: index, hash: hash)
+            } else {
+                recordAdaptiveReplacement(at: index, hash: hash)
             }
         }
     }

@@ -24,6 +24,9 @@ final class ReadLanes {
     /// first reader writes: a grace period waits for readers of these lanes only, so its
     /// cost follows the threads that read, not the lanes there are.
     @usableFromInline let usedLanesWord: UnsafeMutablePointer<UInt64>
+    /// Where a drain orders a lane's reads, made by the first drain that needs it (a
+    /// cache that only carries entries away never does). Guarded by the cache's lock.
+    @usableFromInline var stampOrder: StampOrder?
     /// `count` lanes (at most 64) for a table of `stripeCount` stripes.
     init(count: Int, stripeCount: Int, readsSkipCacheLock: Bool, layout: LaneLayout = .platform) {
         precondition(count > 0 && count <= UInt64.bitWidth && stripeCount > 0 && stripeCount <= UInt64.bitWidth)
@@ -49,6 +52,16 @@ final class ReadLanes {
         forEach { PThreadMutex.destroy(at: $0.mutex) }
         memory.deallocate()
         usedLanesWord.deallocate()
+        stampOrder?.deallocate()
+    }
+
+    /// `stampOrder`, made if needed. Called with the cache's lock held.
+    @usableFromInline
+    func orderingSpace() -> StampOrder {
+        if let stampOrder { return stampOrder }
+        let made = StampOrder(capacity: stripeCount * LaneStripe.bufferCapacity)
+        stampOrder = made
+        return made
     }
 
     /// The lanes a reader has used, a bit each.
@@ -131,7 +144,7 @@ final class ReadLanes {
     /// Threads on different lanes share no lock on a hit. Servers run more threads than
     /// cores, and a thread preempted while it holds its lane's lock holds up the threads
     /// that share its lane: more lanes than cores keep that rare. A lane costs memory
-    /// (`LaneLayout.laneStride`, about 6 KB with 16 stripes) and a lock and unlock in each
+    /// (`LaneLayout.laneStride`, about 7 KB with 16 stripes) and a lock and unlock in each
     /// grace period.
     static var countForStripedTable: Int {
         let processors = Swift.max(ProcessInfo.processInfo.activeProcessorCount, 1)

@@ -173,7 +173,7 @@ final class LRUStorage<Key: Hashable, Value> {
     /// An empty storage of the same kind (segmented or not).
     func emptyCopy() -> LRUStorage {
         // One lane: no thread reads the copy, which only carries entries away (up to 64
-        // lanes would cost 6 KB each on every removeAll).
+        // lanes would cost 7 KB each on every removeAll).
         LRUStorage(segmented: isSegmented, readsNeedCacheLock: true, laneCount: 1)
     }
 
