@@ -63,7 +63,11 @@ extension MemoryCache {
             count &+= part.takeReads(into: order.reads + count, stamps: order.stamps + count)
             part.unlock()
         }
-        replay(order.order(count: count, next: header.nextStamp))
+        // A buffer's worth at a time: the replay's prefetches for more would evict each other.
+        let ordered = order.order(count: count, next: header.nextStamp)
+        for start in stride(from: 0, to: count, by: LaneStripe.bufferCapacity) {
+            replay(UnsafeBufferPointer(rebasing: ordered[start..<Swift.min(start &+ LaneStripe.bufferCapacity, count)]))
+        }
     }
 
     /// Drains every lane's read buffers (tests, and operations that want the policy to

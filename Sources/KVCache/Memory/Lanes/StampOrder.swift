@@ -34,9 +34,24 @@ struct StampOrder {
     /// the lane gives its next read (read after the reads were taken). Stamps wrap: each is
     /// placed by its distance from the newest taken. Reads with the same stamp keep their
     /// order, and a read whose stamp is further from the newest than `count` (possible only
-    /// when threads share the lane) goes first: an order lost, never a read.
+    /// when threads share the lane) goes first: an order lost, never a read. Leaves
+    /// `stamps` changed.
     @inlinable
     func order(count: Int, next: UInt16) -> UnsafeBufferPointer<UInt64> {
+        // Usually the stamps are the `count` before `next`, each once (a lane that one
+        // thread reads on, and no read recorded since they were taken): each read goes
+        // to its place. `UInt64.max` marks an empty place: a recorded read's slot is
+        // below `Int32.max`.
+        let oldest = next &- UInt16(truncatingIfNeeded: count)
+        ordered.update(repeating: .max, count: count)
+        var placed = 0
+        while placed < count {
+            let place = Int(stamps[placed] &- oldest)
+            guard place < count, ordered[place] == .max else { break }
+            ordered[place] = reads[placed]
+            placed &+= 1
+        }
+        if placed == count { return UnsafeBufferPointer(start: ordered, count: count) }
         var newest = UInt16.max
         for index in 0..<count {
             let age = next &- 1 &- stamps[index]
