@@ -402,14 +402,15 @@ def memorycache(keys, C, transfer=False, smallest_share=0.005, two_use=True, sec
     """MemoryCache's adaptive policy under a count limit, as shipped since 2026-12-07: the
     window moved by two shadows, the admission lead (1, 2 or 3; `two_use=False`: 1 or 2, as
     before) chosen by duels (a table of slots for each margin; `duels=dict(shared=True)`:
-    one for both, as before), a second chance for a victim that holds under lead 1
+    one for both, as before; a victim keeps its first duel, `duels=dict(victim_keeps=False)`:
+    its latest, as before), a second chance for a victim that holds under lead 1
     (`second_chance=False`: none, as before), its sketch's width. Within a few hits of the
     pinned counts where every key is sampled (1,024 entries or fewer; the sample of a larger
     cache is another one). `transfer`: contents follow the window's moves
     (`WTinyLFU.set_window`; not shipped). `smallest_share`: the window share's floor.
     `duels`: options of `Duels`; `options`: of `WindowGradient` (gain, scale, ...) and
     `WTinyLFU` (patience)."""
-    return wtinylfu(keys, C, gradient=True, duels=dict(two_use=two_use, **duels),
+    return wtinylfu(keys, C, gradient=True, duels={'two_use': two_use, 'victim_keeps': True, **duels},
                     sketch=dict(width=memorycache_width(C)), transfer=transfer,
                     smallest_share=smallest_share, second_chance=second_chance, **options)
 

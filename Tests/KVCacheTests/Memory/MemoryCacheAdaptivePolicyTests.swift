@@ -110,7 +110,7 @@ import Testing
             return (hits, cache.withLock { [.window, .probation, .protected].flatMap { cache.storage.keysByRecency(in: $0) } })
         }
         let first = try replay(seed: 0)
-        #expect(first.hits == 2_541)
+        #expect(first.hits == 2_528)
         #expect(try replay(seed: 0).survivors == first.survivors)
         #expect(try replay(seed: 9).survivors == replay(seed: 9).survivors)
     }
@@ -274,13 +274,39 @@ import Testing
         #expect(duels.invariantViolations() == [])
     }
 
+    /// A victim meets every candidate that leaves the window while the lead keeps it: its
+    /// first duel stays, and the later candidates open none. A key that is a duel's
+    /// candidate is not a kept victim: a duel against it as victim takes its slot.
+    @Test func aVictimKeepsItsFirstDuel() {
+        var duels = AdmissionDuels(capacity: 1_000)
+        duels.open(candidate: 1, victim: 2, margin: 1)
+        duels.open(candidate: 3, victim: 2, margin: 1)
+        duels.open(candidate: 4, victim: 2, margin: 1)
+        #expect(duels.live == 2 && duels.hasDuel(1) && !duels.hasDuel(3) && !duels.hasDuel(4))
+        duels.noteUse(4)
+        #expect(duels.score == 0)
+        duels.noteUse(1)
+        #expect(duels.score == 1 && duels.lead == 1 && duels.live == 0)
+        // Settled, the victim may duel again.
+        duels.open(candidate: 5, victim: 2, margin: 1)
+        duels.noteUse(2)
+        #expect(duels.score == 0 && duels.live == 0)
+        duels.open(candidate: 6, victim: 7, margin: 1)
+        duels.open(candidate: 8, victim: 6, margin: 1)
+        #expect(duels.live == 2 && duels.hasDuel(8) && !duels.hasDuel(7))
+        duels.noteUse(8)
+        #expect(duels.score == 1)
+        #expect(duels.invariantViolations() == [])
+    }
+
     /// A scan back and forth as threads run it: now and then a thread that has claimed 16
     /// requests runs the last 8 late, after the others have run 600. The keys at the turns
     /// lead the main space's keys by two uses, and under a low count every other candidate
     /// leads by one: with one table for both margins those one-use duels took the slots of
     /// the two-use duels before they settled, and the lead stayed 2 (1,411 hits; 1,267 in
     /// the Python model, LRU 1,379). With a table for each margin, lead 3 and 1,462 hits,
-    /// about as many as without the late requests (1,474 in the model).
+    /// about as many as without the late requests (1,474 in the model); with a victim's
+    /// first duel kept, 1,438 (the model's count too).
     @Test func lateRequestsInAScanBackAndForthLeaveTheLeadToTheTwoUseDuels() throws {
         let cache: MemoryCache<Int, Int> = try makeCache(.init(countLimit: 60, autoTrimInterval: nil))
         var scan: [Int] = []
@@ -300,7 +326,7 @@ import Testing
         #expect(keys.count == scan.count)
         let hits = Self.replay(keys, through: cache)
         #expect(cache.withLock { cache.adaptive.duels.lead } == 3)
-        #expect(hits >= 1_440, "hits: \(hits)")
+        #expect(hits >= 1_430, "hits: \(hits)")
         #expect(cache.withLock { cache.storage.invariantViolations() + cache.adaptive.duels.invariantViolations() } == [])
     }
 
