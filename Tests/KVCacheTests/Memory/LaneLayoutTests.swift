@@ -14,6 +14,8 @@ import Testing
             // The fields follow the mutex, and the buffer holds every read.
             #expect(layout.fields.bufferedOffset >= mutexSize)
             #expect(layout.stripeStride >= layout.fields.bufferOffset + 32 * 8)
+            #expect(layout.fields.stampsOffset >= layout.fields.bufferOffset + 32 * 8)
+            #expect(layout.stripeStride >= layout.fields.stampsOffset + 32 * 2)
         }
     }
 

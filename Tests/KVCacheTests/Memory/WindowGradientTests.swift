@@ -103,8 +103,7 @@ import Testing
 
     /// Reads reach the policy in batches, but in the order they were made, across the
     /// table's stripes: a duel is settled by whichever key was used first. So the cache hits
-    /// exactly as the Python model on the same requests (`policies.memorycache(keys, 200,
-    /// duels=dict(victim_keeps=True))` in
+    /// exactly as the Python model on the same requests (`policies.memorycache(keys, 200)` in
     /// `Benchmarks/Scripts/policy-sim`) whether the reads are replayed after every request
     /// (`withLock`, which replays them first), in batches, or as shipped (`nil`). Replayed
     /// stripe by stripe, in batches it hit 31,438 as shipped before a victim kept its first

@@ -167,13 +167,13 @@ struct LaneStripe {
         return count &+ 1
     }
 
-    /// Moves the recorded reads, oldest first, into `reads` and, when given, their stamps
-    /// into `stamps` (each with room for `bufferCapacity`), and returns how many.
+    /// Moves the recorded reads, oldest first, into `reads` and their stamps into `stamps`
+    /// (each with room for `bufferCapacity`), and returns how many.
     @inlinable
-    func takeReads(into reads: UnsafeMutablePointer<UInt64>, stamps: UnsafeMutablePointer<UInt16>? = nil) -> Int {
+    func takeReads(into reads: UnsafeMutablePointer<UInt64>, stamps: UnsafeMutablePointer<UInt16>) -> Int {
         let count = buffered
         reads.update(from: buffer, count: count)
-        stamps?.update(from: self.stamps, count: count)
+        stamps.update(from: self.stamps, count: count)
         buffered = 0
         return count
     }

@@ -43,17 +43,6 @@ extension MemoryCache {
         let header = storage.laneHeader(lane)
         var pending = header.takePendingStripes()
         guard pending != 0 else { return }
-        if pending & (pending &- 1) == 0 {
-            // One buffer: its reads are in order already.
-            let part = storage.lane(lane, stripe: pending.trailingZeroBitCount)
-            withUnsafeTemporaryAllocation(of: UInt64.self, capacity: LaneStripe.bufferCapacity) { reads in
-                part.lock()
-                let count = part.takeReads(into: reads.baseAddress.unsafelyUnwrapped)
-                part.unlock()
-                replay(UnsafeBufferPointer(rebasing: reads.prefix(count)))
-            }
-            return
-        }
         let order = storage.lanes.orderingSpace()
         var count = 0
         while pending != 0 {

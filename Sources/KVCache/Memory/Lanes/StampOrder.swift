@@ -4,8 +4,6 @@
 /// used under the cache's lock.
 @usableFromInline
 struct StampOrder {
-    /// Reads it orders at most: every buffer of a lane, full.
-    @usableFromInline let capacity: Int
     /// The reads taken, in the order of their stripes, and their stamps.
     @usableFromInline let reads: UnsafeMutablePointer<UInt64>
     @usableFromInline let stamps: UnsafeMutablePointer<UInt16>
@@ -13,10 +11,10 @@ struct StampOrder {
     /// Counting sort's places, one more than `capacity`.
     @usableFromInline let starts: UnsafeMutablePointer<Int32>
 
+    /// Room for `capacity` reads: every buffer of a lane, full.
     init(capacity: Int) {
         // Stamps are 16 bits: a lane's pending reads must span fewer than 2^16 of them.
         precondition(capacity > 0 && capacity < Int(UInt16.max))
-        self.capacity = capacity
         reads = .allocate(capacity: capacity)
         stamps = .allocate(capacity: capacity)
         ordered = .allocate(capacity: capacity)
