@@ -13,6 +13,13 @@ static inline void kvcache_prefetch(const void *address) {
     __builtin_prefetch(address, 1, 3);
 }
 
+// Starts loading the cache line at `address` for reading (other cores keep their
+// copies), without waiting and without faulting. A prefetch is not a load: a lock
+// taken after it does not wait for it.
+static inline void kvcache_prefetch_for_reading(const void *address) {
+    __builtin_prefetch(address, 0, 3);
+}
+
 // Swift has no thread-local variables. The memory cache gives each thread a number
 // once, which picks the read lane (lock and read buffers) the thread's reads use.
 // A header-only module cannot define a variable, so it is a function's static; call

@@ -11,7 +11,7 @@ extension MemoryCache where Key == ByteWiseKey {
             // `MemoryCacheKeyBytesTests` checks they find what keys stored.
             let (policyWord, tableWord) = ByteHash.hashPair(bytes, first: ByteHash.unseededStart, second: tableHashStart)
             let (hash, tableHash) = LRUStorage<Key, Value>.hashes(policyWord: policyWord, tableWord: tableWord)
-            switch laneRead(hash: hash, { $0.entry(hash: tableHash, keyBytes: bytes) }) {
+            switch laneRead(hash: hash, tableHash: tableHash, { $0.entry(hash: tableHash, keyBytes: bytes) }) {
             case .hit(let value): return value
             case .miss: return nil
             case .needsCacheLock: break

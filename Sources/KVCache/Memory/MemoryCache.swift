@@ -182,7 +182,7 @@ public final class MemoryCache<Key: Hashable & Sendable, Value: Sendable>: @unch
         // One hash for the stripe and the sketch (LRU's one table needs none), one for the table.
         let (hash, tableHash) = storage.hashes(of: key, withPolicyHash: isAdaptive)
         if isAdaptive {
-            switch laneRead(hash: hash, { $0.entry(forKey: key, hash: tableHash) }) {
+            switch laneRead(hash: hash, tableHash: tableHash, { $0.entry(forKey: key, hash: tableHash) }) {
             case .hit(let value): return value
             case .miss: return nil
             case .needsCacheLock: break
@@ -211,12 +211,15 @@ public final class MemoryCache<Key: Hashable & Sendable, Value: Sendable>: @unch
     /// An adaptive cache's read under its thread's read lane's lock of the key's stripe
     /// alone: `find` looks the key up in the stripe; a hit is recorded in the lane.
     @inlinable
-    func laneRead(hash: UInt32, _ find: (TableStripe<Key, LRUStorage<Key, Value>.Entry>) -> LRUStorage<Key, Value>.Entry?)
+    func laneRead(hash: UInt32, tableHash: Int,
+                  _ find: (TableStripe<Key, LRUStorage<Key, Value>.Entry>) -> LRUStorage<Key, Value>.Entry?)
         -> LaneRead {
         let stripe = storage.stripeIndex(forHash: hash)
         let laneIndex = storage.currentLaneIndex
         let lane = storage.lane(laneIndex, stripe: stripe)
         return storage.withStripe(at: stripe) { tableStripe in
+            // The key's bucket (most often a cache miss) loads while the lock is taken.
+            kvcache_prefetch_for_reading(UnsafeRawPointer(bitPattern: tableStripe.bucketAddressHint(forHash: tableHash)))
             if measuresSerialSections { lane.lockCountingWaits() } else { lane.lock() }
             guard lane.readsSkipCacheLock else {
                 lane.unlock()

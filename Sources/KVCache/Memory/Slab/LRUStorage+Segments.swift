@@ -135,6 +135,9 @@ extension LRUStorage {
             problems.append("slot \(index)'s free mark disagrees with its key")
         }
         if listedCost != totalCost { problems.append("the lists' costs add up to \(listedCost.clamped), the total is \(totalCost.clamped)") }
+        for (index, stripe) in stripes.enumerated() {
+            problems += stripe.invariantViolations().map { "table stripe \(index): \($0)" }
+        }
         return problems
     }
 }

@@ -24,6 +24,10 @@ final class TableStripe<Key: Hashable, Entry> {
     /// The address of the bucket array: a word holding `bucketCount - 1`, then each
     /// bucket's first node (0 for none). Published with a release store.
     @usableFromInline let root: Atomic<UInt>
+    /// `bucketCount - 1` of the array at `root`, for readers that may not dereference it
+    /// (`bucketAddressHint`): stored after each change of `root`, so the two may disagree
+    /// for a moment.
+    @usableFromInline let bucketMask: Atomic<UInt>
 
     // Guarded by `writeLock`.
     /// Entries linked in the table.
@@ -42,6 +46,7 @@ final class TableStripe<Key: Hashable, Entry> {
 
     init() {
         root = Atomic(UInt(bitPattern: Self.allocateBuckets(count: Self.initialBucketCount)))
+        bucketMask = Atomic(UInt(Self.initialBucketCount - 1))
     }
 
     deinit {
@@ -83,6 +88,15 @@ final class TableStripe<Key: Hashable, Entry> {
     @inlinable
     static func bucket(_ hash: Int, in buckets: Buckets) -> Buckets {
         buckets + 1 + Int(UInt(bitPattern: hash) & buckets.pointee.load(ordering: .relaxed))
+    }
+
+    /// Where the bucket of table hash `hash` likely is, to prefetch before a lane's lock is
+    /// taken: from `root` and `bucketMask`, neither dereferenced, since without the lock
+    /// the array may be retired and freed at any moment (a prefetch of any address is safe).
+    @inlinable
+    func bucketAddressHint(forHash hash: Int) -> UInt {
+        let mask = bucketMask.load(ordering: .relaxed)
+        return root.load(ordering: .relaxed) &+ (1 &+ (UInt(bitPattern: hash) & mask)) &* UInt(MemoryLayout<UInt>.stride)
     }
 
     /// The hash a key is placed by (`TableKey`'s: seeded per process).
@@ -229,6 +243,7 @@ final class TableStripe<Key: Hashable, Entry> {
             }
         }
         root.store(UInt(bitPattern: buckets), ordering: .releasing)
+        bucketMask.store(UInt(oldCount * 2 - 1), ordering: .relaxed)
         retiredBuckets.append(old)
     }
 
@@ -256,12 +271,23 @@ final class TableStripe<Key: Hashable, Entry> {
         return retired
     }
 
+    /// What is wrong with the stripe's bucket array: a `bucketMask` other than its size
+    /// less one. Called holding `writeLock` or the cache's lock.
+    func invariantViolations() -> [String] {
+        let count = Self.bucketCount(of: currentBuckets)
+        let mask = bucketMask.load(ordering: .relaxed)
+        return mask == UInt(count - 1) ? [] : ["bucket mask \(mask) for \(count) buckets"]
+    }
+
     /// Exchanges every entry and retired node with `other`. Called holding both
     /// stripes' `writeLock`; readers of either may still be on the nodes that leave it.
     func swapContents(with other: TableStripe) {
         let mine = root.load(ordering: .relaxed)
         root.store(other.root.load(ordering: .relaxed), ordering: .releasing)
         other.root.store(mine, ordering: .releasing)
+        let myMask = bucketMask.load(ordering: .relaxed)
+        bucketMask.store(other.bucketMask.load(ordering: .relaxed), ordering: .relaxed)
+        other.bucketMask.store(myMask, ordering: .relaxed)
         swap(&count, &other.count)
         swap(&retiredNodes, &other.retiredNodes)
         swap(&retiredBuckets, &other.retiredBuckets)
