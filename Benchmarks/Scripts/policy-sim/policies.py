@@ -344,7 +344,7 @@ class WindowGradient:
     follow. At most `sampled_entries` a shadow: every key of a cache that small. The sample
     is not MemoryCache's (another hash of the key)."""
     def __init__(self, cache, C, share=0.01, sampled_entries=1024, spread=1.0, gain=0.5, scale=0.04,
-                 transfer=False, smallest_share=0.005):
+                 transfer=False, smallest_share=0.005, lead_shadows=None):
         import math
         self.math = math; self.cache = cache; self.transfer = transfer; self.smallest = smallest_share
         rate = min(1.0, sampled_entries / C)
@@ -356,6 +356,10 @@ class WindowGradient:
         for shadow in (self.smaller, self.larger):
             shadow.sketch = cache.sketch; shadow.second_chance = cache.second_chance
         self.hits = [0, 0]; self.place()
+        self.leads = None
+        if lead_shadows is not None:
+            self.leads = LeadShadows(self, **lead_shadows)
+            cache.duels.fixed = cache.duels.lead = self.leads.lead
     def place(self):
         cap = float(self.sampled); e = self.math.exp
         below = max(1.0, cap * e(self.log - self.spread))
@@ -374,13 +378,46 @@ class WindowGradient:
             shadow.lead = lead
             self.hits[i] += shadow.access(k, count=False)[0]
         self.n += 1
+        if self.leads: self.leads.record(k)
         if self.n < self.sampled: return None
         step = max(-1.0, min(1.0, (self.hits[1] - self.hits[0]) / (self.scale * self.n)))
         self.n = 0; self.hits = [0, 0]
         log = self.math.log
         self.log = min(log(0.999), max(log(self.smallest), self.log + self.gain * step))
         self.place()
+        if self.leads: self.cache.duels.lead = self.leads.end_period()
         return self.math.exp(self.log)
+
+
+class LeadShadows:
+    """Tried (2026-12-08): the admission lead chosen by shadows instead of duels. Three
+    shadows on the gradient's sample, at the cache's window share, one for each lead (1, 2,
+    3); after each of the gradient's periods their hits are added to scores decayed by
+    `decay`, and the cache takes the lead of the highest score once it passes the current
+    lead's by `margin` of the decayed sampled requests. Unlike the duels, a shadow's evidence
+    does not depend on the lead the cache chose."""
+    def __init__(self, gradient, decay=0.9, margin=0.005, initial=2):
+        self.g = gradient; cap = gradient.sampled
+        self.shadows = [WTinyLFU(cap) for _ in range(3)]
+        for i, s in enumerate(self.shadows):
+            s.sketch = gradient.cache.sketch; s.second_chance = gradient.cache.second_chance; s.lead = i + 1
+        self.scores = [0.0] * 3; self.hits = [0] * 3; self.requests = 0.0; self.n = 0
+        self.decay, self.margin, self.lead = decay, margin, initial
+        self.place()
+    def place(self):
+        cap = float(self.g.sampled)
+        for s in self.shadows: s.set_window(max(1.0, min(cap - 1, cap * self.g.math.exp(self.g.log))))
+    def record(self, k):
+        for i, s in enumerate(self.shadows): self.hits[i] += s.access(k, count=False)[0]
+        self.n += 1
+    def end_period(self):
+        self.scores = [x * self.decay + h for x, h in zip(self.scores, self.hits)]
+        self.requests = self.requests * self.decay + self.n
+        self.hits = [0] * 3; self.n = 0
+        best = max(range(3), key=lambda i: self.scores[i])
+        if self.scores[best] - self.scores[self.lead - 1] > self.margin * self.requests: self.lead = best + 1
+        self.place()
+        return self.lead
 
 
 def parse_options(arguments):
