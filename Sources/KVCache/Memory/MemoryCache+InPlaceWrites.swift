@@ -24,8 +24,7 @@ extension MemoryCache {
         let part = storage.lane(laneIndex, stripe: stripeIndex)
         let start = measuresSerialSections ? kvcache_monotonic_nanoseconds() : 0
         let (replaced, retired, drains): (Entry?, RetiredNodes<Key, Entry>?, Bool) = storage.withStripe(at: stripeIndex) { stripe in
-            // The key's bucket loads while the lock is taken (as a read's).
-            kvcache_prefetch_for_reading(UnsafeRawPointer(bitPattern: stripe.bucketAddressHint(forHash: tableHash)))
+            stripe.prefetchBucket(forHash: tableHash)
             stripe.writeLock.lock()
             defer { stripe.writeLock.unlock() }
             // A set of a new key (most sets of a cache that evicts) leaves here, before

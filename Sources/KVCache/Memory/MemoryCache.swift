@@ -218,8 +218,7 @@ public final class MemoryCache<Key: Hashable & Sendable, Value: Sendable>: @unch
         let laneIndex = storage.currentLaneIndex
         let lane = storage.lane(laneIndex, stripe: stripe)
         return storage.withStripe(at: stripe) { tableStripe in
-            // The key's bucket (most often a cache miss) loads while the lock is taken.
-            kvcache_prefetch_for_reading(UnsafeRawPointer(bitPattern: tableStripe.bucketAddressHint(forHash: tableHash)))
+            tableStripe.prefetchBucket(forHash: tableHash)
             if measuresSerialSections { lane.lockCountingWaits() } else { lane.lock() }
             guard lane.readsSkipCacheLock else {
                 lane.unlock()

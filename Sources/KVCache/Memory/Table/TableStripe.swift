@@ -1,3 +1,4 @@
+import CProcessor
 import Synchronization
 
 /// One stripe of a memory cache's hash table: a chained hash table whose readers take
@@ -97,6 +98,13 @@ final class TableStripe<Key: Hashable, Entry> {
     func bucketAddressHint(forHash hash: Int) -> UInt {
         let mask = bucketMask.load(ordering: .relaxed)
         return root.load(ordering: .relaxed) &+ (1 &+ (UInt(bitPattern: hash) & mask)) &* UInt(MemoryLayout<UInt>.stride)
+    }
+
+    /// Starts loading the bucket of table hash `hash` (most often a cache miss), so that it
+    /// loads while the caller takes a lock. Safe without any lock.
+    @inlinable
+    func prefetchBucket(forHash hash: Int) {
+        kvcache_prefetch_for_reading(UnsafeRawPointer(bitPattern: bucketAddressHint(forHash: hash)))
     }
 
     /// The hash a key is placed by (`TableKey`'s: seeded per process).
